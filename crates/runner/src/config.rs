@@ -1,0 +1,225 @@
+//! The operator's config, `$XDG_CONFIG_HOME/chock/config.zon`: provider
+//! instances, the model a session uses, and the settings the loop needs
+//! beyond them (context window, reviewer model, search engine, skills
+//! directory). Other crates read their own parts of the same file (the
+//! operator's policy rules), so fields this crate does not know are ignored
+//! rather than refused.
+//!
+//! A model is named `instance/model`: everything before the first `/` is a
+//! provider instance of `.providers`, everything after it is the model name
+//! that instance's server knows (which may itself contain `/`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The config.zon block a person with no provider is shown.
+pub const EXAMPLE_PROVIDERS: &str = r#".{
+    .providers = .{
+        .local = .{ .kind = .openai, .base_url = "http://127.0.0.1:11434/v1" },
+    },
+    .model = "local/qwen2.5-coder",
+}"#;
+
+/// The whole operator config, as far as the runner reads it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Config {
+    /// Provider instances by name.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// The model sessions use, `instance/model`.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The model that answers `agent_review` decisions, `instance/model`;
+    /// the session's own model when absent.
+    #[serde(default)]
+    pub reviewer: Option<String>,
+    /// Tokens the model's context holds, for every model that does not set
+    /// its own; compaction starts as a session nears it.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    /// The engine behind `web_search`.
+    #[serde(default)]
+    pub search: Option<SearchConfig>,
+    /// Where skills are read from.
+    #[serde(default)]
+    pub skills_dir: Option<PathBuf>,
+}
+
+/// One provider instance, told apart by `.kind`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind")]
+pub enum ProviderConfig {
+    /// Chat Completions: OpenAI, Ollama, llama.cpp's server, vLLM.
+    #[serde(rename = "openai")]
+    OpenAi(HttpProviderConfig),
+    /// The Anthropic Messages API.
+    #[serde(rename = "anthropic")]
+    Anthropic(HttpProviderConfig),
+    /// Assistant turns read from a file.
+    #[serde(rename = "script")]
+    Script(ScriptProviderConfig),
+}
+
+/// An instance reached over HTTP.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HttpProviderConfig {
+    /// For `openai`, up to and including `/v1`; for `anthropic`, the host
+    /// (`https://api.anthropic.com`).
+    pub base_url: String,
+    /// The environment variable holding the API key; no key is sent when
+    /// absent (a local server).
+    #[serde(default)]
+    pub key_env: Option<String>,
+    /// Stream answers (the default) or ask for one whole body.
+    #[serde(default)]
+    pub stream: Option<bool>,
+    /// Seconds of silence after which a call is abandoned (default 120).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// Output tokens per call.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Tokens this instance's models hold; overrides the top-level value.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+}
+
+/// An instance that plays a script.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ScriptProviderConfig {
+    /// The script file; a relative path is taken from the project directory.
+    pub path: PathBuf,
+}
+
+/// The engine behind `web_search`, told apart by `.kind`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind")]
+pub enum SearchConfig {
+    /// A SearXNG instance's JSON API.
+    #[serde(rename = "searxng")]
+    Searxng { base_url: String },
+    /// The Brave Search API.
+    #[serde(rename = "brave")]
+    Brave { key_env: String },
+}
+
+/// A model chosen for a session: which instance, and the model's name there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelChoice<'a> {
+    pub instance: &'a str,
+    pub model: &'a str,
+    pub provider: &'a ProviderConfig,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {}: {detail}", path.display())]
+    Read { path: PathBuf, detail: String },
+
+    #[error("{}: {detail}", path.display())]
+    Parse { path: PathBuf, detail: String },
+
+    #[error(
+        "no model provider is configured: write this to {} (or pass --model instance/model naming one):\n\n{EXAMPLE_PROVIDERS}\n",
+        path.display()
+    )]
+    NoProvider { path: PathBuf },
+
+    #[error("no model is chosen: set .model = \"<instance>/<model>\" in {} or pass --model (instances: {known})", path.display())]
+    NoModel { path: PathBuf, known: String },
+
+    #[error(
+        "the model '{given}' does not name an instance: write it as <instance>/<model>, e.g. {example}"
+    )]
+    BadModel { given: String, example: String },
+
+    #[error("the model '{given}' names the provider instance '{instance}', which {} does not define (instances: {known})", path.display())]
+    UnknownInstance {
+        given: String,
+        instance: String,
+        path: PathBuf,
+        known: String,
+    },
+}
+
+impl Config {
+    /// `$XDG_CONFIG_HOME/chock/config.zon`, else `~/.config/chock/config.zon`.
+    pub fn default_path() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+        Some(base.join("chock").join("config.zon"))
+    }
+
+    /// Picks the session's model: `over` (from `--model`) when given, else
+    /// `.model`.
+    pub fn choose<'a>(
+        &'a self,
+        over: Option<&'a str>,
+        path: &Path,
+    ) -> Result<ModelChoice<'a>, ConfigError> {
+        let known = || {
+            self.providers
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(given) = over.or(self.model.as_deref()) else {
+            if self.providers.is_empty() {
+                return Err(ConfigError::NoProvider {
+                    path: path.to_owned(),
+                });
+            }
+            return Err(ConfigError::NoModel {
+                path: path.to_owned(),
+                known: known(),
+            });
+        };
+        let Some((instance, model)) = given
+            .split_once('/')
+            .filter(|(i, m)| !i.is_empty() && !m.is_empty())
+        else {
+            let example = self.providers.keys().next().map_or_else(
+                || "local/qwen2.5-coder".to_owned(),
+                |first| format!("{first}/{given}"),
+            );
+            return Err(ConfigError::BadModel {
+                given: given.to_owned(),
+                example,
+            });
+        };
+        let Some(provider) = self.providers.get(instance) else {
+            if self.providers.is_empty() {
+                return Err(ConfigError::NoProvider {
+                    path: path.to_owned(),
+                });
+            }
+            return Err(ConfigError::UnknownInstance {
+                given: given.to_owned(),
+                instance: instance.to_owned(),
+                path: path.to_owned(),
+                known: known(),
+            });
+        };
+        Ok(ModelChoice {
+            instance,
+            model,
+            provider,
+        })
+    }
+
+    /// The context window for models of `instance`, when one is known.
+    pub fn context_window(&self, instance: &str) -> Option<u64> {
+        let own = match self.providers.get(instance) {
+            Some(ProviderConfig::OpenAi(http) | ProviderConfig::Anthropic(http)) => {
+                http.context_window
+            }
+            _ => None,
+        };
+        own.or(self.context_window)
+    }
+}
