@@ -214,7 +214,7 @@ impl StreamState {
                 Some(Value::String(piece)) => entry.arguments.push_str(&piece),
                 // Some servers send the arguments as an object, not a string.
                 Some(Value::Object(object)) => {
-                    entry.arguments.push_str(&Value::Object(object).to_string())
+                    entry.arguments.push_str(&Value::Object(object).to_string());
                 }
                 Some(other) => {
                     return Err(ProviderError::Malformed {
