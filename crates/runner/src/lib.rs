@@ -7,3 +7,4 @@
 
 pub mod config;
 pub mod provider;
+pub mod tools;
