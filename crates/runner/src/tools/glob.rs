@@ -49,7 +49,7 @@ pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolE
     if !start.is_dir() {
         return Err(ToolError::Failed(format!("'{given}' is not a directory")));
     }
-    let (found, stopped) = walk(&start);
+    let (found, stopped) = walk(workspace.root(), &start);
     let mut out = String::new();
     let mut count = 0;
     for entry in found.iter().filter(|entry| matcher.is_match(&entry.rel)) {

@@ -70,7 +70,7 @@ pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolE
     let files: Vec<std::path::PathBuf> = if start.is_file() {
         vec![start.clone()]
     } else if start.is_dir() {
-        let (found, _) = walk(&start);
+        let (found, _) = walk(workspace.root(), &start);
         found
             .into_iter()
             .filter(|entry| !entry.is_dir)

@@ -1,8 +1,9 @@
 //! The directory walk under glob and grep: depth first, sorted by name so
-//! results are stable, never following a symlinked directory (which could
-//! lead out of the workspace or round in a loop), and skipping `.git`,
-//! whose contents are the repository's business and would drown every
-//! search.
+//! results are stable, never descending into a symlinked directory (which
+//! could go round in a loop), leaving out any symlink whose target is
+//! outside the workspace (grep would otherwise read through it), and
+//! skipping `.git`, whose contents are the repository's business and would
+//! drown every search.
 
 use std::path::{Path, PathBuf};
 
@@ -18,9 +19,9 @@ pub(super) struct Found {
     pub(super) is_dir: bool,
 }
 
-/// Everything under `start`, depth first. The flag says the walk stopped
-/// at [`MAX_VISITED`].
-pub(super) fn walk(start: &Path) -> (Vec<Found>, bool) {
+/// Everything under `start`, depth first, that stays inside `root`. The
+/// flag says the walk stopped at [`MAX_VISITED`].
+pub(super) fn walk(root: &Path, start: &Path) -> (Vec<Found>, bool) {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
     let mut visited = 0;
@@ -44,13 +45,22 @@ pub(super) fn walk(start: &Path) -> (Vec<Found>, bool) {
                 continue;
             };
             let child = rel.join(&name);
-            if kind.is_dir() {
-                dirs.push(child.clone());
-            }
+            let path = start.join(&child);
+            let is_dir = if kind.is_symlink() {
+                match path.canonicalize() {
+                    Ok(target) if target.starts_with(root) => target.is_dir(),
+                    _ => continue,
+                }
+            } else {
+                if kind.is_dir() {
+                    dirs.push(child.clone());
+                }
+                kind.is_dir()
+            };
             out.push(Found {
-                path: start.join(&child),
+                path,
                 rel: child,
-                is_dir: kind.is_dir(),
+                is_dir,
             });
         }
         stack.extend(dirs.into_iter().rev());

@@ -6,6 +6,8 @@
 )]
 
 mod providers;
+mod tools;
+mod tools_paths;
 mod wire;
 
 use std::path::Path;
