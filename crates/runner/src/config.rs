@@ -223,3 +223,90 @@ impl Config {
         own.or(self.context_window)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    // The schema is plain serde, so its selection logic is tested here from
+    // JSON; the ZON spelling is tested where the file is parsed.
+    fn config(json: &str) -> Config {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn two() -> Config {
+        config(
+            r#"{
+                "providers": {
+                    "local": {"kind": "openai", "base_url": "http://127.0.0.1:11434/v1"},
+                    "claude": {"kind": "anthropic", "base_url": "https://api.anthropic.com",
+                               "key_env": "ANTHROPIC_API_KEY", "context_window": 200000}
+                },
+                "model": "local/qwen2.5-coder",
+                "context_window": 32768
+            }"#,
+        )
+    }
+
+    #[test]
+    fn no_provider_shows_the_block_to_write() {
+        let err = Config::default()
+            .choose(None, Path::new("/home/me/.config/chock/config.zon"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no model provider is configured: write this to /home/me/.config/chock/config.zon (or pass --model instance/model naming one):
+
+.{
+    .providers = .{
+        .local = .{ .kind = .openai, .base_url = \"http://127.0.0.1:11434/v1\" },
+    },
+    .model = \"local/qwen2.5-coder\",
+}
+"
+        );
+    }
+
+    #[test]
+    fn the_model_comes_from_the_config_or_the_override() {
+        let config = two();
+        let path = Path::new("c.zon");
+        let chosen = config.choose(None, path).unwrap();
+        assert_eq!((chosen.instance, chosen.model), ("local", "qwen2.5-coder"));
+        let over = config
+            .choose(Some("claude/claude-sonnet-4-5"), path)
+            .unwrap();
+        assert_eq!((over.instance, over.model), ("claude", "claude-sonnet-4-5"));
+        assert!(matches!(over.provider, ProviderConfig::Anthropic(_)));
+        let nested = config.choose(Some("local/library/qwen:7b"), path).unwrap();
+        assert_eq!(nested.model, "library/qwen:7b", "only the first / splits");
+    }
+
+    #[test]
+    fn a_bad_or_unknown_model_says_how_to_write_it() {
+        let config = two();
+        let path = Path::new("c.zon");
+        assert_eq!(
+            config.choose(Some("qwen"), path).unwrap_err().to_string(),
+            "the model 'qwen' does not name an instance: write it as <instance>/<model>, e.g. claude/qwen"
+        );
+        assert_eq!(
+            config.choose(Some("gpt/4o"), path).unwrap_err().to_string(),
+            "the model 'gpt/4o' names the provider instance 'gpt', which c.zon does not define (instances: claude, local)"
+        );
+        let mut unset = two();
+        unset.model = None;
+        assert_eq!(
+            unset.choose(None, path).unwrap_err().to_string(),
+            "no model is chosen: set .model = \"<instance>/<model>\" in c.zon or pass --model (instances: claude, local)"
+        );
+    }
+
+    #[test]
+    fn the_context_window_of_an_instance_overrides_the_default() {
+        let config = two();
+        assert_eq!(config.context_window("claude"), Some(200_000));
+        assert_eq!(config.context_window("local"), Some(32768));
+    }
+}

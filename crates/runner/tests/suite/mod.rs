@@ -6,6 +6,7 @@
 )]
 
 mod providers;
+mod script;
 mod tools;
 mod tools_paths;
 mod wire;
