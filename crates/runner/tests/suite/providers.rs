@@ -319,3 +319,28 @@ async fn a_model_call_by_host_name_starts_no_thread() {
         "the call must stay on the runtime's thread"
     );
 }
+
+#[tokio::test]
+async fn https_is_spoken_and_a_server_that_is_not_tls_is_a_clear_error() {
+    use std::io::Write as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    });
+    let fake = FakeModel::start();
+    let mut http = http_config(Kind::Anthropic, &fake);
+    http.base_url = format!("https://127.0.0.1:{port}");
+    let err = ask(&provider_with(Kind::Anthropic, http))
+        .await
+        .unwrap_err();
+    server.join().unwrap();
+    match &err {
+        ProviderError::Connect { detail, .. } => {
+            // rustls read the plain-text answer as a TLS record and refused it.
+            assert!(detail.contains("received corrupt message"), "{detail}");
+        }
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+}
