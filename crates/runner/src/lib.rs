@@ -6,5 +6,6 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod guard;
 pub mod provider;
 pub mod tools;

@@ -344,3 +344,28 @@ async fn https_is_spoken_and_a_server_that_is_not_tls_is_a_clear_error() {
         other => panic!("expected a connect error, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_error_event_inside_the_stream_is_reported_with_its_message() {
+    for kind in BOTH {
+        let raw = match kind {
+            Kind::OpenAi => {
+                r#"{"error": {"message": "context length exceeded", "type": "invalid_request_error"}}"#
+            }
+            Kind::Anthropic => {
+                r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#
+            }
+        };
+        let fake = FakeModel::with([Reply::Malformed {
+            turn: Turn::text("so far"),
+            after: 1,
+            raw: raw.to_owned(),
+        }]);
+        let err = ask(&provider(kind, &fake)).await.unwrap_err();
+        let expected = match kind {
+            Kind::OpenAi => "provider 'fake' reported an error mid-stream: context length exceeded",
+            Kind::Anthropic => "provider 'fake' reported an error mid-stream: Overloaded",
+        };
+        assert_eq!(err.to_string(), expected, "{kind:?}");
+    }
+}
