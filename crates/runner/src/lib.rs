@@ -9,3 +9,4 @@ pub mod config;
 pub mod guard;
 pub mod provider;
 pub mod tools;
+pub mod turn;

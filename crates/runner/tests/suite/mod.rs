@@ -9,6 +9,7 @@ mod providers;
 mod script;
 mod tools;
 mod tools_paths;
+mod turn;
 mod wire;
 
 use std::path::Path;

@@ -250,6 +250,30 @@ impl FakeModel {
         lock(&self.shared).requests.clone()
     }
 
+    /// Waits until at least `count` requests have arrived and returns them.
+    pub fn wait_for_requests(&self, count: usize, within: Duration) -> Vec<RecordedRequest> {
+        crate::wait_for(
+            within,
+            &format!("{count} requests at the fake model"),
+            || {
+                let requests = self.requests();
+                (requests.len() >= count).then_some(requests)
+            },
+        )
+    }
+
+    /// A whole operator config.zon whose only provider instance, `fake`,
+    /// is this server in the `wire` format, with `.model = "fake/<model>"`.
+    pub fn config_zon(&self, wire: Wire, model: &str) -> String {
+        let (kind, url) = match wire {
+            Wire::OpenAi => ("openai", self.openai_url()),
+            Wire::Anthropic => ("anthropic", self.url()),
+        };
+        format!(
+            ".{{\n    .providers = .{{\n        .fake = .{{ .kind = .{kind}, .base_url = \"{url}\" }},\n    }},\n    .model = \"fake/{model}\",\n}}\n"
+        )
+    }
+
     /// How many scripted replies have not been used yet.
     pub fn remaining(&self) -> usize {
         lock(&self.shared).replies.len()
