@@ -159,6 +159,16 @@ impl StreamState {
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<Flow, ProviderError> {
         if event.data.trim() == "[DONE]" {
+            // `[DONE]` is an explicit end: a server that never sent a
+            // finish_reason still finished, with or without tool calls.
+            if self.stop.is_none() {
+                self.stop = Some(if self.calls.is_empty() {
+                    StopReason::EndTurn
+                } else {
+                    StopReason::ToolUse
+                });
+                self.flush_calls(out);
+            }
             self.finish(instance, out)?;
             return Ok(Flow::Done);
         }

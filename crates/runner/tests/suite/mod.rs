@@ -6,6 +6,7 @@
 )]
 
 mod providers;
+mod quirks;
 mod script;
 mod tools;
 mod tools_paths;

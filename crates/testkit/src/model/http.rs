@@ -151,6 +151,9 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
     let _ = send(&mut stream, wire, &options, reply).await;
 }
 
+const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+    Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+
 pub(super) struct Options {
     pub(super) model: String,
     pub(super) stream: bool,
@@ -170,6 +173,13 @@ async fn send(
         Reply::Turn(turn) => (turn, None, None),
         Reply::Cut { turn, after } => (turn, Some(after), None),
         Reply::Malformed { turn, after, raw } => (turn, Some(after), Some(raw)),
+        Reply::Frames(frames) => {
+            stream.write_all(STREAM_HEAD.as_bytes()).await?;
+            for frame in frames {
+                write_chunk(stream, frame.as_bytes()).await?;
+            }
+            return finish(stream).await;
+        }
     };
     if !options.stream {
         return send_whole(stream, wire, options, &turn, after, raw).await;
@@ -178,9 +188,7 @@ async fn send(
         Wire::OpenAi => openai::frames(&turn, options),
         Wire::Anthropic => anthropic::frames(&turn, options),
     };
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
-                Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
-    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(STREAM_HEAD.as_bytes()).await?;
     stream.flush().await?;
     let limit = after.unwrap_or(frames.len()).min(frames.len());
     for frame in &frames[..limit] {

@@ -117,6 +117,10 @@ pub enum Reply {
         after: usize,
         raw: String,
     },
+    /// Stream exactly these server-sent-event blocks (each written as given,
+    /// so it must end in a blank line), then end the body: for reproducing a
+    /// particular server's quirks.
+    Frames(Vec<String>),
 }
 
 impl From<Turn> for Reply {
