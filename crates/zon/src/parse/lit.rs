@@ -1,0 +1,362 @@
+//! Literals: strings (with Zig's escapes), `\\` multiline strings, character
+//! literals and numbers. Number text is first scanned greedily the way Zig's
+//! tokenizer does (so `12abc` is one bad literal, not `12` then `abc`), then
+//! checked and converted; an integer that does not fit `i128` is an error
+//! at its first character, never a wrap.
+
+use super::Parser;
+use crate::error::Error;
+use crate::value::ValueKind;
+
+/// What one escape sequence stands for: a raw byte (`\xNN`) or a character.
+enum Escaped {
+    Byte(u8),
+    Char(char),
+}
+
+const ESCAPES_HELP: &str = "ZON knows \\n \\r \\t \\\\ \\\" \\' \\xNN and \\u{NNNN}";
+
+impl Parser<'_> {
+    /// A `"..."` string; the cursor is on the opening quote.
+    pub(super) fn string_lit(&mut self) -> Result<String, Error> {
+        let start = self.here();
+        self.bump();
+        let mut bytes = Vec::new();
+        loop {
+            match self.peek() {
+                None | Some('\n') => {
+                    return Err(Error::at(
+                        start,
+                        "unterminated string: add a closing `\"` before the end of the line (use `\\\\` lines for text over several lines)",
+                    ));
+                }
+                Some('"') => {
+                    self.bump();
+                    break;
+                }
+                Some('\\') => match self.escape()? {
+                    Escaped::Byte(b) => bytes.push(b),
+                    Escaped::Char(c) => {
+                        bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    }
+                },
+                Some(c) if c.is_control() && c != '\t' => {
+                    return Err(Error::at(
+                        self.here(),
+                        format!(
+                            "control character U+{:04X} in a string: write it as an escape such as \\x{:02x}",
+                            c as u32, c as u32
+                        ),
+                    ));
+                }
+                Some(c) => {
+                    self.bump();
+                    bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                }
+            }
+        }
+        String::from_utf8(bytes).map_err(|_| {
+            Error::at(start, "string is not valid UTF-8: check its \\xNN escapes (use \\u{NNNN} for characters)")
+        })
+    }
+
+    /// One escape sequence; the cursor is on the backslash.
+    fn escape(&mut self) -> Result<Escaped, Error> {
+        let start = self.here();
+        self.bump();
+        let c = self.peek();
+        let simple = match c {
+            Some('n') => Some('\n'),
+            Some('r') => Some('\r'),
+            Some('t') => Some('\t'),
+            Some('\\') => Some('\\'),
+            Some('"') => Some('"'),
+            Some('\'') => Some('\''),
+            _ => None,
+        };
+        if let Some(simple) = simple {
+            self.bump();
+            return Ok(Escaped::Char(simple));
+        }
+        match c {
+            Some('x') => {
+                self.bump();
+                let mut n = 0u8;
+                for _ in 0..2 {
+                    match self.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            self.bump();
+                            n = n * 16 + d as u8;
+                        }
+                        None => {
+                            return Err(Error::at(start, "invalid escape: `\\x` takes exactly two hex digits, as in \\x41"));
+                        }
+                    }
+                }
+                Ok(Escaped::Byte(n))
+            }
+            Some('u') => {
+                self.bump();
+                let bad = || Error::at(start, "invalid escape: write a Unicode escape as \\u{NNNN}, 1 to 6 hex digits in braces");
+                if self.peek() != Some('{') {
+                    return Err(bad());
+                }
+                self.bump();
+                let mut n = 0u32;
+                let mut digits = 0;
+                while let Some(d) = self.peek().and_then(|c| c.to_digit(16)) {
+                    self.bump();
+                    n = n.saturating_mul(16).saturating_add(d);
+                    digits += 1;
+                }
+                if self.peek() != Some('}') || digits == 0 || digits > 6 {
+                    return Err(bad());
+                }
+                self.bump();
+                char::from_u32(n).map(Escaped::Char).ok_or_else(|| {
+                    Error::at(start, format!("invalid escape: \\u{{{n:x}}} is not a Unicode scalar value"))
+                })
+            }
+            None => Err(Error::at(start, "unterminated string: it ends in a lone `\\`")),
+            Some(other) => Err(Error::at(
+                start,
+                format!("invalid escape sequence `\\{}`: {ESCAPES_HELP}", other.escape_debug()),
+            )),
+        }
+    }
+
+    /// Consecutive `\\` lines, joined with `\n`; the cursor is on the first `\\`.
+    pub(super) fn multiline(&mut self) -> String {
+        let mut out = String::new();
+        let mut first = true;
+        loop {
+            self.bump();
+            self.bump();
+            if !first {
+                out.push('\n');
+            }
+            first = false;
+            let from = self.at.pos;
+            while let Some(c) = self.peek() {
+                if c == '\n' {
+                    break;
+                }
+                self.bump();
+            }
+            out.push_str(self.src[from..self.at.pos].trim_end_matches('\r'));
+            let saved = self.at;
+            self.skip_trivia();
+            if !(self.peek_byte() == Some(b'\\') && self.peek_byte_at(1) == Some(b'\\')) {
+                self.at = saved;
+                return out;
+            }
+        }
+    }
+
+    /// A character literal; the cursor is on the opening `'`.
+    pub(super) fn char_lit(&mut self) -> Result<u32, Error> {
+        let start = self.here();
+        self.bump();
+        let code = match self.peek() {
+            None | Some('\n') => {
+                return Err(Error::at(start, "unterminated character literal: add a closing `'`"));
+            }
+            Some('\'') => {
+                return Err(Error::at(start, "empty character literal: put one character between the quotes"));
+            }
+            Some('\\') => match self.escape()? {
+                Escaped::Byte(b) => u32::from(b),
+                Escaped::Char(c) => c as u32,
+            },
+            Some(c) if c.is_control() && c != '\t' => {
+                return Err(Error::at(self.here(), format!("control character U+{:04X} in a character literal: write it as an escape", c as u32)));
+            }
+            Some(c) => {
+                self.bump();
+                c as u32
+            }
+        };
+        if self.peek() != Some('\'') {
+            return Err(Error::at(
+                start,
+                "a character literal holds exactly one character: close it with `'` (use \"...\" for text)",
+            ));
+        }
+        self.bump();
+        Ok(code)
+    }
+
+    /// An integer or float, with an optional leading `-`.
+    pub(super) fn number(&mut self) -> Result<ValueKind, Error> {
+        let start = self.here();
+        let negative = self.peek_byte() == Some(b'-');
+        if negative {
+            self.bump();
+            if !self.peek_byte().is_some_and(|b| b.is_ascii_digit()) {
+                return Err(Error::at(start, format!("expected a number after `-`, found {}", self.describe_here())));
+            }
+        }
+        let from = self.at.pos;
+        let base = match (self.peek_byte(), self.peek_byte_at(1)) {
+            (Some(b'0'), Some(b'x')) => 16,
+            (Some(b'0'), Some(b'o')) => 8,
+            (Some(b'0'), Some(b'b')) => 2,
+            _ => 10,
+        };
+        if base != 10 {
+            self.bump();
+            self.bump();
+        }
+        while let Some(b) = self.peek_byte() {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                let exponent = matches!((base, b), (10, b'e' | b'E') | (16, b'p' | b'P'));
+                self.bump();
+                if exponent && matches!(self.peek_byte(), Some(b'+' | b'-')) {
+                    self.bump();
+                }
+            } else if b == b'.'
+                && (base == 10 || base == 16)
+                && self.peek_byte_at(1).is_some_and(|d| (d as char).is_digit(base))
+            {
+                self.bump();
+            } else {
+                break;
+            }
+        }
+        let text = &self.src[from..self.at.pos];
+        number_value(text, base, negative).map_err(|m| {
+            let shown = if negative { format!("-{text}") } else { text.to_owned() };
+            Error::at(start, format!("{m} in the number literal `{shown}`"))
+        })
+    }
+}
+
+fn base_name(base: u32) -> &'static str {
+    match base {
+        2 => "binary",
+        8 => "octal",
+        16 => "hexadecimal",
+        _ => "decimal",
+    }
+}
+
+/// Checks a run of digits with `_` separators.
+fn check_digits(s: &str, base: u32) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("missing digits".to_owned());
+    }
+    let b = s.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'_' {
+            let between = i > 0 && i + 1 < b.len() && b[i - 1] != b'_' && b[i + 1] != b'_';
+            if !between {
+                return Err("`_` must sit between two digits".to_owned());
+            }
+        } else if !(c as char).is_digit(base) {
+            return Err(format!("invalid digit `{}` for a {} literal", c as char, base_name(base)));
+        }
+    }
+    Ok(())
+}
+
+fn number_value(text: &str, base: u32, negative: bool) -> Result<ValueKind, String> {
+    let body = if base == 10 { text } else { &text[2..] };
+    let exp_at = match base {
+        10 => body.find(['e', 'E']),
+        16 => body.find(['p', 'P']),
+        _ => None,
+    };
+    let (mantissa, exponent) = match exp_at {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (int_part, frac) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (mantissa, None),
+    };
+    check_digits(int_part, base)?;
+    if let Some(f) = frac {
+        check_digits(f, base)?;
+    }
+    if base == 10 && int_part.len() > 1 && int_part.starts_with('0') {
+        return Err("leading zeros are not allowed (write 0o for octal)".to_owned());
+    }
+    let exp_value = match exponent {
+        Some(e) => {
+            let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+            check_digits(digits, 10).map_err(|m| format!("{m} in the exponent"))?;
+            let magnitude = digits
+                .bytes()
+                .filter(u8::is_ascii_digit)
+                .fold(0i64, |n, d| (n * 10 + i64::from(d - b'0')).min(1_000_000));
+            Some(if e.starts_with('-') { -magnitude } else { magnitude })
+        }
+        None => None,
+    };
+    if frac.is_none() && exp_value.is_none() {
+        return integer(int_part, base, negative);
+    }
+    let f = if base == 10 {
+        let cleaned: String = mantissa.chars().filter(|&c| c != '_').collect();
+        let cleaned = match exp_value {
+            Some(e) => format!("{cleaned}e{e}"),
+            None => cleaned,
+        };
+        cleaned.parse::<f64>().map_err(|_| "not a number".to_owned())?
+    } else {
+        hex_float(int_part, frac.unwrap_or(""), exp_value.unwrap_or(0))
+    };
+    if !f.is_finite() {
+        return Err("float literal out of range: it does not fit in an f64".to_owned());
+    }
+    Ok(ValueKind::Float(if negative { -f } else { f }))
+}
+
+fn integer(digits: &str, base: u32, negative: bool) -> Result<ValueKind, String> {
+    let too_large = || "integer literal too large: it does not fit in a 128-bit signed integer".to_owned();
+    let mut n: u128 = 0;
+    for c in digits.chars().filter(|&c| c != '_') {
+        let d = c.to_digit(base).ok_or_else(|| format!("invalid digit `{c}`"))?;
+        n = n.checked_mul(u128::from(base)).and_then(|n| n.checked_add(u128::from(d))).ok_or_else(too_large)?;
+    }
+    let value = if negative {
+        0i128.checked_sub_unsigned(n).ok_or_else(too_large)?
+    } else {
+        i128::try_from(n).map_err(|_| too_large())?
+    };
+    Ok(ValueKind::Int(value))
+}
+
+/// A hexadecimal float `0xM.Fp±E`: the mantissa's digits are gathered into
+/// an integer (dropping digits past 124 bits, which cannot change an f64
+/// beyond one rounding) and scaled by a power of two in two halves so the
+/// scale itself never overflows before the product is known.
+fn hex_float(int_part: &str, frac: &str, exp: i64) -> f64 {
+    let mut m: u128 = 0;
+    let mut scale = exp;
+    let mut sticky = false;
+    for c in int_part.chars().filter(|&c| c != '_') {
+        let d = u128::from(c.to_digit(16).unwrap_or(0));
+        if m >> 120 == 0 {
+            m = m * 16 + d;
+        } else {
+            scale += 4;
+            sticky |= d != 0;
+        }
+    }
+    for c in frac.chars().filter(|&c| c != '_') {
+        let d = u128::from(c.to_digit(16).unwrap_or(0));
+        if m >> 120 == 0 {
+            m = m * 16 + d;
+            scale -= 4;
+        } else {
+            sticky |= d != 0;
+        }
+    }
+    if sticky {
+        m |= 1;
+    }
+    let scale = scale.clamp(-4000, 4000) as i32;
+    let half = scale / 2;
+    (m as f64) * 2f64.powi(half) * 2f64.powi(scale - half)
+}
