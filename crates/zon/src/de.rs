@@ -25,7 +25,10 @@ pub(crate) struct ValueDe<'a> {
 }
 
 fn invalid_type(v: &Value, exp: &dyn de::Expected) -> Error {
-    Error::at(v.span.start, format!("invalid type: {}, expected {exp}", describe(v)))
+    Error::at(
+        v.span.start,
+        format!("invalid type: {}, expected {exp}", describe(v)),
+    )
 }
 
 fn describe(v: &Value) -> String {
@@ -61,7 +64,9 @@ impl<'a> ValueDe<'a> {
         let v = self.value;
         let r = match &v.kind {
             ValueKind::Struct(fields) => visitor.visit_map(FieldsAccess::new(fields)),
-            ValueKind::List(items) => visitor.visit_seq(ItemsAccess { items: items.iter() }),
+            ValueKind::List(items) => visitor.visit_seq(ItemsAccess {
+                items: items.iter(),
+            }),
             ValueKind::EnumLiteral(s) | ValueKind::String(s) => visitor.visit_borrowed_str(s),
             ValueKind::Int(i) => {
                 if let Ok(u) = u64::try_from(*i) {
@@ -125,7 +130,9 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
 
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match &self.value.kind {
-            ValueKind::String(s) => visitor.visit_borrowed_bytes(s.as_bytes()).map_err(|e| self.at(e)),
+            ValueKind::String(s) => visitor
+                .visit_borrowed_bytes(s.as_bytes())
+                .map_err(|e| self.at(e)),
             _ => self.any(visitor),
         }
     }
@@ -151,29 +158,52 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         }
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
         self.deserialize_unit(visitor)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
         let start = self.value.span.start;
-        visitor.visit_newtype_struct(self).map_err(|e| e.or_at(start))
+        visitor
+            .visit_newtype_struct(self)
+            .map_err(|e| e.or_at(start))
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match &self.value.kind {
-            ValueKind::List(items) => visitor.visit_seq(ItemsAccess { items: items.iter() }),
-            ValueKind::Struct(f) if f.is_empty() => visitor.visit_seq(ItemsAccess { items: [].iter() }),
+            ValueKind::List(items) => visitor.visit_seq(ItemsAccess {
+                items: items.iter(),
+            }),
+            ValueKind::Struct(f) if f.is_empty() => {
+                visitor.visit_seq(ItemsAccess { items: [].iter() })
+            }
             _ => return Err(invalid_type(self.value, &"a list `.{ a, b }`")),
         }
         .map_err(|e| self.at(e))
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
         self.deserialize_seq(visitor)
     }
 
-    fn deserialize_tuple_struct<V: Visitor<'de>>(self, _name: &'static str, _len: usize, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
         self.deserialize_seq(visitor)
     }
 
@@ -193,7 +223,10 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         if name == span::NAME {
-            return visitor.visit_map(SpannedAccess { value: self.value, step: 0 });
+            return visitor.visit_map(SpannedAccess {
+                value: self.value,
+                step: 0,
+            });
         }
         match &self.value.kind {
             ValueKind::List(items) if !items.is_empty() => {
@@ -211,12 +244,20 @@ impl<'de> Deserializer<'de> for ValueDe<'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         let access = match &self.value.kind {
-            ValueKind::EnumLiteral(name) => {
-                VariantDe { name, name_span: self.value.span, value: None, whole: self.value }
-            }
+            ValueKind::EnumLiteral(name) => VariantDe {
+                name,
+                name_span: self.value.span,
+                value: None,
+                whole: self.value,
+            },
             ValueKind::Struct(fields) if fields.len() == 1 => {
                 let f = &fields[0];
-                VariantDe { name: &f.name, name_span: f.name_span, value: Some(&f.value), whole: self.value }
+                VariantDe {
+                    name: &f.name,
+                    name_span: f.name_span,
+                    value: Some(&f.value),
+                    whole: self.value,
+                }
             }
             _ => {
                 return Err(invalid_type(
@@ -246,7 +287,10 @@ struct ItemsAccess<'a> {
 impl<'de> SeqAccess<'de> for ItemsAccess<'de> {
     type Error = Error;
 
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
         match self.items.next() {
             Some(v) => seed.deserialize(ValueDe { value: v }).map(Some),
             None => Ok(None),
@@ -265,19 +309,30 @@ struct FieldsAccess<'a> {
 
 impl<'a> FieldsAccess<'a> {
     fn new(fields: &'a [Field]) -> Self {
-        Self { fields: fields.iter(), current: None }
+        Self {
+            fields: fields.iter(),
+            current: None,
+        }
     }
 }
 
 impl<'de> MapAccess<'de> for FieldsAccess<'de> {
     type Error = Error;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
-        let Some(f) = self.fields.next() else { return Ok(None) };
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let Some(f) = self.fields.next() else {
+            return Ok(None);
+        };
         self.current = Some(f);
-        seed.deserialize(NameDe { name: &f.name, span: f.name_span })
-            .map(Some)
-            .map_err(|e| e.or_at(f.name_span.start))
+        seed.deserialize(NameDe {
+            name: &f.name,
+            span: f.name_span,
+        })
+        .map(Some)
+        .map_err(|e| e.or_at(f.name_span.start))
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
@@ -321,7 +376,9 @@ impl<'de> Deserializer<'de> for NameDe<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_borrowed_str(self.name).map_err(|e: Error| e.or_at(self.span.start))
+        visitor
+            .visit_borrowed_str(self.name)
+            .map_err(|e: Error| e.or_at(self.span.start))
     }
 
     ints_from_names!(deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
@@ -348,7 +405,10 @@ impl<'de> EnumAccess<'de> for VariantDe<'de> {
 
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self), Error> {
         let v = seed
-            .deserialize(NameDe { name: self.name, span: self.name_span })
+            .deserialize(NameDe {
+                name: self.name,
+                span: self.name_span,
+            })
             .map_err(|e| e.or_at(self.name_span.start))?;
         Ok((v, self))
     }
@@ -359,7 +419,10 @@ impl<'de> VariantDe<'de> {
         self.value.ok_or_else(|| {
             Error::at(
                 self.whole.span.start,
-                format!("the variant `{}` carries {what}: write `.{{ .{} = ... }}`", self.name, self.name),
+                format!(
+                    "the variant `{}` carries {what}: write `.{{ .{} = ... }}`",
+                    self.name, self.name
+                ),
             )
         })
     }
@@ -372,21 +435,39 @@ impl<'de> VariantAccess<'de> for VariantDe<'de> {
         match self.value {
             None => Ok(()),
             Some(v) => <() as de::Deserialize>::deserialize(ValueDe { value: v }).map_err(|_| {
-                Error::at(v.span.start, format!("the variant `{}` carries no value: write `.{}`", self.name, self.name))
+                Error::at(
+                    v.span.start,
+                    format!(
+                        "the variant `{}` carries no value: write `.{}`",
+                        self.name, self.name
+                    ),
+                )
             }),
         }
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
-        seed.deserialize(ValueDe { value: self.payload("a value")? })
+        seed.deserialize(ValueDe {
+            value: self.payload("a value")?,
+        })
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
-        ValueDe { value: self.payload("a list of values")? }.deserialize_seq(visitor)
+        ValueDe {
+            value: self.payload("a list of values")?,
+        }
+        .deserialize_seq(visitor)
     }
 
-    fn struct_variant<V: Visitor<'de>>(self, _fields: &'static [&'static str], visitor: V) -> Result<V::Value, Error> {
-        ValueDe { value: self.payload("fields")? }.deserialize_map(visitor)
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        ValueDe {
+            value: self.payload("fields")?,
+        }
+        .deserialize_map(visitor)
     }
 }
 
@@ -399,9 +480,17 @@ struct SpannedAccess<'a> {
 impl<'de> MapAccess<'de> for SpannedAccess<'de> {
     type Error = Error;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
         match span::FIELDS.get(self.step) {
-            Some(name) => seed.deserialize(NameDe { name, span: self.value.span }).map(Some),
+            Some(name) => seed
+                .deserialize(NameDe {
+                    name,
+                    span: self.value.span,
+                })
+                .map(Some),
             None => Ok(None),
         }
     }
@@ -418,8 +507,13 @@ impl<'de> MapAccess<'de> for SpannedAccess<'de> {
         let step = self.step;
         self.step += 1;
         match step {
-            0..=2 => seed.deserialize(IntoDeserializer::<Error>::into_deserializer(number(start, step))),
-            3..=5 => seed.deserialize(IntoDeserializer::<Error>::into_deserializer(number(end, step - 3))),
+            0..=2 => seed.deserialize(IntoDeserializer::<Error>::into_deserializer(number(
+                start, step,
+            ))),
+            3..=5 => seed.deserialize(IntoDeserializer::<Error>::into_deserializer(number(
+                end,
+                step - 3,
+            ))),
             _ => seed.deserialize(ValueDe { value: self.value }),
         }
     }

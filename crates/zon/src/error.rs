@@ -37,7 +37,15 @@ struct Inner {
 
 impl Error {
     pub(crate) fn new(message: impl Into<String>) -> Self {
-        Self { inner: Box::new(Inner { message: message.into(), position: None, excerpt: String::new(), caret: 0, has_source: false }) }
+        Self {
+            inner: Box::new(Inner {
+                message: message.into(),
+                position: None,
+                excerpt: String::new(),
+                caret: 0,
+                has_source: false,
+            }),
+        }
     }
 
     pub(crate) fn at(position: Position, message: impl Into<String>) -> Self {
@@ -56,9 +64,14 @@ impl Error {
 
     /// Fills in the excerpt from the source the position refers to.
     pub(crate) fn with_source(mut self, src: &str) -> Self {
-        let Some(pos) = self.inner.position else { return self };
+        let Some(pos) = self.inner.position else {
+            return self;
+        };
         let offset = pos.offset.min(src.len());
-        let Some(line_start) = src.get(..offset).map(|s| s.rfind('\n').map_or(0, |i| i + 1)) else {
+        let Some(line_start) = src
+            .get(..offset)
+            .map(|s| s.rfind('\n').map_or(0, |i| i + 1))
+        else {
             return self;
         };
         let rest = &src[line_start..];
@@ -156,7 +169,11 @@ mod tests {
     use super::*;
 
     fn pos(line: u32, column: u32, offset: usize) -> Position {
-        Position { line, column, offset }
+        Position {
+            line,
+            column,
+            offset,
+        }
     }
 
     #[test]

@@ -20,7 +20,11 @@ fn v(kind: ValueKind) -> Value {
 }
 
 fn field(name: &str, value: Value) -> Field {
-    Field { name: name.to_owned(), name_span: crate::Span::default(), value }
+    Field {
+        name: name.to_owned(),
+        name_span: crate::Span::default(),
+        value,
+    }
 }
 
 impl ser::Serializer for ValueSer {
@@ -67,7 +71,11 @@ impl ser::Serializer for ValueSer {
     fn serialize_u128(self, n: u128) -> Result<Value, Error> {
         i128::try_from(n)
             .map(|n| v(ValueKind::Int(n)))
-            .map_err(|_| Error::new(format!("cannot write {n}: ZON integers are limited to 128-bit signed")))
+            .map_err(|_| {
+                Error::new(format!(
+                    "cannot write {n}: ZON integers are limited to 128-bit signed"
+                ))
+            })
     }
     fn serialize_f32(self, f: f32) -> Result<Value, Error> {
         self.serialize_f64(f.into())
@@ -76,7 +84,9 @@ impl ser::Serializer for ValueSer {
         if f.is_finite() {
             Ok(v(ValueKind::Float(f)))
         } else {
-            Err(Error::new(format!("cannot write {f}: ZON has no literal for infinity or NaN")))
+            Err(Error::new(format!(
+                "cannot write {f}: ZON has no literal for infinity or NaN"
+            )))
         }
     }
     fn serialize_char(self, c: char) -> Result<Value, Error> {
@@ -86,7 +96,9 @@ impl ser::Serializer for ValueSer {
         Ok(v(ValueKind::String(s.to_owned())))
     }
     fn serialize_bytes(self, b: &[u8]) -> Result<Value, Error> {
-        Ok(v(ValueKind::List(b.iter().map(|&b| v(ValueKind::Int(b.into()))).collect())))
+        Ok(v(ValueKind::List(
+            b.iter().map(|&b| v(ValueKind::Int(b.into()))).collect(),
+        )))
     }
     fn serialize_none(self) -> Result<Value, Error> {
         Ok(v(ValueKind::Null))
@@ -100,10 +112,19 @@ impl ser::Serializer for ValueSer {
     fn serialize_unit_struct(self, _name: &'static str) -> Result<Value, Error> {
         self.serialize_unit()
     }
-    fn serialize_unit_variant(self, _name: &'static str, _i: u32, variant: &'static str) -> Result<Value, Error> {
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _i: u32,
+        variant: &'static str,
+    ) -> Result<Value, Error> {
         Ok(v(ValueKind::EnumLiteral(variant.to_owned())))
     }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<Value, Error> {
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<Value, Error> {
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -113,10 +134,16 @@ impl ser::Serializer for ValueSer {
         variant: &'static str,
         value: &T,
     ) -> Result<Value, Error> {
-        Ok(v(ValueKind::Struct(vec![field(variant, value.serialize(ValueSer)?)])))
+        Ok(v(ValueKind::Struct(vec![field(
+            variant,
+            value.serialize(ValueSer)?,
+        )])))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqSer, Error> {
-        Ok(SeqSer { items: Vec::with_capacity(len.unwrap_or(0)), variant: None })
+        Ok(SeqSer {
+            items: Vec::with_capacity(len.unwrap_or(0)),
+            variant: None,
+        })
     }
     fn serialize_tuple(self, len: usize) -> Result<SeqSer, Error> {
         self.serialize_seq(Some(len))
@@ -131,10 +158,17 @@ impl ser::Serializer for ValueSer {
         variant: &'static str,
         len: usize,
     ) -> Result<SeqSer, Error> {
-        Ok(SeqSer { items: Vec::with_capacity(len), variant: Some(variant) })
+        Ok(SeqSer {
+            items: Vec::with_capacity(len),
+            variant: Some(variant),
+        })
     }
     fn serialize_map(self, len: Option<usize>) -> Result<MapSer, Error> {
-        Ok(MapSer { fields: Vec::with_capacity(len.unwrap_or(0)), key: None, variant: None })
+        Ok(MapSer {
+            fields: Vec::with_capacity(len.unwrap_or(0)),
+            key: None,
+            variant: None,
+        })
     }
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<MapSer, Error> {
         self.serialize_map(Some(len))
@@ -146,7 +180,11 @@ impl ser::Serializer for ValueSer {
         variant: &'static str,
         len: usize,
     ) -> Result<MapSer, Error> {
-        Ok(MapSer { fields: Vec::with_capacity(len), key: None, variant: Some(variant) })
+        Ok(MapSer {
+            fields: Vec::with_capacity(len),
+            key: None,
+            variant: Some(variant),
+        })
     }
 }
 
@@ -222,10 +260,16 @@ pub(crate) struct MapSer {
 impl MapSer {
     fn push<T: Serialize + ?Sized>(&mut self, name: String, value: &T) -> Result<(), Error> {
         if self.fields.iter().any(|f| f.name == name) {
-            return Err(Error::new(format!("cannot write the field `{name}` twice in one struct")));
+            return Err(Error::new(format!(
+                "cannot write the field `{name}` twice in one struct"
+            )));
         }
         let value = value.serialize(ValueSer)?;
-        self.fields.push(Field { name, name_span: crate::Span::default(), value });
+        self.fields.push(Field {
+            name,
+            name_span: crate::Span::default(),
+            value,
+        });
         Ok(())
     }
     fn finish(self) -> Result<Value, Error> {
@@ -257,7 +301,10 @@ impl ser::SerializeMap for MapSer {
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        let name = self.key.take().ok_or_else(|| Error::new("a map value was written before its key"))?;
+        let name = self
+            .key
+            .take()
+            .ok_or_else(|| Error::new("a map value was written before its key"))?;
         self.push(name, value)
     }
     fn end(self) -> Result<Value, Error> {
@@ -268,7 +315,11 @@ impl ser::SerializeMap for MapSer {
 impl ser::SerializeStruct for MapSer {
     type Ok = Value;
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
         self.push(key.to_owned(), value)
     }
     fn end(self) -> Result<Value, Error> {
@@ -279,7 +330,11 @@ impl ser::SerializeStruct for MapSer {
 impl ser::SerializeStructVariant for MapSer {
     type Ok = Value;
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
         self.push(key.to_owned(), value)
     }
     fn end(self) -> Result<Value, Error> {

@@ -106,19 +106,35 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for SpannedVisitor<T> {
         for (i, want) in FIELDS[..6].iter().enumerate() {
             match map.next_key::<String>()? {
                 Some(k) if k == *want => numbers[i] = map.next_value()?,
-                _ => return Err(de::Error::custom("Spanned works only with chock_zon::from_str")),
+                _ => {
+                    return Err(de::Error::custom(
+                        "Spanned works only with chock_zon::from_str",
+                    ));
+                }
             }
         }
         match map.next_key::<String>()? {
             Some(k) if k == FIELDS[6] => {}
-            _ => return Err(de::Error::custom("Spanned works only with chock_zon::from_str")),
+            _ => {
+                return Err(de::Error::custom(
+                    "Spanned works only with chock_zon::from_str",
+                ));
+            }
         }
         let value = map.next_value()?;
         let line = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
         let off = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let span = Span {
-            start: Position { line: line(numbers[0]), column: line(numbers[1]), offset: off(numbers[2]) },
-            end: Position { line: line(numbers[3]), column: line(numbers[4]), offset: off(numbers[5]) },
+            start: Position {
+                line: line(numbers[0]),
+                column: line(numbers[1]),
+                offset: off(numbers[2]),
+            },
+            end: Position {
+                line: line(numbers[3]),
+                column: line(numbers[4]),
+                offset: off(numbers[5]),
+            },
         };
         Ok(Spanned { value, span })
     }

@@ -44,7 +44,10 @@ pub struct Field {
 impl Value {
     /// A value with no source position, for building trees by hand.
     pub fn new(kind: ValueKind) -> Self {
-        Self { kind, span: Span::default() }
+        Self {
+            kind,
+            span: Span::default(),
+        }
     }
 
     /// The value of field `name` when this is a struct that has one.
@@ -145,7 +148,10 @@ mod tests {
 
     #[test]
     fn empty_struct_equals_empty_list() {
-        assert_eq!(Value::new(ValueKind::Struct(vec![])), Value::new(ValueKind::List(vec![])));
+        assert_eq!(
+            Value::new(ValueKind::Struct(vec![])),
+            Value::new(ValueKind::List(vec![]))
+        );
         let one = Value::new(ValueKind::List(vec![Value::new(ValueKind::Null)]));
         assert_ne!(Value::new(ValueKind::Struct(vec![])), one);
     }

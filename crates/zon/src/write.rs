@@ -12,18 +12,61 @@ use crate::value::{Value, ValueKind};
 /// Zig's keywords: a field or enum literal with one of these names has to be
 /// quoted for Zig itself to read it.
 const KEYWORDS: &[&str] = &[
-    "addrspace", "align", "allowzero", "and", "anyframe", "anytype", "asm", "break", "callconv",
-    "catch", "comptime", "const", "continue", "defer", "else", "enum", "errdefer", "error",
-    "export", "extern", "fn", "for", "if", "inline", "linksection", "noalias", "noinline",
-    "nosuspend", "opaque", "or", "orelse", "packed", "pub", "resume", "return", "struct",
-    "suspend", "switch", "test", "threadlocal", "try", "union", "unreachable", "usingnamespace",
-    "var", "volatile", "while",
+    "addrspace",
+    "align",
+    "allowzero",
+    "and",
+    "anyframe",
+    "anytype",
+    "asm",
+    "break",
+    "callconv",
+    "catch",
+    "comptime",
+    "const",
+    "continue",
+    "defer",
+    "else",
+    "enum",
+    "errdefer",
+    "error",
+    "export",
+    "extern",
+    "fn",
+    "for",
+    "if",
+    "inline",
+    "linksection",
+    "noalias",
+    "noinline",
+    "nosuspend",
+    "opaque",
+    "or",
+    "orelse",
+    "packed",
+    "pub",
+    "resume",
+    "return",
+    "struct",
+    "suspend",
+    "switch",
+    "test",
+    "threadlocal",
+    "try",
+    "union",
+    "unreachable",
+    "usingnamespace",
+    "var",
+    "volatile",
+    "while",
 ];
 
 /// Whether `name` can be written bare after a `.`.
 pub(crate) fn is_plain_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    let Some(first) = chars.next() else { return false };
+    let Some(first) = chars.next() else {
+        return false;
+    };
     (first.is_ascii_alphabetic() || first == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         && name != "_"
@@ -58,7 +101,10 @@ fn write_escaped(out: &mut impl Write, c: char, quote: char) -> fmt::Result {
             out.write_char('\\')?;
             out.write_char(c)
         }
-        c if (c as u32) < 0x20 || c as u32 == 0x7f => write!(out, "\\x{:02x}", c as u32),
+        // The parser refuses raw control characters, so they are escaped;
+        // `\xNN` is a byte, so past ASCII only `\u{...}` keeps UTF-8 valid.
+        c if c.is_control() && c.is_ascii() => write!(out, "\\x{:02x}", c as u32),
+        c if c.is_control() => write!(out, "\\u{{{:x}}}", c as u32),
         c => out.write_char(c),
     }
 }
@@ -140,19 +186,28 @@ mod tests {
             write_name(&mut s, n).unwrap();
             s.push(' ');
         }
-        assert_eq!(s, r#".plain .@"with space" .@"1st" .@"while" .@"_" .a_1 .@"" "#);
+        assert_eq!(
+            s,
+            r#".plain .@"with space" .@"1st" .@"while" .@"_" .a_1 .@"" "#
+        );
     }
 
     #[test]
     fn strings_escape_quotes_backslashes_and_controls() {
         let mut s = String::new();
-        write_string(&mut s, "a\"b\\c\nd\u{1}é'").unwrap();
-        assert_eq!(s, r#""a\"b\\c\nd\x01é'""#);
+        write_string(&mut s, "a\"b\\c\nd\u{1}é'\u{85}").unwrap();
+        assert_eq!(s, r#""a\"b\\c\nd\x01é'\u{85}""#);
     }
 
     #[test]
     fn floats_always_look_like_floats() {
-        for (f, want) in [(1.0, "1.0"), (-0.0, "-0.0"), (1e100, "1e100"), (0.1, "0.1"), (1e-7, "1e-7")] {
+        for (f, want) in [
+            (1.0, "1.0"),
+            (-0.0, "-0.0"),
+            (1e100, "1e100"),
+            (0.1, "0.1"),
+            (1e-7, "1e-7"),
+        ] {
             let mut s = String::new();
             write_float(&mut s, f).unwrap();
             assert_eq!(s, want);

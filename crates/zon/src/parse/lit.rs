@@ -56,7 +56,10 @@ impl Parser<'_> {
             }
         }
         String::from_utf8(bytes).map_err(|_| {
-            Error::at(start, "string is not valid UTF-8: check its \\xNN escapes (use \\u{NNNN} for characters)")
+            Error::at(
+                start,
+                "string is not valid UTF-8: check its \\xNN escapes (use \\u{NNNN} for characters)",
+            )
         })
     }
 
@@ -89,7 +92,10 @@ impl Parser<'_> {
                             n = n * 16 + d as u8;
                         }
                         None => {
-                            return Err(Error::at(start, "invalid escape: `\\x` takes exactly two hex digits, as in \\x41"));
+                            return Err(Error::at(
+                                start,
+                                "invalid escape: `\\x` takes exactly two hex digits, as in \\x41",
+                            ));
                         }
                     }
                 }
@@ -97,7 +103,12 @@ impl Parser<'_> {
             }
             Some('u') => {
                 self.bump();
-                let bad = || Error::at(start, "invalid escape: write a Unicode escape as \\u{NNNN}, 1 to 6 hex digits in braces");
+                let bad = || {
+                    Error::at(
+                        start,
+                        "invalid escape: write a Unicode escape as \\u{NNNN}, 1 to 6 hex digits in braces",
+                    )
+                };
                 if self.peek() != Some('{') {
                     return Err(bad());
                 }
@@ -114,13 +125,22 @@ impl Parser<'_> {
                 }
                 self.bump();
                 char::from_u32(n).map(Escaped::Char).ok_or_else(|| {
-                    Error::at(start, format!("invalid escape: \\u{{{n:x}}} is not a Unicode scalar value"))
+                    Error::at(
+                        start,
+                        format!("invalid escape: \\u{{{n:x}}} is not a Unicode scalar value"),
+                    )
                 })
             }
-            None => Err(Error::at(start, "unterminated string: it ends in a lone `\\`")),
+            None => Err(Error::at(
+                start,
+                "unterminated string: it ends in a lone `\\`",
+            )),
             Some(other) => Err(Error::at(
                 start,
-                format!("invalid escape sequence `\\{}`: {ESCAPES_HELP}", other.escape_debug()),
+                format!(
+                    "invalid escape sequence `\\{}`: {ESCAPES_HELP}",
+                    other.escape_debug()
+                ),
             )),
         }
     }
@@ -159,17 +179,29 @@ impl Parser<'_> {
         self.bump();
         let code = match self.peek() {
             None | Some('\n') => {
-                return Err(Error::at(start, "unterminated character literal: add a closing `'`"));
+                return Err(Error::at(
+                    start,
+                    "unterminated character literal: add a closing `'`",
+                ));
             }
             Some('\'') => {
-                return Err(Error::at(start, "empty character literal: put one character between the quotes"));
+                return Err(Error::at(
+                    start,
+                    "empty character literal: put one character between the quotes",
+                ));
             }
             Some('\\') => match self.escape()? {
                 Escaped::Byte(b) => u32::from(b),
                 Escaped::Char(c) => c as u32,
             },
             Some(c) if c.is_control() && c != '\t' => {
-                return Err(Error::at(self.here(), format!("control character U+{:04X} in a character literal: write it as an escape", c as u32)));
+                return Err(Error::at(
+                    self.here(),
+                    format!(
+                        "control character U+{:04X} in a character literal: write it as an escape",
+                        c as u32
+                    ),
+                ));
             }
             Some(c) => {
                 self.bump();
@@ -193,7 +225,13 @@ impl Parser<'_> {
         if negative {
             self.bump();
             if !self.peek_byte().is_some_and(|b| b.is_ascii_digit()) {
-                return Err(Error::at(start, format!("expected a number after `-`, found {}", self.describe_here())));
+                return Err(Error::at(
+                    start,
+                    format!(
+                        "expected a number after `-`, found {}",
+                        self.describe_here()
+                    ),
+                ));
             }
         }
         let from = self.at.pos;
@@ -216,7 +254,9 @@ impl Parser<'_> {
                 }
             } else if b == b'.'
                 && (base == 10 || base == 16)
-                && self.peek_byte_at(1).is_some_and(|d| (d as char).is_digit(base))
+                && self
+                    .peek_byte_at(1)
+                    .is_some_and(|d| (d as char).is_digit(base))
             {
                 self.bump();
             } else {
@@ -225,7 +265,11 @@ impl Parser<'_> {
         }
         let text = &self.src[from..self.at.pos];
         number_value(text, base, negative).map_err(|m| {
-            let shown = if negative { format!("-{text}") } else { text.to_owned() };
+            let shown = if negative {
+                format!("-{text}")
+            } else {
+                text.to_owned()
+            };
             Error::at(start, format!("{m} in the number literal `{shown}`"))
         })
     }
@@ -253,7 +297,11 @@ fn check_digits(s: &str, base: u32) -> Result<(), String> {
                 return Err("`_` must sit between two digits".to_owned());
             }
         } else if !(c as char).is_digit(base) {
-            return Err(format!("invalid digit `{}` for a {} literal", c as char, base_name(base)));
+            return Err(format!(
+                "invalid digit `{}` for a {} literal",
+                c as char,
+                base_name(base)
+            ));
         }
     }
     Ok(())
@@ -289,7 +337,11 @@ fn number_value(text: &str, base: u32, negative: bool) -> Result<ValueKind, Stri
                 .bytes()
                 .filter(u8::is_ascii_digit)
                 .fold(0i64, |n, d| (n * 10 + i64::from(d - b'0')).min(1_000_000));
-            Some(if e.starts_with('-') { -magnitude } else { magnitude })
+            Some(if e.starts_with('-') {
+                -magnitude
+            } else {
+                magnitude
+            })
         }
         None => None,
     };
@@ -302,7 +354,9 @@ fn number_value(text: &str, base: u32, negative: bool) -> Result<ValueKind, Stri
             Some(e) => format!("{cleaned}e{e}"),
             None => cleaned,
         };
-        cleaned.parse::<f64>().map_err(|_| "not a number".to_owned())?
+        cleaned
+            .parse::<f64>()
+            .map_err(|_| "not a number".to_owned())?
     } else {
         hex_float(int_part, frac.unwrap_or(""), exp_value.unwrap_or(0))
     };
@@ -313,11 +367,17 @@ fn number_value(text: &str, base: u32, negative: bool) -> Result<ValueKind, Stri
 }
 
 fn integer(digits: &str, base: u32, negative: bool) -> Result<ValueKind, String> {
-    let too_large = || "integer literal too large: it does not fit in a 128-bit signed integer".to_owned();
+    let too_large =
+        || "integer literal too large: it does not fit in a 128-bit signed integer".to_owned();
     let mut n: u128 = 0;
     for c in digits.chars().filter(|&c| c != '_') {
-        let d = c.to_digit(base).ok_or_else(|| format!("invalid digit `{c}`"))?;
-        n = n.checked_mul(u128::from(base)).and_then(|n| n.checked_add(u128::from(d))).ok_or_else(too_large)?;
+        let d = c
+            .to_digit(base)
+            .ok_or_else(|| format!("invalid digit `{c}`"))?;
+        n = n
+            .checked_mul(u128::from(base))
+            .and_then(|n| n.checked_add(u128::from(d)))
+            .ok_or_else(too_large)?;
     }
     let value = if negative {
         0i128.checked_sub_unsigned(n).ok_or_else(too_large)?

@@ -40,15 +40,30 @@ pub(crate) struct Parser<'a> {
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Self {
         let pos = if src.starts_with('\u{feff}') { 3 } else { 0 };
-        Self { src, at: Cursor { pos, line: 1, column: 1 }, depth: 0 }
+        Self {
+            src,
+            at: Cursor {
+                pos,
+                line: 1,
+                column: 1,
+            },
+            depth: 0,
+        }
     }
 
     fn here(&self) -> Position {
-        Position { line: self.at.line, column: self.at.column, offset: self.at.pos }
+        Position {
+            line: self.at.line,
+            column: self.at.column,
+            offset: self.at.pos,
+        }
     }
 
     fn span_from(&self, start: Position) -> Span {
-        Span { start, end: self.here() }
+        Span {
+            start,
+            end: self.here(),
+        }
     }
 
     fn peek_byte(&self) -> Option<u8> {
@@ -123,7 +138,10 @@ impl<'a> Parser<'a> {
         let start = self.here();
         let kind = match self.peek_byte() {
             None => {
-                return Err(Error::at(start, "expected a value, found the end of the input"));
+                return Err(Error::at(
+                    start,
+                    "expected a value, found the end of the input",
+                ));
             }
             Some(b'.') => match self.peek_byte_at(1) {
                 Some(b'{') => {
@@ -137,7 +155,9 @@ impl<'a> Parser<'a> {
                 }
             },
             Some(b'"') => ValueKind::String(self.string_lit()?),
-            Some(b'\\') if self.peek_byte_at(1) == Some(b'\\') => ValueKind::String(self.multiline()),
+            Some(b'\\') if self.peek_byte_at(1) == Some(b'\\') => {
+                ValueKind::String(self.multiline())
+            }
             Some(b'\'') => ValueKind::Char(self.char_lit()?),
             Some(b'-' | b'0'..=b'9') => self.number()?,
             Some(b) if b.is_ascii_alphabetic() || b == b'_' => self.word()?,
@@ -148,7 +168,10 @@ impl<'a> Parser<'a> {
                 ));
             }
         };
-        Ok(Value { kind, span: self.span_from(start) })
+        Ok(Value {
+            kind,
+            span: self.span_from(start),
+        })
     }
 
     /// `true`, `false`, `null`, or a helpful refusal of any other bare word.
@@ -161,7 +184,9 @@ impl<'a> Parser<'a> {
             "null" => Ok(ValueKind::Null),
             "inf" | "nan" => Err(Error::at(
                 start,
-                format!("`{word}` is not a ZON literal: ZON has no infinity or NaN, write a finite number"),
+                format!(
+                    "`{word}` is not a ZON literal: ZON has no infinity or NaN, write a finite number"
+                ),
             )),
             _ => Err(Error::at(
                 start,
@@ -239,7 +264,10 @@ impl<'a> Parser<'a> {
             ValueKind::List(self.list_items(start)?)
         };
         self.depth -= 1;
-        Ok(Value { kind, span: self.span_from(start) })
+        Ok(Value {
+            kind,
+            span: self.span_from(start),
+        })
     }
 
     fn unterminated(&self, start: Position, what: &str) -> Error {
@@ -272,7 +300,10 @@ impl<'a> Parser<'a> {
             None => Err(self.unterminated(start, what)),
             Some(_) => Err(Error::at(
                 self.here(),
-                format!("expected `,` or `}}` after {item}, found {}", self.describe_here()),
+                format!(
+                    "expected `,` or `}}` after {item}, found {}",
+                    self.describe_here()
+                ),
             )),
         }
     }
@@ -318,7 +349,11 @@ impl<'a> Parser<'a> {
             }
             seen.insert(name.clone(), name_start);
             let item = format!("the value of `.{name}`");
-            fields.push(Field { name, name_span, value });
+            fields.push(Field {
+                name,
+                name_span,
+                value,
+            });
             if self.after_item(start, "struct", &item)? {
                 return Ok(fields);
             }

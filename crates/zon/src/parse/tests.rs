@@ -49,7 +49,9 @@ fn integer_limits_are_exact() {
 
 #[test]
 fn bad_number_literals_are_refused() {
-    for src in ["1__0", "1_", "0x", "0x_1", "012", "12abc", "0b102", "0o8", "1e", "1e+", "0X10", "1.5.3"] {
+    for src in [
+        "1__0", "1_", "0x", "0x_1", "012", "12abc", "0b102", "0o8", "1e", "1e+", "0X10", "1.5.3",
+    ] {
         let e = err(src);
         assert_eq!((e.line(), e.column()), (1, 1), "{src}: {e}");
     }
@@ -74,14 +76,27 @@ fn floats_decimal_and_hex() {
 
 #[test]
 fn strings_and_escapes() {
-    assert_eq!(kind(r#""a\n\r\t\\\"\'b""#), ValueKind::String("a\n\r\t\\\"'b".into()));
-    assert_eq!(kind(r#""\x41\u{e9}\u{1F600}""#), ValueKind::String("Aé😀".into()));
+    assert_eq!(
+        kind(r#""a\n\r\t\\\"\'b""#),
+        ValueKind::String("a\n\r\t\\\"'b".into())
+    );
+    assert_eq!(
+        kind(r#""\x41\u{e9}\u{1F600}""#),
+        ValueKind::String("Aé😀".into())
+    );
     assert_eq!(kind(r#""\xc3\xa9""#), ValueKind::String("é".into()));
     assert_eq!(kind(r#""tab	in""#), ValueKind::String("tab\tin".into()));
     let (_, c, m) = at(r#""\xff""#);
     assert_eq!(c, 1);
     assert!(m.contains("not valid UTF-8"), "{m}");
-    for bad in [r#""\q""#, r#""\x4""#, r#""\u{}""#, r#""\u{110000}""#, r#""\u{d800}""#, r#""\u1234""#] {
+    for bad in [
+        r#""\q""#,
+        r#""\x4""#,
+        r#""\u{}""#,
+        r#""\u{110000}""#,
+        r#""\u{d800}""#,
+        r#""\u1234""#,
+    ] {
         let e = err(bad);
         assert_eq!(e.column(), 2, "{bad}: {e}");
         assert!(e.message().contains("escape"), "{bad}: {e}");
@@ -92,7 +107,10 @@ fn strings_and_escapes() {
 fn multiline_strings_join_lines_without_a_trailing_newline() {
     let src = ".{ .text =\n    \\\\first\n    \\\\  second \"quoted\" \\n\n    // a comment between\n    \\\\\n    , .n = 1 }";
     let v = parse(src).unwrap();
-    assert_eq!(v.get("text").unwrap().as_str(), Some("first\n  second \"quoted\" \\n\n"));
+    assert_eq!(
+        v.get("text").unwrap().as_str(),
+        Some("first\n  second \"quoted\" \\n\n")
+    );
     assert_eq!(v.get("n").unwrap().kind, ValueKind::Int(1));
     assert_eq!(kind("\\\\only\r\n"), ValueKind::String("only".into()));
 }
@@ -116,7 +134,10 @@ fn words_and_enum_literals() {
     assert_eq!(kind("false"), ValueKind::Bool(false));
     assert_eq!(kind("null"), ValueKind::Null);
     assert_eq!(kind(".allow"), ValueKind::EnumLiteral("allow".into()));
-    assert_eq!(kind(".@\"weird name\""), ValueKind::EnumLiteral("weird name".into()));
+    assert_eq!(
+        kind(".@\"weird name\""),
+        ValueKind::EnumLiteral("weird name".into())
+    );
     let (_, _, m) = at("allow");
     assert!(m.contains("enum literal `.allow`"), "{m}");
 }
@@ -130,7 +151,10 @@ fn containers_structs_lists_and_empty() {
     let list = parse(".{ .a, .b }").unwrap();
     assert_eq!(list.as_list().map(<[Value]>::len), Some(2));
     let s = parse(".{ .a = 1, .@\"b c\" = .{ .d = true } }").unwrap();
-    assert_eq!(s.get("b c").and_then(|v| v.get("d")).map(|v| &v.kind), Some(&ValueKind::Bool(true)));
+    assert_eq!(
+        s.get("b c").and_then(|v| v.get("d")).map(|v| &v.kind),
+        Some(&ValueKind::Bool(true))
+    );
 }
 
 #[test]
@@ -139,7 +163,10 @@ fn spans_cover_values_and_names() {
     let f = v.field("name").unwrap();
     assert_eq!((f.name_span.start.line, f.name_span.start.column), (2, 5));
     assert_eq!((f.name_span.end.line, f.name_span.end.column), (2, 10));
-    assert_eq!((f.value.span.start.line, f.value.span.start.column), (2, 13));
+    assert_eq!(
+        (f.value.span.start.line, f.value.span.start.column),
+        (2, 13)
+    );
     assert_eq!(f.value.span.end.column, 16);
     assert_eq!((v.span.end.line, v.span.end.column), (3, 2));
 }
@@ -151,7 +178,10 @@ fn syntax_errors_point_at_the_problem() {
     assert_eq!(m, "expected `,` or `}` after the value of `.a`, found `.`");
     let (l, c, m) = at(".{\n    .a = 1,\n    .a = 2,\n}");
     assert_eq!((l, c), (3, 5));
-    assert_eq!(m, "duplicate field `a`: it is already set at line 2, column 5; keep one of the two");
+    assert_eq!(
+        m,
+        "duplicate field `a`: it is already set at line 2, column 5; keep one of the two"
+    );
     let (l, c, m) = at(".{\n  .a = 1,\n");
     assert_eq!((l, c), (1, 1));
     assert!(m.starts_with("unterminated struct"), "{m}");
@@ -189,5 +219,8 @@ fn nesting_is_capped_with_a_position() {
 
 #[test]
 fn a_byte_order_mark_and_comments_are_skipped() {
-    assert_eq!(kind("\u{feff}// head\n.x // tail"), ValueKind::EnumLiteral("x".into()));
+    assert_eq!(
+        kind("\u{feff}// head\n.x // tail"),
+        ValueKind::EnumLiteral("x".into())
+    );
 }

@@ -105,9 +105,14 @@ fn unknown_field_points_at_its_name() {
 
 #[test]
 fn unknown_field_deep_inside_points_at_its_name() {
-    let e = typed::<Project>(".{ .policy = .{\n    .rules = .{},\n    .net = .{ .routr = .auto },\n} }");
+    let e = typed::<Project>(
+        ".{ .policy = .{\n    .rules = .{},\n    .net = .{ .routr = .auto },\n} }",
+    );
     assert_eq!((e.line(), e.column()), (3, 15));
-    assert_eq!(e.message(), "unknown field `routr`, expected `router` or `background`");
+    assert_eq!(
+        e.message(),
+        "unknown field `routr`, expected `router` or `background`"
+    );
 }
 
 #[test]
@@ -155,5 +160,8 @@ fn errors_from_a_value_tree_keep_positions_without_an_excerpt() {
     let e = chock_zon::from_value::<Rule>(&v).unwrap_err();
     assert_eq!((e.line(), e.column()), (2, 17));
     assert_eq!(e.excerpt(), "");
-    assert!(e.to_string().starts_with("line 2, column 17: unknown variant `nope`"));
+    assert!(
+        e.to_string()
+            .starts_with("line 2, column 17: unknown variant `nope`")
+    );
 }

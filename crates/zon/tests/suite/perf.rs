@@ -34,7 +34,10 @@ fn time_a_thousand_rules() {
         std::hint::black_box(p);
     }
     let per = t.elapsed() / runs;
-    println!("1,000-rule chock.zon ({} bytes): {per:?} per from_str", src.len());
+    println!(
+        "1,000-rule chock.zon ({} bytes): {per:?} per from_str",
+        src.len()
+    );
     let t = Instant::now();
     for _ in 0..runs {
         std::hint::black_box(chock_zon::parse(&src).unwrap());

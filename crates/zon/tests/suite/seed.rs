@@ -18,14 +18,38 @@ fn read<T: serde::de::DeserializeOwned>(src: &str) -> T {
 #[test]
 fn single_rule_lines() {
     let cases = [
-        (r#".{ .action = "call.write_file", .decision = .ask }"#, rule("call.write_file", Decision::Ask)),
-        (r#".{ .action = "net.fetch.org.ziglang.*", .decision = .allow }"#, rule("net.fetch.org.ziglang.*", Decision::Allow)),
-        (r#".{ .action = "net.fetch.*", .decision = .deny }"#, rule("net.fetch.*", Decision::Deny)),
-        (r#".{ .action = "sandbox.jit", .decision = .deny }"#, rule("sandbox.jit", Decision::Deny)),
-        (r#".{ .action = "workspace.integrate", .decision = .deny }"#, rule("workspace.integrate", Decision::Deny)),
-        (r#".{ .action = "workspace.bind.*", .decision = .deny }"#, rule("workspace.bind.*", Decision::Deny)),
-        (r#".{ .action = "lsp.*", .decision = .deny }"#, rule("lsp.*", Decision::Deny)),
-        (r#".{ .action = "style.parse", .decision = .allow }"#, rule("style.parse", Decision::Allow)),
+        (
+            r#".{ .action = "call.write_file", .decision = .ask }"#,
+            rule("call.write_file", Decision::Ask),
+        ),
+        (
+            r#".{ .action = "net.fetch.org.ziglang.*", .decision = .allow }"#,
+            rule("net.fetch.org.ziglang.*", Decision::Allow),
+        ),
+        (
+            r#".{ .action = "net.fetch.*", .decision = .deny }"#,
+            rule("net.fetch.*", Decision::Deny),
+        ),
+        (
+            r#".{ .action = "sandbox.jit", .decision = .deny }"#,
+            rule("sandbox.jit", Decision::Deny),
+        ),
+        (
+            r#".{ .action = "workspace.integrate", .decision = .deny }"#,
+            rule("workspace.integrate", Decision::Deny),
+        ),
+        (
+            r#".{ .action = "workspace.bind.*", .decision = .deny }"#,
+            rule("workspace.bind.*", Decision::Deny),
+        ),
+        (
+            r#".{ .action = "lsp.*", .decision = .deny }"#,
+            rule("lsp.*", Decision::Deny),
+        ),
+        (
+            r#".{ .action = "style.parse", .decision = .allow }"#,
+            rule("style.parse", Decision::Allow),
+        ),
     ];
     for (src, want) in cases {
         assert_eq!(read::<Rule>(src), want, "{src}");
@@ -34,7 +58,13 @@ fn single_rule_lines() {
 
 #[test]
 fn a_catch_all_rule_names_no_action() {
-    assert_eq!(read::<Rule>(".{ .decision = .ask }"), Rule { action: None, decision: Decision::Ask });
+    assert_eq!(
+        read::<Rule>(".{ .decision = .ask }"),
+        Rule {
+            action: None,
+            decision: Decision::Ask
+        }
+    );
 }
 
 #[test]
@@ -47,7 +77,10 @@ fn net_serve_publishes_one_port() {
     },
 }"#;
     let want = Project {
-        policy: Some(Policy { net: None, rules: vec![rule("net.serve.3000", Decision::Allow)] }),
+        policy: Some(Policy {
+            net: None,
+            rules: vec![rule("net.serve.3000", Decision::Allow)],
+        }),
         ..Project::default()
     };
     assert_eq!(read::<Project>(src), want);
@@ -66,7 +99,10 @@ fn net_serve_with_an_ask_fallback() {
     let p: Project = read(src);
     assert_eq!(
         p.policy.unwrap().rules,
-        vec![rule("net.serve.3000", Decision::Allow), rule("net.serve.*", Decision::Ask)]
+        vec![
+            rule("net.serve.3000", Decision::Allow),
+            rule("net.serve.*", Decision::Ask)
+        ]
     );
 }
 
@@ -82,15 +118,34 @@ fn net_router_block() {
 }"#;
     let p: Project = read(src);
     let policy = p.policy.unwrap();
-    assert_eq!(policy.net, Some(Net { router: Some(NetMode::Auto), background: None }));
-    assert_eq!(policy.rules, vec![rule("net.connect.com.github", Decision::Allow)]);
+    assert_eq!(
+        policy.net,
+        Some(Net {
+            router: Some(NetMode::Auto),
+            background: None
+        })
+    );
+    assert_eq!(
+        policy.rules,
+        vec![rule("net.connect.com.github", Decision::Allow)]
+    );
 }
 
 #[test]
 fn net_background_none_fragment() {
     let net: Net = read(".{ .background = .none }");
-    assert_eq!(net, Net { router: None, background: Some(NetMode::None) });
-    for (word, mode) in [("auto", NetMode::Auto), ("none", NetMode::None), ("filtered", NetMode::Filtered)] {
+    assert_eq!(
+        net,
+        Net {
+            router: None,
+            background: Some(NetMode::None)
+        }
+    );
+    for (word, mode) in [
+        ("auto", NetMode::Auto),
+        ("none", NetMode::None),
+        ("filtered", NetMode::Filtered),
+    ] {
         let net: Net = read(&format!(".{{ .router = .{word} }}"));
         assert_eq!(net.router, Some(mode));
     }
@@ -105,18 +160,31 @@ fn skill_read_project() {
         },
     },
 }"#;
-    assert_eq!(read::<Project>(src).policy.unwrap().rules, vec![rule("skill.read.project", Decision::Allow)]);
+    assert_eq!(
+        read::<Project>(src).policy.unwrap().rules,
+        vec![rule("skill.read.project", Decision::Allow)]
+    );
 }
 
 #[test]
 fn apply_mode_fragment() {
     let p: Project = read(".{ .apply = .{ .mode = .rebase } }");
-    assert_eq!(p.apply, Some(Apply { mode: ApplyMode::Rebase }));
+    assert_eq!(
+        p.apply,
+        Some(Apply {
+            mode: ApplyMode::Rebase
+        })
+    );
 }
 
 #[test]
 fn workspace_bind_name() {
-    assert_eq!(read::<Bind>(r#".{ .name = "scripts/release" }"#), Bind { name: "scripts/release".into() });
+    assert_eq!(
+        read::<Bind>(r#".{ .name = "scripts/release" }"#),
+        Bind {
+            name: "scripts/release".into()
+        }
+    );
 }
 
 #[test]
@@ -132,8 +200,16 @@ fn devices_block_and_its_rule() {
     },
 }"#;
     let p: Project = read(src);
-    assert_eq!(p.devices, vec![Device { action: "device.usb.1d50.6018".into() }]);
-    assert_eq!(p.policy.unwrap().rules, vec![rule("device.usb.1d50.6018", Decision::Allow)]);
+    assert_eq!(
+        p.devices,
+        vec![Device {
+            action: "device.usb.1d50.6018".into()
+        }]
+    );
+    assert_eq!(
+        p.policy.unwrap().rules,
+        vec![rule("device.usb.1d50.6018", Decision::Allow)]
+    );
 }
 
 #[test]
@@ -162,14 +238,23 @@ fn remote_mcp_host_rule_with_a_comment() {
 .{ .action = "mcp.notion.host.com.notion.*", .decision = .allow },    // that domain, for that server
 }"#;
     let rules: Vec<Rule> = read(src);
-    assert_eq!(rules, vec![rule("mcp.notion.host.com.notion.*", Decision::Allow)]);
+    assert_eq!(
+        rules,
+        vec![rule("mcp.notion.host.com.notion.*", Decision::Allow)]
+    );
 }
 
 #[test]
 fn the_value_tree_of_a_rule_keeps_kinds_and_order() {
     let v = parse(r#".{ .action = "net.serve.3000", .decision = .allow }"#).unwrap();
     let fields = v.as_struct().unwrap();
-    assert_eq!(fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["action", "decision"]);
-    assert_eq!(fields[0].value.kind, ValueKind::String("net.serve.3000".into()));
+    assert_eq!(
+        fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        ["action", "decision"]
+    );
+    assert_eq!(
+        fields[0].value.kind,
+        ValueKind::String("net.serve.3000".into())
+    );
     assert_eq!(fields[1].value.kind, ValueKind::EnumLiteral("allow".into()));
 }

@@ -87,5 +87,8 @@ pub(crate) struct Bind {
 }
 
 pub(crate) fn rule(action: &str, decision: Decision) -> Rule {
-    Rule { action: Some(action.to_owned()), decision }
+    Rule {
+        action: Some(action.to_owned()),
+        decision,
+    }
 }
