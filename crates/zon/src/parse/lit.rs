@@ -23,6 +23,23 @@ impl Parser<'_> {
         self.bump();
         let mut bytes = Vec::new();
         loop {
+            // Copy the run of ordinary characters in one go; stop at
+            // anything that needs a look: a quote, a backslash, a newline,
+            // or a control character (C0, DEL, or C1 encoded as C2 80..9F).
+            let rest = &self.src.as_bytes()[self.at.pos..];
+            let plain = rest
+                .iter()
+                .enumerate()
+                .position(|(i, &b)| {
+                    b == b'"'
+                        || b == b'\\'
+                        || (b < 0x20 && b != b'\t')
+                        || b == 0x7f
+                        || (b == 0xC2 && rest.get(i + 1).is_some_and(|n| (0x80..0xA0).contains(n)))
+                })
+                .unwrap_or(rest.len());
+            bytes.extend_from_slice(&rest[..plain]);
+            self.skip_within_line(plain);
             match self.peek() {
                 None | Some('\n') => {
                     return Err(Error::at(
@@ -157,12 +174,7 @@ impl Parser<'_> {
             }
             first = false;
             let from = self.at.pos;
-            while let Some(c) = self.peek() {
-                if c == '\n' {
-                    break;
-                }
-                self.bump();
-            }
+            self.skip_within_line(self.rest_of_line());
             out.push_str(self.src[from..self.at.pos].trim_end_matches('\r'));
             let saved = self.at;
             self.skip_trivia();

@@ -18,6 +18,10 @@ use crate::value::{Field, Value, ValueKind};
 /// Deepest nesting of `.{` accepted; one more is an error at that `.{`.
 pub const MAX_DEPTH: usize = 128;
 
+/// Structs up to this many fields look for a duplicate name by scanning;
+/// bigger ones switch to a hash map so a huge struct stays linear.
+const SMALL_STRUCT: usize = 16;
+
 pub(crate) fn parse(src: &str) -> Result<Value, Error> {
     let mut p = Parser::new(src);
     let result = p.document();
@@ -79,7 +83,9 @@ impl<'a> Parser<'a> {
     }
 
     fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
+        let b = self.peek_byte()?;
+        // ASCII is nearly all of a config file; decode only past it.
+        let c = if b < 0x80 { b as char } else { self.peek()? };
         self.at.pos += c.len_utf8();
         if c == '\n' {
             self.at.line += 1;
@@ -88,6 +94,21 @@ impl<'a> Parser<'a> {
             self.at.column += 1;
         }
         Some(c)
+    }
+
+    /// Moves over the next `n` bytes, which hold no newline, in one step.
+    fn skip_within_line(&mut self, n: usize) {
+        let run = &self.src.as_bytes()[self.at.pos..self.at.pos + n];
+        // Each character starts with one non-continuation byte.
+        let chars = run.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        self.at.column += u32::try_from(chars).unwrap_or(u32::MAX);
+        self.at.pos += n;
+    }
+
+    /// Bytes from the cursor up to the next newline (or the end).
+    fn rest_of_line(&self) -> usize {
+        let rest = &self.src.as_bytes()[self.at.pos..];
+        rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
     }
 
     fn describe_here(&self) -> String {
@@ -106,12 +127,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                 }
                 Some(b'/') if self.peek_byte_at(1) == Some(b'/') => {
-                    while let Some(c) = self.peek() {
-                        if c == '\n' {
-                            break;
-                        }
-                        self.bump();
-                    }
+                    self.skip_within_line(self.rest_of_line());
                 }
                 _ => return,
             }
@@ -278,7 +294,13 @@ impl<'a> Parser<'a> {
     }
 
     /// After an item: a `,` (then maybe `}`), or `}`. Returns true at the end.
-    fn after_item(&mut self, start: Position, what: &str, item: &str) -> Result<bool, Error> {
+    /// `field` names the struct field just read, for the message (lists pass `None`).
+    fn after_item(
+        &mut self,
+        start: Position,
+        what: &str,
+        field: Option<&str>,
+    ) -> Result<bool, Error> {
         self.skip_trivia();
         match self.peek_byte() {
             Some(b',') => {
@@ -298,13 +320,19 @@ impl<'a> Parser<'a> {
                 Ok(true)
             }
             None => Err(self.unterminated(start, what)),
-            Some(_) => Err(Error::at(
-                self.here(),
-                format!(
-                    "expected `,` or `}}` after {item}, found {}",
-                    self.describe_here()
-                ),
-            )),
+            Some(_) => {
+                let item = match field {
+                    Some(name) => format!("the value of `.{name}`"),
+                    None => "a list item".to_owned(),
+                };
+                Err(Error::at(
+                    self.here(),
+                    format!(
+                        "expected `,` or `}}` after {item}, found {}",
+                        self.describe_here()
+                    ),
+                ))
+            }
         }
     }
 
@@ -338,7 +366,18 @@ impl<'a> Parser<'a> {
             }
             self.bump();
             let value = self.value()?;
-            if let Some(first) = seen.get(&name) {
+            let earlier = if fields.len() < SMALL_STRUCT {
+                fields
+                    .iter()
+                    .find(|f: &&Field| f.name == name)
+                    .map(|f| f.name_span.start)
+            } else {
+                if seen.is_empty() {
+                    seen.extend(fields.iter().map(|f| (f.name.clone(), f.name_span.start)));
+                }
+                seen.get(&name).copied()
+            };
+            if let Some(first) = earlier {
                 return Err(Error::at(
                     name_start,
                     format!(
@@ -347,14 +386,16 @@ impl<'a> Parser<'a> {
                     ),
                 ));
             }
-            seen.insert(name.clone(), name_start);
-            let item = format!("the value of `.{name}`");
+            if !seen.is_empty() {
+                seen.insert(name.clone(), name_start);
+            }
             fields.push(Field {
                 name,
                 name_span,
                 value,
             });
-            if self.after_item(start, "struct", &item)? {
+            let name = fields.last().map(|f| f.name.as_str());
+            if self.after_item(start, "struct", name)? {
                 return Ok(fields);
             }
         }
@@ -364,7 +405,7 @@ impl<'a> Parser<'a> {
         let mut items = Vec::new();
         loop {
             items.push(self.value()?);
-            if self.after_item(start, "list", "a list item")? {
+            if self.after_item(start, "list", None)? {
                 return Ok(items);
             }
             if self.at_field() {

@@ -224,3 +224,26 @@ fn a_byte_order_mark_and_comments_are_skipped() {
         ValueKind::EnumLiteral("x".into())
     );
 }
+
+#[test]
+fn duplicates_are_found_in_big_structs_too() {
+    let mut src = String::from(".{\n");
+    for i in 0..40 {
+        src.push_str(&format!("    .f{i} = {i},\n"));
+    }
+    src.push_str("    .f3 = 0,\n}");
+    let (l, c, m) = at(&src);
+    assert_eq!((l, c), (42, 5));
+    assert_eq!(
+        m,
+        "duplicate field `f3`: it is already set at line 5, column 5; keep one of the two"
+    );
+    src.insert_str(src.len() - 1, "    .f17 = 1,\n");
+    let src = src.replace("    .f3 = 0,\n", "");
+    let (l, _, m) = at(&src);
+    assert_eq!(l, 42);
+    assert!(
+        m.starts_with("duplicate field `f17`: it is already set at line 19"),
+        "{m}"
+    );
+}
