@@ -6,7 +6,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(src) = std::str::from_utf8(data) else { return };
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
     match chock_zon::parse(src) {
         Ok(value) => {
             let text = value.to_string();
@@ -15,6 +17,9 @@ fuzz_target!(|data: &[u8]| {
                 Err(e) => panic!("the writer produced text that does not parse: {e}\n{text}"),
             }
         }
-        Err(e) => assert!(e.line() >= 1 && e.column() >= 1, "error without a position: {e}"),
+        Err(e) => assert!(
+            e.line() >= 1 && e.column() >= 1,
+            "error without a position: {e}"
+        ),
     }
 });
