@@ -48,7 +48,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn at(position: Position, message: impl Into<String>) -> Self {
+    /// An error at `position`, for checks made after reading (an unknown
+    /// action name at a [`Spanned`](crate::Spanned) value, say), so they
+    /// report the same way the reader does. Add the excerpt with
+    /// [`Error::with_source`].
+    pub fn at(position: Position, message: impl Into<String>) -> Self {
         let mut e = Self::new(message);
         e.inner.position = Some(position);
         e
@@ -62,8 +66,9 @@ impl Error {
         self
     }
 
-    /// Fills in the excerpt from the source the position refers to.
-    pub(crate) fn with_source(mut self, src: &str) -> Self {
+    /// Fills in the excerpt from the source text the position refers to
+    /// (for errors from [`from_value`](crate::from_value) or [`Error::at`]).
+    pub fn with_source(mut self, src: &str) -> Self {
         let Some(pos) = self.inner.position else {
             return self;
         };

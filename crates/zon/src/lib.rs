@@ -6,6 +6,23 @@
 //! through the same tree, and is guaranteed to read back to the same value.
 //!
 //! The supported subset and the serde mapping are described in `docs/zon.md`.
+//!
+//! ```
+//! #[derive(serde::Deserialize, Debug)]
+//! #[serde(rename_all = "snake_case")]
+//! enum Decision { Deny, Ask, Allow }
+//!
+//! #[derive(serde::Deserialize, Debug)]
+//! #[serde(deny_unknown_fields)]
+//! struct Rule { action: String, decision: Decision }
+//!
+//! let rule: Rule = chock_zon::from_str(r#".{ .action = "lsp.*", .decision = .deny }"#).unwrap();
+//! assert_eq!(rule.action, "lsp.*");
+//!
+//! let err = chock_zon::from_str::<Rule>(".{ .action = \"lsp.*\", .decision = .maybe }").unwrap_err();
+//! assert_eq!((err.line(), err.column()), (1, 35));
+//! assert!(err.to_string().starts_with("line 1, column 35: unknown variant `maybe`"));
+//! ```
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]

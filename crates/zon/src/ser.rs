@@ -290,7 +290,6 @@ impl ser::SerializeMap for MapSer {
             ValueKind::String(s) | ValueKind::EnumLiteral(s) => s,
             ValueKind::Int(i) => i.to_string(),
             ValueKind::Char(c) => char::from_u32(c).map(String::from).unwrap_or_default(),
-            ValueKind::Bool(b) => b.to_string(),
             _ => {
                 return Err(Error::new(format!(
                     "cannot write a map whose key is a {}: ZON field names are strings",

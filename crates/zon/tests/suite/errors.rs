@@ -165,3 +165,22 @@ fn errors_from_a_value_tree_keep_positions_without_an_excerpt() {
             .starts_with("line 2, column 17: unknown variant `nope`")
     );
 }
+
+#[test]
+fn callers_can_report_their_own_checks_at_a_spanned_value() {
+    #[derive(Debug, Deserialize)]
+    struct R {
+        action: chock_zon::Spanned<String>,
+    }
+    let src = ".{\n    .action = \"no.such.action\",\n}";
+    let r: R = from_str(src).unwrap();
+    let e = Error::at(
+        r.action.span.start,
+        format!("unknown action `{}`", r.action.value),
+    )
+    .with_source(src);
+    assert_eq!(
+        e.to_string(),
+        "line 2, column 15: unknown action `no.such.action`\n    .action = \"no.such.action\",\n              ^"
+    );
+}
