@@ -8,6 +8,8 @@
 //! become `.{}`; `None` becomes `null`. Map keys must be strings, chars or
 //! integers (integers are written as quoted names, `.@"42"`).
 
+use std::collections::HashSet;
+
 use serde::ser::{self, Serialize};
 
 use crate::error::Error;
@@ -165,6 +167,7 @@ impl ser::Serializer for ValueSer {
     }
     fn serialize_map(self, len: Option<usize>) -> Result<MapSer, Error> {
         Ok(MapSer {
+            names: HashSet::new(),
             fields: Vec::with_capacity(len.unwrap_or(0)),
             key: None,
             variant: None,
@@ -181,6 +184,7 @@ impl ser::Serializer for ValueSer {
         len: usize,
     ) -> Result<MapSer, Error> {
         Ok(MapSer {
+            names: HashSet::new(),
             fields: Vec::with_capacity(len),
             key: None,
             variant: Some(variant),
@@ -253,13 +257,16 @@ impl ser::SerializeTupleVariant for SeqSer {
 
 pub(crate) struct MapSer {
     fields: Vec<Field>,
+    /// Names written so far, so a repeated one (two map keys that print the
+    /// same, such as `1` and `"1"`) is refused without a quadratic scan.
+    names: HashSet<String>,
     key: Option<String>,
     variant: Option<&'static str>,
 }
 
 impl MapSer {
     fn push<T: Serialize + ?Sized>(&mut self, name: String, value: &T) -> Result<(), Error> {
-        if self.fields.iter().any(|f| f.name == name) {
+        if !self.names.insert(name.clone()) {
             return Err(Error::new(format!(
                 "cannot write the field `{name}` twice in one struct"
             )));

@@ -201,3 +201,22 @@ fn writing_refuses_what_zon_cannot_say() {
     let m: BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into();
     assert!(to_string(&m).is_err());
 }
+
+#[test]
+fn map_keys_that_print_the_same_are_refused() {
+    #[derive(Serialize)]
+    struct Twice {
+        a: u8,
+        #[serde(flatten)]
+        rest: BTreeMap<String, u8>,
+    }
+    let t = Twice {
+        a: 1,
+        rest: [("a".to_owned(), 2)].into(),
+    };
+    let e = to_string(&t).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot write the field `a` twice in one struct"
+    );
+}
