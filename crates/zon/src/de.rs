@@ -518,3 +518,43 @@ impl<'de> MapAccess<'de> for SpannedAccess<'de> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use crate::{from_str, parse};
+
+    #[test]
+    fn ignored_values_are_skipped_whatever_their_shape() {
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Keep {
+            keep: u8,
+        }
+        let k: Keep =
+            from_str(".{ .skip = .{ 1, .{ .x = 'c' }, \\\\text\n }, .keep = 7 }").unwrap();
+        assert_eq!(k, Keep { keep: 7 });
+    }
+
+    #[test]
+    fn a_unit_variant_may_be_written_as_a_field_holding_nothing() {
+        #[derive(Deserialize, Debug, PartialEq)]
+        #[serde(rename_all = "snake_case")]
+        enum E {
+            On,
+        }
+        assert_eq!(from_str::<E>(".{ .on = .{} }").unwrap(), E::On);
+        assert_eq!(from_str::<E>(".{ .on = null }").unwrap(), E::On);
+    }
+
+    #[test]
+    fn errors_from_a_tree_get_the_outer_position_when_nothing_narrower_is_known() {
+        let v = parse("\n\n  .{ .a = 1 }").unwrap();
+        let e = crate::from_value::<Vec<u8>>(&v).unwrap_err();
+        assert_eq!((e.line(), e.column()), (3, 3));
+        assert_eq!(
+            e.message(),
+            "invalid type: struct, expected a list `.{ a, b }`"
+        );
+    }
+}

@@ -8,6 +8,7 @@
 //! found with a hash set per struct).
 
 mod lit;
+mod number;
 
 use std::collections::HashMap;
 
