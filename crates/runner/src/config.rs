@@ -145,6 +145,28 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// Reads the config at `path`; a file that does not exist is an empty
+    /// config (so the error a person sees is the one that says what to
+    /// write, not "file not found").
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(path, &text),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(err) => Err(ConfigError::Read {
+                path: path.to_owned(),
+                detail: err.to_string(),
+            }),
+        }
+    }
+
+    /// Parses config text; `path` is only used in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        chock_zon::from_str(text).map_err(|err| ConfigError::Parse {
+            path: path.to_owned(),
+            detail: err.to_string(),
+        })
+    }
+
     /// `$XDG_CONFIG_HOME/chock/config.zon`, else `~/.config/chock/config.zon`.
     pub fn default_path() -> Option<PathBuf> {
         let base = std::env::var_os("XDG_CONFIG_HOME")
@@ -308,5 +330,102 @@ mod tests {
         let config = two();
         assert_eq!(config.context_window("claude"), Some(200_000));
         assert_eq!(config.context_window("local"), Some(32768));
+    }
+}
+
+#[cfg(test)]
+mod zon_tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const ISSUE_EXAMPLE: &str = r#".{
+    .providers = .{
+        .local = .{ .kind = .openai, .base_url = "http://127.0.0.1:11434/v1" },
+        .claude = .{ .kind = .anthropic, .base_url = "https://api.anthropic.com", .key_env = "ANTHROPIC_API_KEY" },
+        .demo = .{ .kind = .script, .path = "examples/hello.script" },
+    },
+    .model = "local/qwen2.5-coder",
+}
+"#;
+
+    #[test]
+    fn the_documented_shape_parses() {
+        let config = Config::parse(Path::new("config.zon"), ISSUE_EXAMPLE).unwrap();
+        assert_eq!(config.model.as_deref(), Some("local/qwen2.5-coder"));
+        assert_eq!(
+            config.providers["claude"],
+            ProviderConfig::Anthropic(HttpProviderConfig {
+                base_url: "https://api.anthropic.com".into(),
+                key_env: Some("ANTHROPIC_API_KEY".into()),
+                stream: None,
+                timeout_secs: None,
+                max_tokens: None,
+                context_window: None,
+            })
+        );
+        assert_eq!(
+            config.providers["demo"],
+            ProviderConfig::Script(ScriptProviderConfig {
+                path: "examples/hello.script".into()
+            })
+        );
+        assert!(matches!(
+            config.providers["local"],
+            ProviderConfig::OpenAi(_)
+        ));
+    }
+
+    #[test]
+    fn every_optional_field_parses() {
+        let text = r#".{
+    .providers = .{
+        .vllm = .{ .kind = .openai, .base_url = "http://127.0.0.1:8000/v1", .stream = false,
+                   .timeout_secs = 600, .max_tokens = 4096, .context_window = 131072 },
+    },
+    .model = "vllm/Qwen/Qwen2.5-Coder-7B-Instruct",
+    .reviewer = "vllm/small",
+    .context_window = 32768,
+    .search = .{ .kind = .searxng, .base_url = "http://127.0.0.1:8888" },
+    .skills_dir = "/home/me/skills",
+    .rules = .{ .{ .action = "call.write_file", .decision = .ask } },
+}"#;
+        let config = Config::parse(Path::new("config.zon"), text).unwrap();
+        assert_eq!(config.context_window("vllm"), Some(131_072));
+        assert_eq!(
+            config.search,
+            Some(SearchConfig::Searxng {
+                base_url: "http://127.0.0.1:8888".into()
+            })
+        );
+        assert_eq!(config.reviewer.as_deref(), Some("vllm/small"));
+        let chosen = config.choose(None, Path::new("config.zon")).unwrap();
+        assert_eq!(chosen.model, "Qwen/Qwen2.5-Coder-7B-Instruct");
+    }
+
+    #[test]
+    fn mistakes_are_reported_with_line_and_column() {
+        let text = ".{\n    .providers = .{\n        .x = .{ .kind = .opneai, .base_url = \"u\" },\n    },\n}\n";
+        let err = Config::parse(Path::new("/c/config.zon"), text).unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with("/c/config.zon: line 3"), "{message}");
+        assert!(message.contains("opneai"), "{message}");
+        let missing = Config::parse(
+            Path::new("c.zon"),
+            ".{ .providers = .{ .x = .{ .kind = .openai } } }",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(missing.contains("base_url"), "{missing}");
+    }
+
+    #[test]
+    fn a_missing_file_is_an_empty_config_that_asks_for_a_provider() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.zon");
+        let config = Config::load(&path).unwrap();
+        assert!(matches!(
+            config.choose(None, &path),
+            Err(ConfigError::NoProvider { .. })
+        ));
     }
 }

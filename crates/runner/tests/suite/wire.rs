@@ -162,3 +162,33 @@ fn a_missing_key_names_the_variable_and_the_key_never_shows_in_debug() {
     assert!(!debug.contains("sk-very-secret"), "{debug}");
     assert!(debug.contains("<redacted>"), "{debug}");
 }
+
+#[tokio::test]
+async fn the_testkit_config_zon_drives_a_provider_end_to_end() {
+    use chock_runner::config::Config;
+    use chock_testkit::Wire;
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let fake = FakeModel::with([Turn::text("configured").into()]);
+        let path = Path::new("config.zon");
+        let config = Config::parse(path, &fake.config_zon(wire, "tiny")).unwrap();
+        let chosen = config.choose(None, path).unwrap();
+        assert_eq!((chosen.instance, chosen.model), ("fake", "tiny"));
+        let provider = Provider::new(chosen.instance, chosen.provider, Path::new("/")).unwrap();
+        let messages = [Message::User { text: "hi".into() }];
+        let request = ModelRequest {
+            model: chosen.model,
+            system: "",
+            messages: &messages,
+            tools: &[],
+        };
+        let turn = provider
+            .start(&request)
+            .await
+            .unwrap()
+            .collect(|_| {})
+            .await
+            .unwrap();
+        assert_eq!(turn.text, "configured", "{wire:?}");
+        assert_eq!(fake.requests()[0].json()["model"], "tiny");
+    }
+}
