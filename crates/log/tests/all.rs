@@ -1,0 +1,4 @@
+//! One integration-test binary for chock-log: real files, real locks, real
+//! processes.
+
+mod suite;
