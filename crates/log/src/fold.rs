@@ -368,8 +368,9 @@ fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
             Ok(event) => folded.state.apply(&event),
         }
     }
-    for (offset, mut problem) in pending {
-        let number = lines::line_number_of(file, offset)?;
+    let offsets: Vec<u64> = pending.iter().map(|p| p.0).collect();
+    let numbers = lines::line_numbers(file, &offsets)?;
+    for ((_, mut problem), number) in pending.into_iter().zip(numbers) {
         if let ReadProblem::Invalid { line, .. } | ReadProblem::OutOfOrder { line, .. } =
             &mut problem
         {

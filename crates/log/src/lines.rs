@@ -96,23 +96,27 @@ pub(crate) fn end_of_last_complete_line(file: &File, end: u64) -> io::Result<u64
     Ok(0)
 }
 
-/// Count newlines in `[0, offset)`: the 1-based line number of the line that
-/// starts at `offset` is this plus one. Only called when a problem needs a
-/// line number, so the cost of a scan is paid only for broken logs.
-pub(crate) fn line_number_of(file: &File, offset: u64) -> io::Result<u64> {
+/// The 1-based line numbers of the lines starting at `offsets` (ascending),
+/// counted in one pass over the file up to the last of them. Only called
+/// when there are problems to report, so only broken logs pay for it.
+pub(crate) fn line_numbers(file: &File, offsets: &[u64]) -> io::Result<Vec<u64>> {
+    let mut numbers = Vec::with_capacity(offsets.len());
     let mut count = 0u64;
     let mut pos = 0u64;
     let mut buf = vec![0u8; 1 << 20];
-    while pos < offset {
-        let want = usize::try_from((offset - pos).min(buf.len() as u64)).unwrap_or(buf.len());
-        let n = read_full_at(file, &mut buf[..want], pos)?;
-        if n == 0 {
-            break;
+    for &offset in offsets {
+        while pos < offset {
+            let want = usize::try_from((offset - pos).min(buf.len() as u64)).unwrap_or(buf.len());
+            let n = read_full_at(file, &mut buf[..want], pos)?;
+            if n == 0 {
+                break;
+            }
+            count += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+            pos += n as u64;
         }
-        count += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
-        pos += n as u64;
+        numbers.push(count + 1);
     }
-    Ok(count + 1)
+    Ok(numbers)
 }
 
 /// Complete lines from `start` to `end`, read in large chunks; each item is

@@ -313,8 +313,9 @@ pub(crate) fn scan(
     }
     batch.end_offset = lines.offset();
     batch.torn_tail = batch.end_offset < len;
-    for (offset, mut problem) in pending {
-        let number = lines::line_number_of(file, offset)?;
+    let offsets: Vec<u64> = pending.iter().map(|p| p.0).collect();
+    let numbers = lines::line_numbers(file, &offsets)?;
+    for ((_, mut problem), number) in pending.into_iter().zip(numbers) {
         match &mut problem {
             ReadProblem::Invalid { line, .. } | ReadProblem::OutOfOrder { line, .. } => {
                 *line = number
