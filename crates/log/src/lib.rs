@@ -32,7 +32,7 @@ pub use fold::{FoldedLog, SessionState, Status, fold_log};
 pub use follow::Follower;
 pub use id::{EventId, SessionId};
 pub use list::{ListedSessions, list_sessions};
-pub use paths::{PathError, StateDir};
+pub use paths::{FindError, PathError, StateDir};
 pub use reader::{ReadBatch, ReadError, ReadProblem, read_after};
 pub use row::SessionRow;
 pub use time::Timestamp;

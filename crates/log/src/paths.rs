@@ -13,7 +13,7 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::id::SessionId;
+use crate::id::{SessionId, SessionIdError};
 
 /// A state directory could not be found or prepared.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +38,22 @@ pub enum PathError {
         path: PathBuf,
         /// What the system said.
         source: io::Error,
+    },
+}
+
+/// A session named by a person or a client could not be found.
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    /// The text is not a session id at all.
+    #[error(transparent)]
+    BadId(#[from] SessionIdError),
+    /// No session of that id has a log in this state directory.
+    #[error("no session {id} in {}: list sessions with 'chock sessions'", dir.display())]
+    Unknown {
+        /// The id.
+        id: SessionId,
+        /// The state directory searched.
+        dir: PathBuf,
     },
 }
 
@@ -133,6 +149,20 @@ impl StateDir {
     /// `chock serve`'s default listening socket.
     pub fn serve_socket(&self) -> PathBuf {
         self.root.join("serve.sock")
+    }
+
+    /// The id and log path of the session named by `text`, which must
+    /// exist; the error names the id and points at `chock sessions`.
+    pub fn find_session(&self, text: &str) -> Result<(SessionId, PathBuf), FindError> {
+        let id = SessionId::parse(text)?;
+        let log = self.log_path(&id);
+        if fs::symlink_metadata(&log).is_err() {
+            return Err(FindError::Unknown {
+                id,
+                dir: self.root.clone(),
+            });
+        }
+        Ok((id, log))
     }
 
     /// Create the state directory (0700) and return its path.
