@@ -318,7 +318,7 @@ pub(crate) fn scan(
     for ((_, mut problem), number) in pending.into_iter().zip(numbers) {
         match &mut problem {
             ReadProblem::Invalid { line, .. } | ReadProblem::OutOfOrder { line, .. } => {
-                *line = number
+                *line = number;
             }
             ReadProblem::SearchFellBack => {}
         }

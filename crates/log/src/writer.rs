@@ -251,10 +251,9 @@ fn last_event_id(file: &File, end: u64) -> io::Result<EventId> {
             start,
             end,
             usize::try_from(end - start).unwrap_or(4096),
-        )? {
-            if let Some(id) = crate::reader::parse_id(&line) {
-                return Ok(id);
-            }
+        )? && let Some(id) = crate::reader::parse_id(&line)
+        {
+            return Ok(id);
         }
         end = start;
     }
