@@ -211,6 +211,12 @@ impl SessionState {
 
     /// Fold one more event.
     pub fn apply(&mut self, event: &Event) {
+        self.apply_owned(event.clone());
+    }
+
+    /// Fold one more event, taking its text instead of copying it (the
+    /// whole-log fold's path: a tool's output is moved, not duplicated).
+    pub fn apply_owned(&mut self, event: Event) {
         self.events += 1;
         self.last_event_id = event.id;
         self.started_at.get_or_insert(event.at);
@@ -218,7 +224,7 @@ impl SessionState {
         if matches!(self.status, Status::Ended { .. }) {
             self.status = Status::Running;
         }
-        match &event.body {
+        match event.body {
             EventBody::SessionOpen(open) => {
                 self.session_id
                     .get_or_insert_with(|| open.session_id.clone());
@@ -231,44 +237,43 @@ impl SessionState {
             }
             EventBody::UserMessage(m) => self.conversation.push(Message::User {
                 event_id: event.id,
-                text: m.text.clone(),
+                text: m.text,
             }),
             EventBody::AssistantMessage(m) => {
                 self.usage.add(m.usage);
                 self.model_calls.push(ModelCall {
                     event_id: event.id,
                     at: event.at,
-                    model: m
-                        .model
-                        .clone()
-                        .or_else(|| self.model.clone())
-                        .unwrap_or_default(),
+                    model: match m.model {
+                        Some(model) => model,
+                        None => self.model.clone().unwrap_or_default(),
+                    },
                     usage: m.usage,
                 });
                 self.conversation.push(Message::Assistant {
                     event_id: event.id,
-                    text: m.text.clone(),
-                    tool_calls: m.tool_calls.clone(),
+                    text: m.text,
+                    tool_calls: m.tool_calls,
                 });
             }
             EventBody::ToolResult(r) => self.conversation.push(Message::ToolResult {
                 event_id: event.id,
-                call_id: r.call_id.clone(),
+                call_id: r.call_id,
                 ok: r.ok,
-                output: r.output.clone(),
+                output: r.output,
             }),
             EventBody::ApprovalRequest(r) => self.pending_approvals.push(PendingApproval {
-                request_id: r.request_id.clone(),
-                action: r.action.clone(),
-                question: r.question.clone(),
+                request_id: r.request_id,
+                action: r.action,
+                question: r.question,
                 event_id: event.id,
             }),
             EventBody::ApprovalAnswer(a) => {
                 self.pending_approvals
                     .retain(|p| p.request_id != a.request_id);
             }
-            EventBody::PlanUpdate(p) => self.plan.clone_from(&p.items),
-            EventBody::TitleSet(t) => self.title = Some(t.title.clone()),
+            EventBody::PlanUpdate(p) => self.plan = p.items,
+            EventBody::TitleSet(t) => self.title = Some(t.title),
             EventBody::Compaction(c) => {
                 self.conversation
                     .retain(|m| m.event_id() > c.up_to && !matches!(m, Message::Summary { .. }));
@@ -276,15 +281,15 @@ impl SessionState {
                     0,
                     Message::Summary {
                         event_id: event.id,
-                        text: c.summary.clone(),
+                        text: c.summary,
                     },
                 );
             }
             EventBody::WorkspaceOpen(w) => {
                 self.workspace = Some(Workspace {
-                    dir: w.dir.clone(),
-                    commit: w.commit.clone(),
-                    branch: w.branch.clone(),
+                    dir: w.dir,
+                    commit: w.commit,
+                    branch: w.branch,
                     event_id: event.id,
                     applied: false,
                 });
@@ -295,9 +300,9 @@ impl SessionState {
                 }
             }
             EventBody::BackgroundStart(b) => self.background.push(BackgroundJob {
-                job_id: b.job_id.clone(),
-                kind: b.kind.clone(),
-                command: b.command.clone(),
+                job_id: b.job_id,
+                kind: b.kind,
+                command: b.command,
                 event_id: event.id,
             }),
             EventBody::BackgroundEnd(b) => self.background.retain(|j| j.job_id != b.job_id),
@@ -305,7 +310,7 @@ impl SessionState {
             EventBody::SessionEnd(end) => {
                 self.status = Status::Ended {
                     reason: end.reason,
-                    detail: end.detail.clone(),
+                    detail: end.detail,
                 };
                 return;
             }
@@ -365,7 +370,7 @@ fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
                     },
                 ));
             }
-            Ok(event) => folded.state.apply(&event),
+            Ok(event) => folded.state.apply_owned(event),
         }
     }
     let offsets: Vec<u64> = pending.iter().map(|p| p.0).collect();
