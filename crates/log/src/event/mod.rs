@@ -6,7 +6,7 @@
 //! style rules forbid in wire types because it buffers every event into an
 //! intermediate tree, loses `deny`/default behaviour and costs the fold half
 //! its speed. Instead [`Event::to_line`] writes `id`, `at` and `type` first
-//! and then splices in the body struct's own fields, and the [`Deserialize`]
+//! and then splices in the body struct's own fields, and the `Deserialize`
 //! impl reads the envelope keys, then hands the rest of the same JSON map
 //! straight to the body struct named by `type` (with `id`/`at` filtered out
 //! wherever they appear). Only a line whose `type` comes after a body field

@@ -228,3 +228,45 @@ fn malformed_envelopes_are_errors() {
         assert!(Event::parse(line.as_bytes()).is_err(), "{line}");
     }
 }
+
+#[test]
+fn durability_policy_is_the_documented_one() {
+    let bodies = [
+        EventBody::from(TurnEnd {}),
+        ApprovalRequest::default().into(),
+        ApprovalAnswer {
+            request_id: "r".into(),
+            answer: Answer::Yes,
+            by: String::new(),
+        }
+        .into(),
+        SessionEnd {
+            reason: EndReason::Done,
+            detail: String::new(),
+        }
+        .into(),
+        Handover::default().into(),
+        WorkspaceOpen::default().into(),
+        WorkspaceApply::default().into(),
+        BackgroundStart::default().into(),
+        BackgroundEnd::default().into(),
+        Compaction::default().into(),
+    ];
+    let durable: Vec<&str> = bodies
+        .iter()
+        .filter(|b| !b.is_durable())
+        .map(EventBody::type_name)
+        .collect();
+    assert!(durable.is_empty(), "not durable: {durable:?}");
+    for body in [
+        EventBody::from(UserMessage::default()),
+        AssistantMessage::default().into(),
+        ToolResult::default().into(),
+        ToolCallEvent::default().into(),
+        Decision::default().into(),
+        PlanUpdate::default().into(),
+        TitleSet::default().into(),
+    ] {
+        assert!(!body.is_durable(), "{} should not fsync", body.type_name());
+    }
+}
