@@ -46,7 +46,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .events
             .iter()
             .try_for_each(|e| writeln!(out, "{}", e.line));
-        super::print_result(written)?;
+        super::output::print_result(written)?;
         return Ok(ExitCode::from(exit::SUCCESS));
     }
     let mut follower = Follower::new(&path, from)?;
@@ -59,7 +59,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .try_for_each(|e| writeln!(out, "{}", e.line))
             .and_then(|()| out.flush());
-        if !super::print_result(written)? {
+        if !super::output::print_result(written)? {
             break;
         }
         if !events.is_empty() {

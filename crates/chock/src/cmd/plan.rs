@@ -39,6 +39,6 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         text.push_str(&format!("{mark} {}\n", item.text));
     }
-    super::print_result(write!(std::io::stdout().lock(), "{text}"))?;
+    super::output::print_result(write!(std::io::stdout().lock(), "{text}"))?;
     Ok(ExitCode::from(exit::SUCCESS))
 }

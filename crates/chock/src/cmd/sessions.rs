@@ -51,7 +51,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         write!(out, "{}", table(&rows))
     };
-    super::print_result(written)?;
+    super::output::print_result(written)?;
     Ok(ExitCode::from(exit::SUCCESS))
 }
 
@@ -95,5 +95,5 @@ fn table(rows: &[SessionRow]) -> String {
         })
         .collect();
     let header = ["ID", "STARTED (UTC)", "STATUS", "TITLE", "MODEL", "EVENTS"];
-    super::render_table(&header, &cells, &[5])
+    super::output::render_table(&header, &cells, &[5])
 }

@@ -46,7 +46,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         s.usage.total().to_string(),
     ]);
     let header = ["EVENT", "AT", "MODEL", "INPUT", "OUTPUT", "TOTAL"];
-    let text = super::render_table(&header, &rows, &[3, 4, 5]);
-    super::print_result(write!(std::io::stdout().lock(), "{text}"))?;
+    let text = super::output::render_table(&header, &rows, &[3, 4, 5]);
+    super::output::print_result(write!(std::io::stdout().lock(), "{text}"))?;
     Ok(ExitCode::from(exit::SUCCESS))
 }
