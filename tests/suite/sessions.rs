@@ -44,9 +44,23 @@ fn json_rows_describe_sessions_written_by_the_writer_newest_first() {
         (rows[0].events, rows[0].input_tokens, rows[0].output_tokens),
         (5, 100, 7)
     );
+    assert_eq!(rows[0].owned, Some(true));
     assert_eq!(rows[1].id, old.to_string());
     assert_eq!(rows[1].status, "ended");
     assert_eq!(rows[1].reason.as_deref(), Some("stopped"));
+    assert_eq!(rows[1].owned, Some(false));
+}
+
+#[test]
+fn a_session_whose_process_died_is_shown_as_such() {
+    let state = tempfile::tempdir().unwrap();
+    let proj = tempfile::tempdir().unwrap();
+    let (id, w) = write_session(state.path(), proj.path(), "orphan");
+    drop(w);
+    let out = chock(state.path()).arg("sessions").output().unwrap();
+    let table = stdout(&out);
+    let line = table.lines().find(|l| l.starts_with(id.as_str())).unwrap();
+    assert!(line.contains("running (no process)"), "{table}");
 }
 
 #[test]

@@ -50,6 +50,10 @@ pub struct SessionRow {
     pub background: u64,
     /// Its workspace directory, when it has one.
     pub workspace: Option<PathBuf>,
+    /// Whether a process holds the log's lock, when the producer checked
+    /// ([`SessionRow::with_owner`]). `false` on a session that has not ended
+    /// means its process died without writing `session.end`.
+    pub owned: Option<bool>,
 }
 
 impl SessionRow {
@@ -77,7 +81,15 @@ impl SessionRow {
             pending_approvals: state.pending_approvals.len() as u64,
             background: state.background.len() as u64,
             workspace: state.workspace.as_ref().map(|w| w.dir.clone()),
+            owned: None,
         }
+    }
+
+    /// The row with `owned` filled in from `/proc/locks` for the log at
+    /// `log` (left unknown when that cannot be read).
+    pub fn with_owner(mut self, log: &std::path::Path) -> SessionRow {
+        self.owned = crate::locks::is_owned(log).ok();
+        self
     }
 }
 

@@ -12,8 +12,9 @@ use crate::exit;
 /// List sessions, newest first.
 ///
 /// The table shows each session's id, when it started (UTC), its status
-/// (running, waiting for an approval, or ended with a reason), title, model
-/// and number of events. Sessions whose log cannot be read are reported on
+/// (running, waiting for an approval, or ended with a reason; "(no process)"
+/// when it has not ended but no process holds its log, as after a crash),
+/// title, model and number of events. Sessions whose log cannot be read are reported on
 /// stderr and left out.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -34,7 +35,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rows: Vec<SessionRow> = listed
         .sessions
         .iter()
-        .map(|(id, s)| SessionRow::from_state(id, s))
+        .map(|(id, s)| SessionRow::from_state(id, s).with_owner(&state.log_path(id)))
         .collect();
     let mut out = std::io::stdout().lock();
     let written = if args.json {
@@ -56,10 +57,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn status(row: &SessionRow) -> String {
-    match (&*row.status, &row.reason) {
-        ("waiting", _) => "waiting for approval".to_owned(),
-        ("ended", Some(reason)) => format!("ended: {reason}"),
-        (other, _) => other.to_owned(),
+    let text = match (&*row.status, &row.reason) {
+        ("ended", Some(reason)) => return format!("ended: {reason}"),
+        ("waiting", _) => "waiting for approval",
+        (other, _) => other,
+    };
+    // Not ended, yet nobody holds the log: its process died.
+    if row.owned == Some(false) {
+        format!("{text} (no process)")
+    } else {
+        text.to_owned()
     }
 }
 
