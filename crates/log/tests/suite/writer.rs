@@ -212,3 +212,80 @@ fn a_log_owned_by_another_process_is_refused_naming_its_pid() {
         EventId(4)
     );
 }
+
+/// Not a test of its own: the child of `a_failed_write_leaves_no_torn_line`.
+/// With the file-size limit just above the log's size, an append that does
+/// not fit fails part way; the writer must cut it back and carry on.
+#[test]
+#[ignore = "helper process for another test"]
+fn file_size_limit_helper() {
+    let Some(path) = std::env::var_os("CHOCK_TEST_FSIZE") else {
+        return;
+    };
+    // SAFETY: ignoring SIGXFSZ before any other thread of this process
+    // writes; the write then fails with EFBIG instead of killing us.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    let mut w = LogWriter::open(&path).unwrap();
+    let len = fs::metadata(&path).unwrap().len();
+    let limit = len + 200;
+    rustix::process::setrlimit(
+        rustix::process::Resource::Fsize,
+        rustix::process::Rlimit {
+            current: Some(limit),
+            maximum: None,
+        },
+    )
+    .unwrap();
+    let err = w
+        .append(UserMessage {
+            text: "x".repeat(1000),
+        })
+        .unwrap_err();
+    assert!(matches!(err, WriteError::Append { .. }), "{err}");
+    assert!(
+        err.to_string().contains("the event was not written"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::metadata(&path).unwrap().len(),
+        len,
+        "a torn line was left behind"
+    );
+    let event = w
+        .append(UserMessage {
+            text: "small".into(),
+        })
+        .unwrap();
+    println!("ok {}", event.id);
+}
+
+#[test]
+fn a_failed_write_leaves_no_torn_line() {
+    let t = temp_state();
+    let (_, path) = super::session_with(&t.state, 2);
+    let before = fs::read_to_string(&path).unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "suite::writer::file_size_limit_helper",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CHOCK_TEST_FSIZE", &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The failed event took no id: the next one got 4, right after 3.
+    assert!(stdout.contains("ok 4"), "{stdout}");
+    let after = fs::read_to_string(&path).unwrap();
+    assert!(after.starts_with(&before));
+    let batch = read_after(&path, EventId::NONE).unwrap();
+    assert_eq!(ids(&batch.events), [1, 2, 3, 4]);
+    assert!(batch.problems.is_empty() && !batch.torn_tail);
+}
