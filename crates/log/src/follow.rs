@@ -53,9 +53,20 @@ pub struct Follower {
 impl Follower {
     /// Follow the log at `path`, starting with the events above `after`.
     pub fn new(path: &Path, after: EventId) -> Result<Follower, ReadError> {
+        Self::with_inotify(path, after, true)
+    }
+
+    /// Follow without inotify, polling every 100 ms: for file systems whose
+    /// changes inotify does not report (network mounts), and what
+    /// [`Follower::new`] falls back to when inotify is unavailable.
+    pub fn polling(path: &Path, after: EventId) -> Result<Follower, ReadError> {
+        Self::with_inotify(path, after, false)
+    }
+
+    fn with_inotify(path: &Path, after: EventId, use_inotify: bool) -> Result<Follower, ReadError> {
         let file = reader::open(path)?;
         // Watch before the first read so no append can fall between them.
-        let inotify = watch(path);
+        let inotify = if use_inotify { watch(path) } else { None };
         Ok(Follower {
             path: path.to_owned(),
             file,

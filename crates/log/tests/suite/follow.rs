@@ -8,10 +8,23 @@ use chock_log::{EventId, Follower, LogWriter, SessionId};
 use super::{ids, temp_state};
 
 #[test]
-fn follows_appends_from_a_last_id() {
+fn follows_appends_from_a_last_id_with_inotify() {
+    follows_appends_from_a_last_id(true);
+}
+
+#[test]
+fn follows_appends_from_a_last_id_by_polling() {
+    follows_appends_from_a_last_id(false);
+}
+
+fn follows_appends_from_a_last_id(inotify: bool) {
     let t = temp_state();
     let (_, path) = super::session_with(&t.state, 3);
-    let mut f = Follower::new(&path, EventId(2)).unwrap();
+    let mut f = if inotify {
+        Follower::new(&path, EventId(2)).unwrap()
+    } else {
+        Follower::polling(&path, EventId(2)).unwrap()
+    };
     assert_eq!(ids(&f.next(Duration::from_secs(5)).unwrap()), [3, 4]);
     assert!(f.next(Duration::from_millis(50)).unwrap().is_empty());
     let mut w = LogWriter::open(&path).unwrap();
@@ -35,7 +48,11 @@ fn follows_appends_from_a_last_id() {
     writer.join().unwrap();
     assert_eq!(seen, (5..=24).collect::<Vec<_>>());
     assert_eq!(f.last_id(), EventId(24));
-    assert!(f.as_fd().is_some(), "inotify should be available here");
+    assert_eq!(
+        f.as_fd().is_some(),
+        inotify,
+        "inotify should be available here"
+    );
 }
 
 #[test]
