@@ -7,6 +7,8 @@
 
 pub mod config;
 pub mod guard;
+pub mod history;
 pub mod provider;
+pub mod session;
 pub mod tools;
 pub mod turn;

@@ -8,6 +8,7 @@
 mod providers;
 mod quirks;
 mod script;
+mod session;
 mod tools;
 mod tools_paths;
 mod turn;
