@@ -9,6 +9,7 @@ pub mod config;
 pub mod guard;
 pub mod history;
 pub mod provider;
+pub mod run;
 pub mod session;
 pub mod tools;
 pub mod turn;

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod log;
 mod output;
 mod plan;
+mod run;
 mod sessions;
 mod usage;
 
@@ -33,6 +34,7 @@ pub(crate) enum Command {
     Log(log::Args),
     Usage(usage::Args),
     Plan(plan::Args),
+    Run(run::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -41,5 +43,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Log(args) => log::run(args),
         Command::Usage(args) => usage::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Run(args) => run::run(args),
     }
 }
