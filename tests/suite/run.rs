@@ -181,3 +181,43 @@ fn a_config_with_a_mistake_names_its_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("config.zon: line 2, column 14"), "{stderr}");
 }
+
+#[test]
+fn ctrl_c_during_a_slow_answer_ends_the_session_interrupted() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with([Turn::text("slow")
+        .delay(std::time::Duration::from_secs(30))
+        .into()]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let child = chock(state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("hi")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    fake.wait_for_requests(1, std::time::Duration::from_secs(20));
+    let kill = std::process::Command::new("kill")
+        .arg("-INT")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ended: interrupted: interrupted by the person; the turn was abandoned"),
+        "{stderr}"
+    );
+    let folded = fold_log(&only_log(state.path())).unwrap();
+    assert!(matches!(
+        folded.state.status,
+        Status::Ended {
+            reason: EndReason::Interrupted,
+            ..
+        }
+    ));
+}

@@ -79,7 +79,15 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         system: SYSTEM_PROMPT,
         limits: TurnLimits::default(),
     };
-    Ok(runtime.block_on(run_new(&setup, &options.message, on_text))?)
+    // A failure to install the handler leaves Ctrl-C with its default
+    // effect (the process dies, and the log shows no ending): the session is
+    // still worth running.
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    Ok(runtime.block_on(run_new(&setup, &options.message, on_text, interrupt))?)
 }
 
 /// The config path for `chock run` when none is given: see

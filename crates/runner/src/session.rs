@@ -59,11 +59,15 @@ pub enum SessionError {
 }
 
 /// Starts a new session with `message` and runs it to its end. `on_text`
-/// sees the model's text as it streams.
+/// sees the model's text as it streams. When `interrupt` completes (Ctrl-C,
+/// for `chock run`) the turn is abandoned at its next wait and the session
+/// ends `interrupted`; tools run between waits, so a tool call is never left
+/// half recorded.
 pub async fn run_new(
     setup: &SessionSetup<'_>,
     message: &str,
     on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
 ) -> Result<SessionOutcome, SessionError> {
     let workspace = Workspace::new(setup.project).map_err(|err| SessionError::Workspace {
         path: setup.project.to_owned(),
@@ -100,9 +104,18 @@ pub async fn run_new(
         writer: &mut writer,
         on_text,
     };
-    let end = run_turn(&cx, &mut conversation, &mut hooks).await?;
+    let end = tokio::select! {
+        end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
+        () = interrupt => None,
+    };
     writer.append(LogTurnEnd {})?;
-    let (reason, detail) = ending(end);
+    let (reason, detail) = match end {
+        Some(end) => ending(end),
+        None => (
+            EndReason::Interrupted,
+            "interrupted by the person; the turn was abandoned".to_owned(),
+        ),
+    };
     writer.append(SessionEnd {
         reason,
         detail: detail.clone(),
