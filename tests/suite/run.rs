@@ -221,3 +221,35 @@ fn ctrl_c_during_a_slow_answer_ends_the_session_interrupted() {
         }
     ));
 }
+
+#[test]
+fn a_script_provider_runs_a_whole_session_offline() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write(
+        "demo.script",
+        concat!(
+            "# write a file, then say so\n",
+            "{\"text\": \"Writing hello.txt.\", \"tool_calls\": [{\"name\": \"write_file\", \"arguments\": {\"path\": \"hello.txt\", \"content\": \"hello\\n\"}}]}\n",
+            "{\"text\": \"hello.txt says hello.\"}\n",
+        ),
+    );
+    write_config(
+        state.path(),
+        ".{\n    .providers = .{ .demo = .{ .kind = .script, .path = \"demo.script\" } },\n    .model = \"demo/script\",\n}\n",
+    );
+    let out = run(state.path(), project.path(), "say hello", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Writing hello.txt.hello.txt says hello.\n"
+    );
+    assert_eq!(project.read("hello.txt"), "hello\n");
+    let folded = fold_log(&only_log(state.path())).unwrap();
+    assert_eq!(folded.state.model.as_deref(), Some("demo/script"));
+    assert_eq!(folded.state.conversation.len(), 4);
+}
