@@ -19,6 +19,7 @@ pub mod error;
 pub mod git;
 pub mod hookcheck;
 pub mod jsonedit;
+pub mod ops;
 pub mod paths;
 pub mod reader;
 pub mod repo;
