@@ -86,7 +86,10 @@ pub(crate) async fn serve(config: Config) -> Result<u8, GatewayError> {
         }
     };
     drop(out_tx);
-    let _ = from_server.await;
+    // Both direction tasks may already be done (a finished handle must not be
+    // awaited again); aborting drops their senders so the writer drains and ends.
+    from_server.abort();
+    from_client.abort();
     let _ = writer.await;
     Ok(code)
 }

@@ -1,0 +1,3 @@
+//! One integration-test binary for chock-gate: real files, real git repositories.
+
+mod suite;
