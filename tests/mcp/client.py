@@ -5,6 +5,7 @@ Prints one JSON object: the tools listed and the outcome of one tools/call.
 """
 import asyncio
 import json
+import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -14,7 +15,9 @@ from mcp.client.stdio import stdio_client
 async def main() -> None:
     revision, tool, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     command = sys.argv[sys.argv.index("--") + 1 :]
-    params = StdioServerParameters(command=command[0], args=command[1:])
+    # The SDK passes only a few variables to the server by default; the
+    # gateway needs the whole environment (HOME, CHOCK_STATE_DIR, ...).
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             if revision == "2025-11-25":
