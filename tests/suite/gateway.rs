@@ -26,7 +26,11 @@ fn sdk_session(m: &Machine, repo: &Path, revision: &str) -> Value {
         cmd.env_remove(var);
     }
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "client.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "client.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(out.stdout.trim_ascii()).unwrap()
 }
 
@@ -46,19 +50,43 @@ fn sdk_client_and_time_server_on_both_revisions_with_the_stop_on_and_off() {
         assert_eq!(open["revision"], revision, "{open}");
         assert_eq!(open["tools"], json!(["convert_time", "get_current_time"]));
         assert_eq!(open["call"]["ok"], true, "{open}");
-        assert!(open["call"]["text"][0].as_str().unwrap().contains("\"timezone\": \"UTC\""), "{open}");
+        assert!(
+            open["call"]["text"][0]
+                .as_str()
+                .unwrap()
+                .contains("\"timezone\": \"UTC\""),
+            "{open}"
+        );
 
-        assert!(m.chock(&repo).args(["stop", "--reason", "maintenance"]).status().unwrap().success());
+        assert!(
+            m.chock(&repo)
+                .args(["stop", "--reason", "maintenance"])
+                .status()
+                .unwrap()
+                .success()
+        );
         let stopped = sdk_session(&m, &repo, revision);
-        assert_eq!(stopped["tools"], open["tools"], "tools/list still passes while stopped");
+        assert_eq!(
+            stopped["tools"], open["tools"],
+            "tools/list still passes while stopped"
+        );
         assert_eq!(stopped["call"]["ok"], false, "{stopped}");
         assert_eq!(stopped["call"]["code"], -31001);
-        assert!(stopped["call"]["message"].as_str().unwrap().contains("stopped: maintenance"));
+        assert!(
+            stopped["call"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("stopped: maintenance")
+        );
 
         lift(&m, &repo);
         assert_eq!(sdk_session(&m, &repo, revision)["call"]["ok"], true);
     }
-    let blocks: Vec<_> = m.decisions().into_iter().filter(|l| l["source"] == "gateway").collect();
+    let blocks: Vec<_> = m
+        .decisions()
+        .into_iter()
+        .filter(|l| l["source"] == "gateway")
+        .collect();
     assert_eq!(blocks.len(), 2);
     assert_eq!(blocks[0]["action"], "mcp.time.tool.get_current_time");
 }
@@ -91,7 +119,11 @@ impl Driven {
             }
         });
         let stdin = child.stdin.take();
-        Driven { child, stdin, lines }
+        Driven {
+            child,
+            stdin,
+            lines,
+        }
     }
 
     fn send(&mut self, message: Value) {
@@ -101,7 +133,10 @@ impl Driven {
     }
 
     fn recv(&self) -> Value {
-        let line = self.lines.recv_timeout(Duration::from_secs(20)).expect("a reply from the gateway");
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a reply from the gateway");
         serde_json::from_str(&line).unwrap()
     }
 
@@ -109,7 +144,10 @@ impl Driven {
     fn finish(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
         let out = self.child.wait_with_output().unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     }
 }
 
@@ -120,7 +158,8 @@ fn request(id: u64, method: &str, params: Value) -> Value {
 }
 
 #[test]
-fn revision_2026_07_28_without_a_handshake_passes_through_and_tools_call_is_refused_while_stopped() {
+fn revision_2026_07_28_without_a_handshake_passes_through_and_tools_call_is_refused_while_stopped()
+{
     let m = Machine::new();
     let repo = m.repo("shop");
     let log = m.root.path().join("server-saw");
@@ -128,21 +167,46 @@ fn revision_2026_07_28_without_a_handshake_passes_through_and_tools_call_is_refu
     gw.send(request(1, "server/discover", json!({})));
     let discover = gw.recv();
     assert_eq!(discover["result"]["resultType"], "complete", "{discover}");
-    assert_eq!(discover["result"]["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(
+        discover["result"]["supportedVersions"],
+        json!(["2026-07-28"])
+    );
     gw.send(request(2, "tools/list", json!({})));
     let list = gw.recv();
     assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 2);
-    gw.send(request(3, "tools/call", json!({"name": "echo", "arguments": {"x": 1}})));
+    gw.send(request(
+        3,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"x": 1}}),
+    ));
     let call = gw.recv();
-    assert_eq!(call["result"]["content"][0]["text"], "echo:{\"x\": 1}", "{call}");
+    assert_eq!(
+        call["result"]["content"][0]["text"], "echo:{\"x\": 1}",
+        "{call}"
+    );
     assert_eq!(call["result"]["resultType"], "complete");
 
-    assert!(m.chock(&repo).args(["stop", "--reason", "freeze"]).status().unwrap().success());
-    gw.send(request(4, "tools/call", json!({"name": "echo", "arguments": {}})));
+    assert!(
+        m.chock(&repo)
+            .args(["stop", "--reason", "freeze"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    gw.send(request(
+        4,
+        "tools/call",
+        json!({"name": "echo", "arguments": {}}),
+    ));
     let refused = gw.recv();
     assert_eq!(refused["id"], 4);
     assert_eq!(refused["error"]["code"], -31001);
-    assert!(refused["error"]["message"].as_str().unwrap().starts_with("stopped: freeze"));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("stopped: freeze")
+    );
     assert_eq!(refused["error"]["data"]["reason"], "stopped");
     // Other methods still pass while stopped.
     gw.send(request(5, "tools/list", json!({})));
@@ -150,7 +214,10 @@ fn revision_2026_07_28_without_a_handshake_passes_through_and_tools_call_is_refu
     let (code, stderr) = gw.finish();
     assert_eq!(code, Some(0), "{stderr}");
     let seen = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(seen, "server/discover\ntools/list\ntools/call\ntools/list\n", "the refused call never reached the server");
+    assert_eq!(
+        seen, "server/discover\ntools/list\ntools/call\ntools/list\n",
+        "the refused call never reached the server"
+    );
 }
 
 #[test]
@@ -159,7 +226,11 @@ fn a_client_line_that_is_not_json_gets_a_parse_error_and_is_not_forwarded() {
     let repo = m.repo("shop");
     let log = m.root.path().join("server-saw");
     let mut gw = Driven::start(&m, &repo, "modern", &log);
-    gw.stdin.as_mut().unwrap().write_all(b"{\"method\": \"tools/call\"\n").unwrap();
+    gw.stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"{\"method\": \"tools/call\"\n")
+        .unwrap();
     let reply = gw.recv();
     assert_eq!(reply["error"]["code"], -32700);
     let (code, _) = gw.finish();
@@ -175,10 +246,16 @@ fn a_server_that_writes_garbage_is_reported_and_the_gateway_exits_non_zero() {
     gw.send(request(1, "tools/list", json!({})));
     let reply = gw.recv();
     assert_eq!(reply["id"], 1);
-    assert_eq!(reply["error"]["code"], -31003, "the request in flight is answered: {reply}");
+    assert_eq!(
+        reply["error"]["code"], -31003,
+        "the request in flight is answered: {reply}"
+    );
     let (code, stderr) = gw.finish();
     assert_eq!(code, Some(1));
-    assert!(stderr.contains("not JSON-RPC") && stderr.contains("Traceback"), "{stderr}");
+    assert!(
+        stderr.contains("not JSON-RPC") && stderr.contains("Traceback"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -192,14 +269,22 @@ fn a_server_that_dies_is_reported_and_the_gateway_exits_non_zero() {
     assert_eq!(reply["error"]["code"], -31003);
     let (code, stderr) = gw.finish();
     assert_eq!(code, Some(1));
-    assert!(stderr.contains("exited") && stderr.contains("3"), "{stderr}");
+    assert!(
+        stderr.contains("exited") && stderr.contains("3"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_server_command_that_cannot_start_is_an_error() {
     let m = Machine::new();
     let repo = m.repo("shop");
-    let out = m.chock(&repo).args(["gateway", "--", "/nonexistent/mcp-server"]).stdin(Stdio::null()).output().unwrap();
+    let out = m
+        .chock(&repo)
+        .args(["gateway", "--", "/nonexistent/mcp-server"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot start the MCP server"));
 }

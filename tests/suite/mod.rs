@@ -104,13 +104,19 @@ impl Machine {
 /// Run git in `dir` with no global or system config.
 pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {
     let out = git_cmd(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
 pub(crate) fn git_cmd(dir: &std::path::Path) -> Command {
     let mut cmd = Command::new("git");
-    cmd.current_dir(dir).env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_CONFIG_NOSYSTEM", "1");
+    cmd.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
     for var in AGENT_VARS {
         cmd.env_remove(var);
     }
@@ -126,6 +132,8 @@ pub(crate) fn here() -> PathBuf {
 pub(crate) fn path_with_chock() -> std::ffi::OsString {
     let dir = chock_bin().parent().unwrap().to_owned();
     let mut paths = vec![dir];
-    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
     std::env::join_paths(paths).unwrap()
 }

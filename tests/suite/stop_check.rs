@@ -33,7 +33,13 @@ fn the_binary_allows_then_refuses_with_exit_2_and_the_reason_on_stderr() {
     let repo = m.repo("shop");
     let out = run_check(m.chock(&repo), "claude-code", &claude_input(&repo));
     assert_eq!(out.status.code(), Some(0));
-    assert!(m.chock(&repo).args(["stop", "--reason", "deploy freeze"]).status().unwrap().success());
+    assert!(
+        m.chock(&repo)
+            .args(["stop", "--reason", "deploy freeze"])
+            .status()
+            .unwrap()
+            .success()
+    );
     let out = run_check(m.chock(&repo), "claude-code", &claude_input(&repo));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("stopped: deploy freeze"));
@@ -66,7 +72,11 @@ fn an_unreadable_stop_file_refuses_every_agent() {
     std::fs::create_dir_all(repo.join(".chock")).unwrap();
     std::fs::set_permissions(repo.join(".chock"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(repo.join(".chock/stop.json"), "{}").unwrap();
-    std::fs::set_permissions(repo.join(".chock/stop.json"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::fs::set_permissions(
+        repo.join(".chock/stop.json"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
     let mut cmd = Command::new("setpriv");
     cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(super::chock_bin())
@@ -76,18 +86,33 @@ fn an_unreadable_stop_file_refuses_every_agent() {
     for var in super::AGENT_VARS {
         cmd.env_remove(var);
     }
-    let out = run_check(cmd, "gemini", &claude_input(&repo).replace("PreToolUse", "BeforeTool"));
+    let out = run_check(
+        cmd,
+        "gemini",
+        &claude_input(&repo).replace("PreToolUse", "BeforeTool"),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("cannot be read") && err.contains("Permission denied"), "{err}");
+    assert!(
+        err.contains("cannot be read") && err.contains("Permission denied"),
+        "{err}"
+    );
 }
 
 #[test]
 fn the_opencode_plugin_throws_while_stopped_and_when_chock_is_missing() {
     let m = Machine::new();
     let repo = m.repo("shop");
-    let sync = m.chock(&repo).args(["sync", "--client", "opencode", "--no-git"]).output().unwrap();
-    assert!(sync.status.success(), "{}", String::from_utf8_lossy(&sync.stderr));
+    let sync = m
+        .chock(&repo)
+        .args(["sync", "--client", "opencode", "--no-git"])
+        .output()
+        .unwrap();
+    assert!(
+        sync.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sync.stderr)
+    );
     let plugin = repo.join(".opencode/plugins/chock-stop.js");
     let driver = format!(
         r#"import {{ ChockStopCheck }} from "{}";
@@ -116,10 +141,33 @@ try {{
     };
     let with_chock = super::path_with_chock();
     assert_eq!(node(&with_chock), "allowed");
-    assert!(m.chock(&repo).args(["stop", "--reason", "lunch"]).status().unwrap().success());
+    assert!(
+        m.chock(&repo)
+            .args(["stop", "--reason", "lunch"])
+            .status()
+            .unwrap()
+            .success()
+    );
     assert!(node(&with_chock).starts_with("refused: stopped: lunch"));
     // No chock on PATH: the plugin refuses rather than letting the call through.
-    let node_dir = std::path::Path::new(&String::from_utf8(Command::new("sh").args(["-c", "command -v node"]).output().unwrap().stdout).unwrap().trim().to_owned()).parent().unwrap().to_owned();
+    let node_dir = std::path::Path::new(
+        &String::from_utf8(
+            Command::new("sh")
+                .args(["-c", "command -v node"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap()
+        .trim()
+        .to_owned(),
+    )
+    .parent()
+    .unwrap()
+    .to_owned();
     let out = node(node_dir.as_os_str());
-    assert!(out.starts_with("refused: stopped: the chock stop check could not run"), "{out}");
+    assert!(
+        out.starts_with("refused: stopped: the chock stop check could not run"),
+        "{out}"
+    );
 }

@@ -98,7 +98,10 @@ pub enum Actor {
     Person,
     /// An agent; `agent` is `None` when `CHOCK_AGENT` names a client Chock
     /// does not know, which every stop still reaches.
-    Agent { agent: Option<Agent>, variable: &'static str },
+    Agent {
+        agent: Option<Agent>,
+        variable: &'static str,
+    },
 }
 
 impl Actor {
@@ -141,22 +144,44 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let pairs: Vec<(String, String)> =
-            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        }
     }
 
     #[test]
     fn a_plain_environment_is_a_person() {
-        assert_eq!(detect(env(&[("HOME", "/root"), ("CODEX_HOME", "/x")])), Actor::Person);
+        assert_eq!(
+            detect(env(&[("HOME", "/root"), ("CODEX_HOME", "/x")])),
+            Actor::Person
+        );
     }
 
     #[test]
     fn each_client_marker_names_its_agent() {
-        assert_eq!(detect(env(&[("CLAUDECODE", "1")])).agent(), Some(Agent::ClaudeCode));
-        assert_eq!(detect(env(&[("GEMINI_CLI", "1")])).agent(), Some(Agent::Gemini));
-        assert_eq!(detect(env(&[("CODEX_THREAD_ID", "t")])).agent(), Some(Agent::Codex));
-        assert_eq!(detect(env(&[("CHOCK_SESSION", "s1")])).agent(), Some(Agent::Chock));
+        assert_eq!(
+            detect(env(&[("CLAUDECODE", "1")])).agent(),
+            Some(Agent::ClaudeCode)
+        );
+        assert_eq!(
+            detect(env(&[("GEMINI_CLI", "1")])).agent(),
+            Some(Agent::Gemini)
+        );
+        assert_eq!(
+            detect(env(&[("CODEX_THREAD_ID", "t")])).agent(),
+            Some(Agent::Codex)
+        );
+        assert_eq!(
+            detect(env(&[("CHOCK_SESSION", "s1")])).agent(),
+            Some(Agent::Chock)
+        );
     }
 
     #[test]

@@ -87,7 +87,11 @@ pub enum Line {
 
 /// `$CHOCK_STATE_DIR`, else `$XDG_STATE_HOME/chock`, else `~/.local/state/chock`.
 pub fn default_state_dir() -> Result<PathBuf, GateError> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(dir) = var("CHOCK_STATE_DIR") {
         return Ok(dir);
     }
@@ -116,7 +120,8 @@ pub fn append(path: &Path, line: &Line) -> Result<(), GateError> {
         .mode(0o600)
         .open(path)
         .map_err(|e| GateError::io("open", path, e))?;
-    file.write_all(&bytes).map_err(|e| GateError::io("append to", path, e))
+    file.write_all(&bytes)
+        .map_err(|e| GateError::io("append to", path, e))
 }
 
 /// The current time for a log line.
@@ -134,7 +139,11 @@ pub struct Tail {
 
 impl Tail {
     pub fn new(path: PathBuf) -> Self {
-        Tail { path, offset: 0, partial: Vec::new() }
+        Tail {
+            path,
+            offset: 0,
+            partial: Vec::new(),
+        }
     }
 
     /// Complete lines written since the last call. A missing file is empty.
@@ -144,15 +153,20 @@ impl Tail {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(err) => return Err(GateError::io("open", &self.path, err)),
         };
-        let len = file.metadata().map_err(|e| GateError::io("inspect", &self.path, e))?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| GateError::io("inspect", &self.path, e))?
+            .len();
         if len < self.offset {
             // Truncated or replaced: start over rather than miss lines.
             self.offset = 0;
             self.partial.clear();
         }
-        file.seek(SeekFrom::Start(self.offset)).map_err(|e| GateError::io("seek", &self.path, e))?;
+        file.seek(SeekFrom::Start(self.offset))
+            .map_err(|e| GateError::io("seek", &self.path, e))?;
         let mut fresh = Vec::new();
-        file.read_to_end(&mut fresh).map_err(|e| GateError::io("read", &self.path, e))?;
+        file.read_to_end(&mut fresh)
+            .map_err(|e| GateError::io("read", &self.path, e))?;
         self.offset += fresh.len() as u64;
         self.partial.extend_from_slice(&fresh);
         let mut lines = Vec::new();
@@ -170,16 +184,39 @@ impl Tail {
 /// One line for a person: known types in words, anything else as it is.
 pub fn render(raw: &str) -> String {
     match serde_json::from_str::<Line>(raw) {
-        Ok(Line::Block { at, reason, source, agent, action, detail, .. }) => {
-            let reason = serde_json::to_value(reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-            let source = serde_json::to_value(source).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        Ok(Line::Block {
+            at,
+            reason,
+            source,
+            agent,
+            action,
+            detail,
+            ..
+        }) => {
+            let reason = serde_json::to_value(reason)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let source = serde_json::to_value(source)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
             format!(
                 "{at}  block  {reason:<14} {source:<10} {:<12} {:<24} {detail}",
                 agent.unwrap_or_else(|| "-".into()),
                 action.unwrap_or_else(|| "-".into()),
             )
         }
-        Ok(Line::ChockStop { at, event, scope, who, repo, reason, agent, .. }) => {
+        Ok(Line::ChockStop {
+            at,
+            event,
+            scope,
+            who,
+            repo,
+            reason,
+            agent,
+            ..
+        }) => {
             let event = match event {
                 StopEvent::RepoStop => "repo_stop",
                 StopEvent::RepoResume => "repo_resume",
@@ -229,12 +266,20 @@ mod tests {
         fs::write(&path, "{\"a\":1}\n{\"b\":").unwrap();
         let mut tail = Tail::new(path.clone());
         assert_eq!(tail.poll().unwrap(), vec!["{\"a\":1}".to_owned()]);
-        fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"2}\n").unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"2}\n")
+            .unwrap();
         assert_eq!(tail.poll().unwrap(), vec!["{\"b\":2}".to_owned()]);
     }
 
     #[test]
     fn unknown_types_render_as_written() {
-        assert_eq!(render(r#"{"type":"decision","x":1}"#), r#"{"type":"decision","x":1}"#);
+        assert_eq!(
+            render(r#"{"type":"decision","x":1}"#),
+            r#"{"type":"decision","x":1}"#
+        );
     }
 }

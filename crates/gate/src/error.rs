@@ -8,7 +8,9 @@ use std::path::PathBuf;
 pub enum GateError {
     #[error("cannot find the home directory: HOME is not set; set HOME and try again")]
     NoHome,
-    #[error("{path} is not inside a git repository: run this from a repository, or use --everywhere")]
+    #[error(
+        "{path} is not inside a git repository: run this from a repository, or use --everywhere"
+    )]
     NotARepo { path: PathBuf },
     #[error("cannot read git metadata at {path}: {detail}; check the repository with 'git status'")]
     BadGitDir { path: PathBuf, detail: String },
@@ -19,8 +21,15 @@ pub enum GateError {
         #[source]
         source: io::Error,
     },
-    #[error("{path} is not valid JSON at line {line}, column {column}: {message}; fix it by hand, chock will not touch it")]
-    InvalidJson { path: PathBuf, line: usize, column: usize, message: String },
+    #[error(
+        "{path} is not valid JSON at line {line}, column {column}: {message}; fix it by hand, chock will not touch it"
+    )]
+    InvalidJson {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{path} is not valid TOML: {message}; fix it by hand, chock will not touch it")]
     InvalidToml { path: PathBuf, message: String },
     #[error("{path}: {what}; fix it by hand, chock will not guess")]
@@ -35,6 +44,10 @@ pub enum GateError {
 
 impl GateError {
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
-        GateError::Io { action, path: path.into(), source }
+        GateError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
     }
 }

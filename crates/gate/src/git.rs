@@ -53,7 +53,10 @@ pub fn hooks_dir(project: &Path) -> Result<PathBuf, GateError> {
         .args(["rev-parse", "--git-path", "hooks"])
         .current_dir(project)
         .output()
-        .map_err(|e| GateError::Git { dir: project.to_owned(), detail: format!("cannot run git: {e}") })?;
+        .map_err(|e| GateError::Git {
+            dir: project.to_owned(),
+            detail: format!("cannot run git: {e}"),
+        })?;
     if !output.status.success() {
         return Err(GateError::Git {
             dir: project.to_owned(),
@@ -62,7 +65,11 @@ pub fn hooks_dir(project: &Path) -> Result<PathBuf, GateError> {
     }
     let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     let path = PathBuf::from(text);
-    Ok(if path.is_absolute() { path } else { project.join(path) })
+    Ok(if path.is_absolute() {
+        path
+    } else {
+        project.join(path)
+    })
 }
 
 /// Install (unless `check`) and report, one row per hook.
@@ -87,7 +94,13 @@ pub fn sync_rows(project: &Path, check: bool) -> Vec<Row> {
                 Ok(result) => result,
                 Err(err) => (State::Invalid(err.to_string()), false),
             };
-            Row { client: "git", level: Level::Project, path, state, changed }
+            Row {
+                client: "git",
+                level: Level::Project,
+                path,
+                state,
+                changed,
+            }
         })
         .collect()
 }
@@ -99,7 +112,9 @@ fn install_one(path: &Path, hook: &str, check: bool) -> Result<(State, bool), Ga
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(GateError::io("inspect", path, e)),
     };
-    let ours = current.as_deref().is_some_and(|bytes| String::from_utf8_lossy(bytes).contains(MARKER));
+    let ours = current
+        .as_deref()
+        .is_some_and(|bytes| String::from_utf8_lossy(bytes).contains(MARKER));
     if current.as_deref() == Some(script.as_bytes()) {
         return Ok((State::Wired, false));
     }
@@ -114,13 +129,16 @@ fn install_one(path: &Path, hook: &str, check: bool) -> Result<(State, bool), Ga
         if fs::symlink_metadata(&chained).is_ok() {
             return Err(GateError::Occupied {
                 path: chained,
-                what: format!("move it away so chock can chain the current {hook} hook, then sync again"),
+                what: format!(
+                    "move it away so chock can chain the current {hook} hook, then sync again"
+                ),
             });
         }
         fs::rename(path, &chained).map_err(|e| GateError::io("move aside", path, e))?;
     }
     crate::stopfile::atomic_write(path, script.as_bytes(), 0o755)?;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).map_err(|e| GateError::io("set permissions on", path, e))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(|e| GateError::io("set permissions on", path, e))?;
     Ok((State::Wired, true))
 }
 
@@ -134,15 +152,25 @@ pub enum GitVerdict {
 }
 
 /// The check the dispatcher runs: `repo` is where git runs the hook.
-pub fn check(hook: &str, repo: &Path, actor: &Actor, paths: &StopPaths, log: Option<&Path>) -> GitVerdict {
+pub fn check(
+    hook: &str,
+    repo: &Path,
+    actor: &Actor,
+    paths: &StopPaths,
+    log: Option<&Path>,
+) -> GitVerdict {
     if !actor.is_agent() {
         return GitVerdict::Pass;
     }
-    let caller = Caller { project: Some(repo), agent: actor.agent() };
+    let caller = Caller {
+        project: Some(repo),
+        agent: actor.agent(),
+    };
     match reader::read(paths, &caller) {
         StopVerdict::Clear => GitVerdict::Pass,
         StopVerdict::Stopped(stopped) => {
-            let mut message = format!("{stopped}\nchock refused this {hook}: it runs in an agent's environment");
+            let mut message =
+                format!("{stopped}\nchock refused this {hook}: it runs in an agent's environment");
             if let Actor::Agent { variable, .. } = actor {
                 message.push_str(&format!(" ({variable} is set)"));
             }
@@ -150,12 +178,19 @@ pub fn check(hook: &str, repo: &Path, actor: &Actor, paths: &StopPaths, log: Opt
                 at: decisions::now(),
                 reason: BlockReason::Stopped,
                 source: BlockSource::Git,
-                agent: Some(actor.agent().map_or_else(|| "unknown".to_owned(), |a| a.name().to_owned())),
+                agent: Some(
+                    actor
+                        .agent()
+                        .map_or_else(|| "unknown".to_owned(), |a| a.name().to_owned()),
+                ),
                 action: Some(format!("git.{hook}")),
                 project: Some(repo.display().to_string()),
                 detail: stopped.to_string(),
             };
-            if let Err(err) = log.ok_or(GateError::NoHome).and_then(|path| decisions::append(path, &line)) {
+            if let Err(err) = log
+                .ok_or(GateError::NoHome)
+                .and_then(|path| decisions::append(path, &line))
+            {
                 message.push_str(&format!("\nchock: the refusal was not logged: {err}"));
             }
             GitVerdict::Refuse(message)
@@ -164,6 +199,11 @@ pub fn check(hook: &str, repo: &Path, actor: &Actor, paths: &StopPaths, log: Opt
 }
 
 /// [`check`] with this process's environment.
-pub fn check_from_env(hook: &str, repo: &Path, paths: &StopPaths, log: Option<&Path>) -> GitVerdict {
+pub fn check_from_env(
+    hook: &str,
+    repo: &Path,
+    paths: &StopPaths,
+    log: Option<&Path>,
+) -> GitVerdict {
     check(hook, repo, &agent::detect_from_env(), paths, log)
 }

@@ -37,7 +37,8 @@ pub struct HookCall {
 
 /// Pull the project and tool out of one client's documented hook input.
 pub fn parse_input(client: Agent, input: &[u8]) -> Result<HookCall, String> {
-    let value: Value = serde_json::from_slice(input).map_err(|e| format!("hook input is not JSON ({e})"))?;
+    let value: Value =
+        serde_json::from_slice(input).map_err(|e| format!("hook input is not JSON ({e})"))?;
     if !value.is_object() {
         return Err("hook input is not a JSON object".into());
     }
@@ -48,7 +49,10 @@ pub fn parse_input(client: Agent, input: &[u8]) -> Result<HookCall, String> {
             .ok_or_else(|| format!("hook input has no string field '{field}'"))
     };
     let require = |field: &str| -> Result<(), String> {
-        value.get(field).map(|_| ()).ok_or_else(|| format!("hook input has no field '{field}'"))
+        value
+            .get(field)
+            .map(|_| ())
+            .ok_or_else(|| format!("hook input has no field '{field}'"))
     };
     let first_root = |field: &str| -> Result<Option<PathBuf>, String> {
         let roots = value
@@ -61,39 +65,64 @@ pub fn parse_input(client: Agent, input: &[u8]) -> Result<HookCall, String> {
         Agent::ClaudeCode | Agent::Codex | Agent::Gemini | Agent::Chock => {
             text(&value, "hook_event_name")?;
             require("tool_input")?;
-            Ok(HookCall { project: Some(PathBuf::from(text(&value, "cwd")?)), tool: text(&value, "tool_name")? })
+            Ok(HookCall {
+                project: Some(PathBuf::from(text(&value, "cwd")?)),
+                tool: text(&value, "tool_name")?,
+            })
         }
         Agent::Cursor => {
             text(&value, "hook_event_name")?;
             let tool = text(&value, "tool_name")?;
             let roots = first_root("workspace_roots")?;
-            let cwd = value.get("cwd").and_then(Value::as_str).filter(|c| !c.is_empty()).map(PathBuf::from);
-            Ok(HookCall { project: cwd.or(roots), tool })
+            let cwd = value
+                .get("cwd")
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty())
+                .map(PathBuf::from);
+            Ok(HookCall {
+                project: cwd.or(roots),
+                tool,
+            })
         }
         Agent::Goose => {
             text(&value, "event")?;
             text(&value, "session_id")?;
             let tool = text(&value, "tool_name")?;
-            let project = value.get("working_dir").and_then(Value::as_str).map(PathBuf::from);
+            let project = value
+                .get("working_dir")
+                .and_then(Value::as_str)
+                .map(PathBuf::from);
             Ok(HookCall { project, tool })
         }
         Agent::Cline => {
             text(&value, "hookName")?;
             text(&value, "taskId")?;
             let project = first_root("workspaceRoots")?;
-            let inner = value.get("preToolUse").ok_or("hook input has no field 'preToolUse'")?;
-            Ok(HookCall { project, tool: text(inner, "toolName")? })
+            let inner = value
+                .get("preToolUse")
+                .ok_or("hook input has no field 'preToolUse'")?;
+            Ok(HookCall {
+                project,
+                tool: text(inner, "toolName")?,
+            })
         }
         Agent::Windsurf => {
             let action = text(&value, "agent_action_name")?;
             text(&value, "trajectory_id")?;
-            let info = value.get("tool_info").filter(|v| v.is_object()).ok_or("hook input has no object field 'tool_info'")?;
+            let info = value
+                .get("tool_info")
+                .filter(|v| v.is_object())
+                .ok_or("hook input has no object field 'tool_info'")?;
             let project = info
                 .get("cwd")
                 .and_then(Value::as_str)
                 .map(PathBuf::from)
                 .or_else(|| {
-                    info.get("file_path").and_then(Value::as_str).map(Path::new).and_then(Path::parent).map(Path::to_path_buf)
+                    info.get("file_path")
+                        .and_then(Value::as_str)
+                        .map(Path::new)
+                        .and_then(Path::parent)
+                        .map(Path::to_path_buf)
                 })
                 .filter(|p| p.is_absolute());
             let tool = match info.get("mcp_tool_name").and_then(Value::as_str) {
@@ -104,7 +133,10 @@ pub fn parse_input(client: Agent, input: &[u8]) -> Result<HookCall, String> {
         }
         Agent::OpenCode => {
             let tool = text(&value, "tool")?;
-            Ok(HookCall { project: Some(PathBuf::from(text(&value, "directory")?)), tool })
+            Ok(HookCall {
+                project: Some(PathBuf::from(text(&value, "directory")?)),
+                tool,
+            })
         }
     }
 }
@@ -115,35 +147,48 @@ pub fn run(client: Agent, input: &[u8], paths: &StopPaths, log: Option<&Path>) -
     let call = match parse_input(client, input) {
         Ok(call) => call,
         Err(problem) => {
-            let message = format!("refused: {problem}; chock cannot tell whether a stop is in force, so the call does not run");
+            let message = format!(
+                "refused: {problem}; chock cannot tell whether a stop is in force, so the call does not run"
+            );
             let mut outcome = deny(client, &message);
-            note_log(log, &mut outcome, Line::Block {
-                at: decisions::now(),
-                reason: BlockReason::BadHookInput,
-                source: BlockSource::StopCheck,
-                agent: Some(client.name().into()),
-                action: None,
-                project: None,
-                detail: message,
-            });
+            note_log(
+                log,
+                &mut outcome,
+                Line::Block {
+                    at: decisions::now(),
+                    reason: BlockReason::BadHookInput,
+                    source: BlockSource::StopCheck,
+                    agent: Some(client.name().into()),
+                    action: None,
+                    project: None,
+                    detail: message,
+                },
+            );
             return outcome;
         }
     };
-    let caller = Caller { project: call.project.as_deref(), agent: Some(client) };
+    let caller = Caller {
+        project: call.project.as_deref(),
+        agent: Some(client),
+    };
     match reader::read(paths, &caller) {
         StopVerdict::Clear => allow(client),
         StopVerdict::Stopped(stopped) => {
             let message = stopped.to_string();
             let mut outcome = deny(client, &message);
-            note_log(log, &mut outcome, Line::Block {
-                at: decisions::now(),
-                reason: BlockReason::Stopped,
-                source: BlockSource::StopCheck,
-                agent: Some(client.name().into()),
-                action: Some(call.tool),
-                project: call.project.map(|p| p.display().to_string()),
-                detail: message,
-            });
+            note_log(
+                log,
+                &mut outcome,
+                Line::Block {
+                    at: decisions::now(),
+                    reason: BlockReason::Stopped,
+                    source: BlockSource::StopCheck,
+                    agent: Some(client.name().into()),
+                    action: Some(call.tool),
+                    project: call.project.map(|p| p.display().to_string()),
+                    detail: message,
+                },
+            );
             outcome
         }
     }
@@ -155,7 +200,9 @@ fn note_log(log: Option<&Path>, outcome: &mut HookOutcome, line: Line) {
         None => Err("the state directory could not be located".to_owned()),
     };
     if let Err(err) = result {
-        outcome.stderr.push_str(&format!("chock: the refusal was not logged: {err}\n"));
+        outcome
+            .stderr
+            .push_str(&format!("chock: the refusal was not logged: {err}\n"));
     }
 }
 
@@ -167,7 +214,11 @@ pub fn allow(client: Agent) -> HookOutcome {
         Agent::Cline => json!({"cancel": false}).to_string(),
         _ => String::new(),
     };
-    HookOutcome { exit: 0, stdout: with_newline(stdout), stderr: String::new() }
+    HookOutcome {
+        exit: 0,
+        stdout: with_newline(stdout),
+        stderr: String::new(),
+    }
 }
 
 /// The answer that refuses a call with `message` (already `stopped: ...` or
@@ -183,13 +234,30 @@ pub fn deny(client: Agent, message: &str) -> HookOutcome {
             }})
             .to_string(),
         ),
-        Agent::Gemini => (2, json!({"decision": "deny", "reason": message}).to_string()),
-        Agent::Cursor => (2, json!({"permission": "deny", "user_message": message, "agent_message": message}).to_string()),
-        Agent::Goose => (2, json!({"decision": "block", "reason": message}).to_string()),
-        Agent::Cline => (0, json!({"cancel": true, "errorMessage": message}).to_string()),
+        Agent::Gemini => (
+            2,
+            json!({"decision": "deny", "reason": message}).to_string(),
+        ),
+        Agent::Cursor => (
+            2,
+            json!({"permission": "deny", "user_message": message, "agent_message": message})
+                .to_string(),
+        ),
+        Agent::Goose => (
+            2,
+            json!({"decision": "block", "reason": message}).to_string(),
+        ),
+        Agent::Cline => (
+            0,
+            json!({"cancel": true, "errorMessage": message}).to_string(),
+        ),
         Agent::Windsurf | Agent::OpenCode => (2, String::new()),
     };
-    HookOutcome { exit, stdout: with_newline(stdout), stderr: format!("{message}\n") }
+    HookOutcome {
+        exit,
+        stdout: with_newline(stdout),
+        stderr: format!("{message}\n"),
+    }
 }
 
 fn with_newline(mut text: String) -> String {
@@ -207,7 +275,13 @@ mod tests {
     fn claude_code_input_gives_cwd_and_tool() {
         let input = br#"{"session_id":"s","transcript_path":"/t","cwd":"/srv/shop","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
         let call = parse_input(Agent::ClaudeCode, input).unwrap();
-        assert_eq!(call, HookCall { project: Some("/srv/shop".into()), tool: "Bash".into() });
+        assert_eq!(
+            call,
+            HookCall {
+                project: Some("/srv/shop".into()),
+                tool: "Bash".into()
+            }
+        );
     }
 
     #[test]

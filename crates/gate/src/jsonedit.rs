@@ -46,7 +46,11 @@ pub fn validate(text: &str) -> Result<(), SyntaxError> {
 }
 
 fn parse(text: &str) -> Result<Node, SyntaxError> {
-    let mut parser = Parser { bytes: text.as_bytes(), pos: 0, text };
+    let mut parser = Parser {
+        bytes: text.as_bytes(),
+        pos: 0,
+        text,
+    };
     parser.skip_ws();
     let node = parser.value(0)?;
     parser.skip_ws();
@@ -66,12 +70,23 @@ impl Parser<'_> {
     fn error(&self, message: &str) -> SyntaxError {
         let before = &self.text[..self.pos.min(self.text.len())];
         let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-        SyntaxError { line, column, message: message.to_owned() }
+        let column = before
+            .rsplit('\n')
+            .next()
+            .map(|l| l.chars().count())
+            .unwrap_or(0)
+            + 1;
+        SyntaxError {
+            line,
+            column,
+            message: message.to_owned(),
+        }
     }
 
     fn skip_ws(&mut self) {
-        while self.pos < self.bytes.len() && matches!(self.bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+        while self.pos < self.bytes.len()
+            && matches!(self.bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r')
+        {
             self.pos += 1;
         }
     }
@@ -90,7 +105,11 @@ impl Parser<'_> {
             Some(b'[') => self.array(start, depth),
             Some(b'"') => {
                 self.string()?;
-                Ok(Node { start, end: self.pos, kind: Kind::Scalar })
+                Ok(Node {
+                    start,
+                    end: self.pos,
+                    kind: Kind::Scalar,
+                })
             }
             Some(b't') => self.literal(start, "true"),
             Some(b'f') => self.literal(start, "false"),
@@ -104,7 +123,11 @@ impl Parser<'_> {
     fn literal(&mut self, start: usize, word: &str) -> Result<Node, SyntaxError> {
         if self.bytes[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
-            Ok(Node { start, end: self.pos, kind: Kind::Scalar })
+            Ok(Node {
+                start,
+                end: self.pos,
+                kind: Kind::Scalar,
+            })
         } else {
             Err(self.error("expected a JSON value"))
         }
@@ -136,7 +159,11 @@ impl Parser<'_> {
             }
             self.digits();
         }
-        Ok(Node { start, end: self.pos, kind: Kind::Scalar })
+        Ok(Node {
+            start,
+            end: self.pos,
+            kind: Kind::Scalar,
+        })
     }
 
     fn digits(&mut self) {
@@ -159,7 +186,9 @@ impl Parser<'_> {
                 Some(b'\\') => {
                     self.pos += 1;
                     match self.peek() {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 1,
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            self.pos += 1;
+                        }
                         Some(b'u') => {
                             self.pos += 1;
                             for _ in 0..4 {
@@ -176,7 +205,8 @@ impl Parser<'_> {
                 Some(_) => self.pos += 1,
             }
         }
-        serde_json::from_str::<String>(&self.text[start..self.pos]).map_err(|_| self.error("bad string"))
+        serde_json::from_str::<String>(&self.text[start..self.pos])
+            .map_err(|_| self.error("bad string"))
     }
 
     fn object(&mut self, start: usize, depth: usize) -> Result<Node, SyntaxError> {
@@ -185,7 +215,11 @@ impl Parser<'_> {
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
-            return Ok(Node { start, end: self.pos, kind: Kind::Object(members) });
+            return Ok(Node {
+                start,
+                end: self.pos,
+                kind: Kind::Object(members),
+            });
         }
         loop {
             self.skip_ws();
@@ -207,7 +241,11 @@ impl Parser<'_> {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
-                    return Ok(Node { start, end: self.pos, kind: Kind::Object(members) });
+                    return Ok(Node {
+                        start,
+                        end: self.pos,
+                        kind: Kind::Object(members),
+                    });
                 }
                 _ => return Err(self.error("expected ',' or '}'")),
             }
@@ -220,7 +258,11 @@ impl Parser<'_> {
         self.skip_ws();
         if self.peek() == Some(b']') {
             self.pos += 1;
-            return Ok(Node { start, end: self.pos, kind: Kind::Array(items) });
+            return Ok(Node {
+                start,
+                end: self.pos,
+                kind: Kind::Array(items),
+            });
         }
         loop {
             self.skip_ws();
@@ -230,7 +272,11 @@ impl Parser<'_> {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(Node { start, end: self.pos, kind: Kind::Array(items) });
+                    return Ok(Node {
+                        start,
+                        end: self.pos,
+                        kind: Kind::Array(items),
+                    });
                 }
                 _ => return Err(self.error("expected ',' or ']'")),
             }
@@ -240,18 +286,29 @@ impl Parser<'_> {
 
 /// Does the array at `path` hold an element `wanted` accepts? `Ok(false)`
 /// when the path does not exist yet.
-pub fn contains(text: &str, path: &[&str], wanted: &dyn Fn(&Value) -> bool) -> Result<bool, EditError> {
+pub fn contains(
+    text: &str,
+    path: &[&str],
+    wanted: &dyn Fn(&Value) -> bool,
+) -> Result<bool, EditError> {
     if text.trim().is_empty() {
         return Ok(false);
     }
     let value: Value = serde_json::from_str(text).map_err(|e| {
-        EditError::Syntax(SyntaxError { line: e.line(), column: e.column(), message: e.to_string() })
+        EditError::Syntax(SyntaxError {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })
     })?;
     validate(text).map_err(EditError::Syntax)?;
     let mut here = &value;
     for (i, key) in path.iter().enumerate() {
         let Some(object) = here.as_object() else {
-            return Err(EditError::Shape(format!("{} is not an object", dotted(&path[..i]))));
+            return Err(EditError::Shape(format!(
+                "{} is not an object",
+                dotted(&path[..i])
+            )));
         };
         match object.get(*key) {
             Some(next) => here = next,
@@ -260,7 +317,10 @@ pub fn contains(text: &str, path: &[&str], wanted: &dyn Fn(&Value) -> bool) -> R
     }
     match here.as_array() {
         Some(items) => Ok(items.iter().any(wanted)),
-        None => Err(EditError::Shape(format!("{} is not an array", dotted(path)))),
+        None => Err(EditError::Shape(format!(
+            "{} is not an array",
+            dotted(path)
+        ))),
     }
 }
 
@@ -291,7 +351,10 @@ pub fn ensure_element(
     let mut edited: Option<String> = None;
     for (i, key) in path.iter().enumerate() {
         let Kind::Object(members) = &node.kind else {
-            return Err(EditError::Shape(format!("{} is not an object", dotted(&depth_path))));
+            return Err(EditError::Shape(format!(
+                "{} is not an object",
+                dotted(&depth_path)
+            )));
         };
         match members.iter().find(|(k, _, _)| k == key) {
             Some((_, _, child)) => {
@@ -314,36 +377,62 @@ pub fn ensure_element(
         Some(out) => out,
         None => match &node.kind {
             Kind::Array(items) => append_item(text, node, items, element, &unit),
-            _ => return Err(EditError::Shape(format!("{} is not an array", dotted(path)))),
+            _ => {
+                return Err(EditError::Shape(format!(
+                    "{} is not an array",
+                    dotted(path)
+                )));
+            }
         },
     };
     // The safety net: the edit must mean exactly "the original plus one element".
     let mut expected: Value = serde_json::from_str(text).map_err(|e| {
-        EditError::Syntax(SyntaxError { line: e.line(), column: e.column(), message: e.to_string() })
+        EditError::Syntax(SyntaxError {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })
     })?;
     insert_path(&mut expected, path, element.clone());
-    let actual: Value = serde_json::from_str(&out)
-        .map_err(|e| EditError::Shape(format!("internal error: the edit did not parse ({e}); nothing written")))?;
+    let actual: Value = serde_json::from_str(&out).map_err(|e| {
+        EditError::Shape(format!(
+            "internal error: the edit did not parse ({e}); nothing written"
+        ))
+    })?;
     if actual != expected {
-        return Err(EditError::Shape("internal error: the edit changed more than intended; nothing written".into()));
+        return Err(EditError::Shape(
+            "internal error: the edit changed more than intended; nothing written".into(),
+        ));
     }
     Ok(Some(out))
 }
 
 fn dotted(path: &[&str]) -> String {
-    if path.is_empty() { "the top level".to_owned() } else { path.join(".") }
+    if path.is_empty() {
+        "the top level".to_owned()
+    } else {
+        path.join(".")
+    }
 }
 
 /// Apply the edit to a parsed value: create objects along `path`, push into the array.
 fn insert_path(root: &mut Value, path: &[&str], element: Value) {
-    let Some((last, parents)) = path.split_last() else { return };
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
     let mut here = root;
     for key in parents {
-        let Some(object) = here.as_object_mut() else { return };
-        here = object.entry((*key).to_owned()).or_insert_with(|| Value::Object(Map::new()));
+        let Some(object) = here.as_object_mut() else {
+            return;
+        };
+        here = object
+            .entry((*key).to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
     if let Some(object) = here.as_object_mut() {
-        let array = object.entry((*last).to_owned()).or_insert_with(|| Value::Array(Vec::new()));
+        let array = object
+            .entry((*last).to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
         if let Some(items) = array.as_array_mut() {
             items.push(element);
         }
@@ -383,18 +472,33 @@ fn single_line(text: &str, node: &Node) -> bool {
     !text[node.start..node.end].contains('\n')
 }
 
-fn insert_member(text: &str, object: &Node, members: &[(String, usize, Node)], key: &str, value: &Value, unit: &str) -> String {
+fn insert_member(
+    text: &str,
+    object: &Node,
+    members: &[(String, usize, Node)],
+    key: &str,
+    value: &Value,
+    unit: &str,
+) -> String {
     let key_json = Value::String(key.to_owned()).to_string();
     let (at, insert) = match members.last() {
-        Some((_, _, last)) if single_line(text, object) => (last.end, format!(", {key_json}: {value}")),
+        Some((_, _, last)) if single_line(text, object) => {
+            (last.end, format!(", {key_json}: {value}"))
+        }
         Some((_, _, last)) => {
             let indent = line_indent(text, members[0].1).to_owned();
-            (last.end, format!(",\n{indent}{key_json}: {}", indented(value, unit, &indent)))
+            (
+                last.end,
+                format!(",\n{indent}{key_json}: {}", indented(value, unit, &indent)),
+            )
         }
         None => {
             let outer = line_indent(text, object.start).to_owned();
             let indent = format!("{outer}{unit}");
-            let body = format!("\n{indent}{key_json}: {}\n{outer}", indented(value, unit, &indent));
+            let body = format!(
+                "\n{indent}{key_json}: {}\n{outer}",
+                indented(value, unit, &indent)
+            );
             // Replace whatever whitespace sat between the braces.
             let mut out = String::with_capacity(text.len() + body.len());
             out.push_str(&text[..object.start + 1]);
@@ -411,7 +515,11 @@ fn append_item(text: &str, array: &Node, items: &[Node], element: &Value, unit: 
         Some(last) if single_line(text, array) => splice(text, last.end, &format!(", {element}")),
         Some(last) => {
             let indent = line_indent(text, items[0].start).to_owned();
-            splice(text, last.end, &format!(",\n{indent}{}", indented(element, unit, &indent)))
+            splice(
+                text,
+                last.end,
+                &format!(",\n{indent}{}", indented(element, unit, &indent)),
+            )
         }
         None => {
             let outer = line_indent(text, array.start).to_owned();
@@ -444,7 +552,13 @@ mod tests {
     }
 
     fn ensure(text: &str) -> Option<String> {
-        ensure_element(text, &["hooks", "PreToolUse"], &json!({"command": "stop-check"}), &is_ours).unwrap()
+        ensure_element(
+            text,
+            &["hooks", "PreToolUse"],
+            &json!({"command": "stop-check"}),
+            &is_ours,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -462,12 +576,18 @@ mod tests {
     fn appends_to_an_existing_array_and_keeps_everything_else() {
         let text = "{\"hooks\": {\"PreToolUse\": [\n  {\"command\": \"other\"}\n]}, \"z\": 1}";
         let out = ensure(text).unwrap();
-        assert_eq!(out, "{\"hooks\": {\"PreToolUse\": [\n  {\"command\": \"other\"},\n  {\n    \"command\": \"stop-check\"\n  }\n]}, \"z\": 1}");
+        assert_eq!(
+            out,
+            "{\"hooks\": {\"PreToolUse\": [\n  {\"command\": \"other\"},\n  {\n    \"command\": \"stop-check\"\n  }\n]}, \"z\": 1}"
+        );
     }
 
     #[test]
     fn fills_empty_containers() {
-        assert_eq!(ensure("{}").unwrap(), "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"command\": \"stop-check\"\n      }\n    ]\n  }\n}");
+        assert_eq!(
+            ensure("{}").unwrap(),
+            "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"command\": \"stop-check\"\n      }\n    ]\n  }\n}"
+        );
         let out = ensure("{\"hooks\": {\"PreToolUse\": []}}").unwrap();
         let value: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(value["hooks"]["PreToolUse"][0]["command"], "stop-check");
@@ -484,7 +604,13 @@ mod tests {
 
     #[test]
     fn the_wrong_shape_is_refused() {
-        let err = ensure_element("{\"hooks\": []}", &["hooks", "PreToolUse"], &json!(1), &|_| false).unwrap_err();
+        let err = ensure_element(
+            "{\"hooks\": []}",
+            &["hooks", "PreToolUse"],
+            &json!(1),
+            &|_| false,
+        )
+        .unwrap_err();
         assert_eq!(err, EditError::Shape("hooks is not an object".into()));
     }
 
@@ -493,7 +619,13 @@ mod tests {
         for bad in ["{,}", "[1,]", "{\"a\" 1}", "01", "\"\\x\"", "tru", "{} {}"] {
             assert!(validate(bad).is_err(), "{bad}");
         }
-        for good in ["{}", "[]", "-0.5e+3", "\"\\u00e9\"", "{\"a\":[true,false,null]}"] {
+        for good in [
+            "{}",
+            "[]",
+            "-0.5e+3",
+            "\"\\u00e9\"",
+            "{\"a\":[true,false,null]}",
+        ] {
             assert!(validate(good).is_ok(), "{good}");
         }
     }

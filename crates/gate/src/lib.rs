@@ -43,9 +43,17 @@ pub fn check_stop(project_dir: &Path) -> Result<(), Stopped> {
         Ok(paths) => paths,
         // No home directory means the machine registry cannot be consulted,
         // which is an absent answer: never a permissive one.
-        Err(err) => return Err(Stopped::unreadable(Path::new("~/.chock/stops"), &err.to_string())),
+        Err(err) => {
+            return Err(Stopped::unreadable(
+                Path::new("~/.chock/stops"),
+                &err.to_string(),
+            ));
+        }
     };
-    let caller = Caller { project: Some(project_dir), agent: Some(Agent::Chock) };
+    let caller = Caller {
+        project: Some(project_dir),
+        agent: Some(Agent::Chock),
+    };
     match reader::read(&paths, &caller) {
         StopVerdict::Clear => Ok(()),
         StopVerdict::Stopped(stopped) => Err(stopped),

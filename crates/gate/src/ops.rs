@@ -24,15 +24,21 @@ impl Env {
     /// Append a line; a failure is returned as a warning for the person.
     pub fn log(&self, line: &Line) -> Option<String> {
         match &self.log {
-            Some(path) => decisions::append(path, line).err().map(|e| format!("the decision log was not written: {e}")),
-            None => Some("the decision log was not written: the state directory could not be located".into()),
+            Some(path) => decisions::append(path, line)
+                .err()
+                .map(|e| format!("the decision log was not written: {e}")),
+            None => Some(
+                "the decision log was not written: the state directory could not be located".into(),
+            ),
         }
     }
 }
 
 /// Refuse a person-only command from an agent's shell, and log it.
 pub fn refuse_agent(env: &Env, command: &str, actor: &Actor) -> Result<(), String> {
-    let Actor::Agent { agent, variable } = actor else { return Ok(()) };
+    let Actor::Agent { agent, variable } = actor else {
+        return Ok(());
+    };
     let message = format!(
         "{command} is for a person at a terminal, and this shell belongs to an agent ({variable} is set); \
          ask the person to run it"
@@ -43,7 +49,9 @@ pub fn refuse_agent(env: &Env, command: &str, actor: &Actor) -> Result<(), Strin
         source: BlockSource::Cli,
         agent: Some(agent.map_or_else(|| "unknown".to_owned(), |a| a.name().to_owned())),
         action: Some(command.to_owned()),
-        project: std::env::current_dir().ok().map(|d| d.display().to_string()),
+        project: std::env::current_dir()
+            .ok()
+            .map(|d| d.display().to_string()),
         detail: message.clone(),
     });
     Err(match warning {
@@ -67,7 +75,9 @@ pub fn git_user_email(dir: &Path) -> String {
 
 /// The repository a directory belongs to, or a clear error.
 pub fn repo_of(dir: &Path) -> Result<Repo, GateError> {
-    repo::discover(dir)?.ok_or_else(|| GateError::NotARepo { path: dir.to_owned() })
+    repo::discover(dir)?.ok_or_else(|| GateError::NotARepo {
+        path: dir.to_owned(),
+    })
 }
 
 /// What a stop wrote.
@@ -79,7 +89,12 @@ pub struct StopReport {
 }
 
 /// Stop agents in the repository `dir` belongs to.
-pub fn stop_repo(env: &Env, dir: &Path, reason: &str, agent: Option<&str>) -> Result<StopReport, GateError> {
+pub fn stop_repo(
+    env: &Env,
+    dir: &Path,
+    reason: &str,
+    agent: Option<&str>,
+) -> Result<StopReport, GateError> {
     let agent = validate_agent(agent)?;
     let repo = repo_of(dir)?;
     let stop = StopFile {
@@ -93,7 +108,11 @@ pub fn stop_repo(env: &Env, dir: &Path, reason: &str, agent: Option<&str>) -> Re
     };
     let written = stopfile::write_repo_stop(&env.paths, &repo, &stop)?;
     let warning = env.log(&stop_line(StopEvent::RepoStop, &stop));
-    Ok(StopReport { stop, files: vec![written.repo_file, written.registry_file], warning })
+    Ok(StopReport {
+        stop,
+        files: vec![written.repo_file, written.registry_file],
+        warning,
+    })
 }
 
 /// Stop every agent on the machine.
@@ -109,7 +128,11 @@ pub fn stop_everywhere(env: &Env, dir: &Path, reason: &str) -> Result<StopReport
     };
     let file = stopfile::write_everywhere_stop(&env.paths, &stop)?;
     let warning = env.log(&stop_line(StopEvent::RepoStop, &stop));
-    Ok(StopReport { stop, files: vec![file], warning })
+    Ok(StopReport {
+        stop,
+        files: vec![file],
+        warning,
+    })
 }
 
 fn validate_agent(agent: Option<&str>) -> Result<Option<String>, GateError> {
@@ -117,7 +140,10 @@ fn validate_agent(agent: Option<&str>) -> Result<Option<String>, GateError> {
         None => Ok(None),
         Some(name) => match Agent::from_name(name) {
             Some(agent) => Ok(Some(agent.name().to_owned())),
-            None => Err(GateError::UnknownAgent { name: name.to_owned(), known: Agent::names() }),
+            None => Err(GateError::UnknownAgent {
+                name: name.to_owned(),
+                known: Agent::names(),
+            }),
         },
     }
 }
@@ -151,12 +177,22 @@ pub fn pending_repo(env: &Env, dir: &Path) -> Result<Pending, GateError> {
         .iter()
         .filter_map(|path| reader::read_one(path))
         .collect();
-    Ok(Pending { word: repo.name(), stops, repo: Some(repo) })
+    Ok(Pending {
+        word: repo.name(),
+        stops,
+        repo: Some(repo),
+    })
 }
 
 /// The machine-wide stop.
 pub fn pending_everywhere(env: &Env) -> Pending {
-    Pending { word: "everywhere".to_owned(), stops: reader::read_one(&env.paths.everywhere()).into_iter().collect(), repo: None }
+    Pending {
+        word: "everywhere".to_owned(),
+        stops: reader::read_one(&env.paths.everywhere())
+            .into_iter()
+            .collect(),
+        repo: None,
+    }
 }
 
 /// Lift what [`pending_repo`] or [`pending_everywhere`] found; the caller has
@@ -168,15 +204,27 @@ pub fn lift(env: &Env, pending: &Pending) -> Result<(Vec<PathBuf>, Option<String
             removed.push(stop.source.clone());
         }
     }
-    let scope = if pending.repo.is_some() { Scope::Repo } else { Scope::Everywhere };
-    let who = git_user_email(pending.repo.as_ref().map_or(Path::new("."), |r| r.main_checkout.as_path()));
+    let scope = if pending.repo.is_some() {
+        Scope::Repo
+    } else {
+        Scope::Everywhere
+    };
+    let who = git_user_email(
+        pending
+            .repo
+            .as_ref()
+            .map_or(Path::new("."), |r| r.main_checkout.as_path()),
+    );
     let line = Line::ChockStop {
         at: decisions::now(),
         event: StopEvent::RepoResume,
         scope: scope.name().to_owned(),
         who,
         when: stopfile::now_rfc3339(),
-        repo: pending.repo.as_ref().map(|r| r.main_checkout.display().to_string()),
+        repo: pending
+            .repo
+            .as_ref()
+            .map(|r| r.main_checkout.display().to_string()),
         reason: None,
         agent: None,
     };

@@ -25,12 +25,16 @@ pub struct StopPaths {
 impl StopPaths {
     /// The registry under a given home directory.
     pub fn under_home(home: &Path) -> Self {
-        StopPaths { registry: home.join(".chock").join("stops") }
+        StopPaths {
+            registry: home.join(".chock").join("stops"),
+        }
     }
 
     /// The registry under `$HOME`.
     pub fn from_env() -> Result<Self, GateError> {
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or(GateError::NoHome)?;
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .ok_or(GateError::NoHome)?;
         Ok(Self::under_home(Path::new(&home)))
     }
 
@@ -41,7 +45,8 @@ impl StopPaths {
 
     /// The registry entry of a repository, keyed by its main checkout's real path.
     pub fn entry_for(&self, main_checkout_realpath: &Path) -> PathBuf {
-        self.registry.join(format!("{}.json", registry_key(main_checkout_realpath)))
+        self.registry
+            .join(format!("{}.json", registry_key(main_checkout_realpath)))
     }
 }
 

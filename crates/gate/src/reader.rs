@@ -60,7 +60,10 @@ impl Stopped {
     /// A refusal for a place that could not be consulted at all.
     pub fn unreadable(path: &Path, detail: &str) -> Stopped {
         Stopped {
-            stops: vec![Stop { source: path.to_owned(), state: StopState::Broken(detail.to_owned()) }],
+            stops: vec![Stop {
+                source: path.to_owned(),
+                state: StopState::Broken(detail.to_owned()),
+            }],
         }
     }
 
@@ -77,13 +80,21 @@ impl Stop {
     fn describe(&self) -> String {
         match &self.state {
             StopState::InForce(file) => {
-                let whom = file.agent.as_deref().map(|a| format!(" for {a}")).unwrap_or_default();
+                let whom = file
+                    .agent
+                    .as_deref()
+                    .map(|a| format!(" for {a}"))
+                    .unwrap_or_default();
                 format!(
                     "{} (stopped{whom} by {} at {}; a person lifts it with 'chock resume{}')",
                     file.reason,
                     file.who,
                     file.when,
-                    if self.source.ends_with(EVERYWHERE_FILE) { " --everywhere" } else { "" }
+                    if self.source.ends_with(EVERYWHERE_FILE) {
+                        " --everywhere"
+                    } else {
+                        ""
+                    }
                 )
             }
             StopState::Broken(detail) => format!(
@@ -125,7 +136,10 @@ pub fn read(paths: &StopPaths, caller: &Caller<'_>) -> StopVerdict {
                 keep(read_one(&paths.entry_for(&repo.main_checkout)));
             }
             Ok(None) => {}
-            Err(err) => keep(Some(Stop { source: dir.to_owned(), state: StopState::Broken(format!("could not be located: {err}")) })),
+            Err(err) => keep(Some(Stop {
+                source: dir.to_owned(),
+                state: StopState::Broken(format!("could not be located: {err}")),
+            })),
         },
         None => {
             for stop in read_registry(paths) {
@@ -133,7 +147,11 @@ pub fn read(paths: &StopPaths, caller: &Caller<'_>) -> StopVerdict {
             }
         }
     }
-    if stops.is_empty() { StopVerdict::Clear } else { StopVerdict::Stopped(Stopped { stops }) }
+    if stops.is_empty() {
+        StopVerdict::Clear
+    } else {
+        StopVerdict::Stopped(Stopped { stops })
+    }
 }
 
 /// A broken stop reaches everyone; a well-formed one reaches its agent, or
@@ -141,9 +159,10 @@ pub fn read(paths: &StopPaths, caller: &Caller<'_>) -> StopVerdict {
 fn reaches(stop: &Stop, agent: Option<Agent>) -> bool {
     match (&stop.state, agent) {
         (StopState::Broken(_), _) => true,
-        (StopState::InForce(file), Some(agent)) => {
-            file.agent.as_deref().is_none_or(|name| name == agent.name())
-        }
+        (StopState::InForce(file), Some(agent)) => file
+            .agent
+            .as_deref()
+            .is_none_or(|name| name == agent.name()),
         (StopState::InForce(_), None) => true,
     }
 }
@@ -186,7 +205,12 @@ fn read_registry(paths: &StopPaths) -> Vec<Stop> {
 
 /// One path: `None` when nothing is there.
 pub fn read_one(path: &Path) -> Option<Stop> {
-    let broken = |detail: String| Some(Stop { source: path.to_owned(), state: StopState::Broken(detail) });
+    let broken = |detail: String| {
+        Some(Stop {
+            source: path.to_owned(),
+            state: StopState::Broken(detail),
+        })
+    };
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == ErrorKind::NotFound => return None,
@@ -199,7 +223,11 @@ pub fn read_one(path: &Path) -> Option<Stop> {
         return broken("is not a regular file".into());
     }
     // O_NOFOLLOW closes the window between the lstat above and the open.
-    let mut file = match fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+    let mut file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
         Ok(file) => file,
         Err(err) => return broken(format!("cannot be read ({err})")),
     };
@@ -211,7 +239,10 @@ pub fn read_one(path: &Path) -> Option<Stop> {
         return broken(format!("is larger than {MAX_STOP_FILE} bytes"));
     }
     match StopFile::parse(&bytes) {
-        Ok(stop) => Some(Stop { source: path.to_owned(), state: StopState::InForce(stop) }),
+        Ok(stop) => Some(Stop {
+            source: path.to_owned(),
+            state: StopState::InForce(stop),
+        }),
         Err(err) => broken(format!("cannot be parsed ({err})")),
     }
 }

@@ -61,9 +61,14 @@ pub fn discover(dir: &Path) -> Result<Option<Repo>, GateError> {
 
 fn from_git_file(worktree: &Path, dot_git: &Path) -> Result<Repo, GateError> {
     let text = fs::read_to_string(dot_git).map_err(|e| GateError::io("read", dot_git, e))?;
-    let target = text.trim_end().strip_prefix("gitdir:").map(str::trim).ok_or_else(|| {
-        GateError::BadGitDir { path: dot_git.to_owned(), detail: "no 'gitdir:' line".into() }
-    })?;
+    let target = text
+        .trim_end()
+        .strip_prefix("gitdir:")
+        .map(str::trim)
+        .ok_or_else(|| GateError::BadGitDir {
+            path: dot_git.to_owned(),
+            detail: "no 'gitdir:' line".into(),
+        })?;
     let git_dir = worktree.join(target);
     from_git_dir(&git_dir)
 }
@@ -80,7 +85,10 @@ fn from_git_dir(git_dir: &Path) -> Result<Repo, GateError> {
         Err(err) => return Err(GateError::io("read", commondir, err)),
     };
     let main_checkout = if common_dir.file_name().is_some_and(|n| n == ".git") {
-        common_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| common_dir.clone())
+        common_dir
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| common_dir.clone())
     } else if git_dir == common_dir && !is_bare(&common_dir) {
         // A submodule: `.git` points into the superproject's `modules/`, with
         // no `commondir`; its checkout is recorded in `core.worktree`.
@@ -88,7 +96,10 @@ fn from_git_dir(git_dir: &Path) -> Result<Repo, GateError> {
     } else {
         common_dir.clone()
     };
-    Ok(Repo { main_checkout, common_dir })
+    Ok(Repo {
+        main_checkout,
+        common_dir,
+    })
 }
 
 /// A submodule's git dir records its checkout in `core.worktree`.
@@ -106,12 +117,19 @@ fn submodule_checkout(git_dir: &Path) -> Result<Repo, GateError> {
             detail: "neither a checkout's .git nor a bare repository nor a submodule".into(),
         })?;
     let joined = git_dir.join(worktree);
-    let main_checkout = fs::canonicalize(&joined).map_err(|e| GateError::io("resolve", joined, e))?;
-    Ok(Repo { main_checkout, common_dir: git_dir.to_owned() })
+    let main_checkout =
+        fs::canonicalize(&joined).map_err(|e| GateError::io("resolve", joined, e))?;
+    Ok(Repo {
+        main_checkout,
+        common_dir: git_dir.to_owned(),
+    })
 }
 
 fn is_bare(git_dir: &Path) -> bool {
     fs::read_to_string(git_dir.join("config"))
-        .map(|text| text.lines().any(|l| l.split_whitespace().collect::<String>() == "bare=true"))
+        .map(|text| {
+            text.lines()
+                .any(|l| l.split_whitespace().collect::<String>() == "bare=true")
+        })
         .unwrap_or(false)
 }

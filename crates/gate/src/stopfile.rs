@@ -74,9 +74,10 @@ impl StopFile {
 
 /// The current time, RFC 3339 UTC with second precision.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now().round(jiff::Unit::Second).map(|t| t.to_string()).unwrap_or_else(|_| {
-        jiff::Timestamp::now().to_string()
-    })
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| jiff::Timestamp::now().to_string())
 }
 
 /// Where a repository's stop was written.
@@ -87,7 +88,11 @@ pub struct Written {
 }
 
 /// Write a repository stop: `.chock/stop.json` and the registry entry (0600).
-pub fn write_repo_stop(paths: &StopPaths, repo: &Repo, stop: &StopFile) -> Result<Written, GateError> {
+pub fn write_repo_stop(
+    paths: &StopPaths,
+    repo: &Repo,
+    stop: &StopFile,
+) -> Result<Written, GateError> {
     let repo_file = repo.stop_file();
     let dir = repo_file.parent().unwrap_or(&repo.main_checkout).to_owned();
     ensure_dir(&dir, 0o755)?;
@@ -99,7 +104,10 @@ pub fn write_repo_stop(paths: &StopPaths, repo: &Repo, stop: &StopFile) -> Resul
     // force for every hook, which is the safe half to have.
     atomic_write(&registry_file, &bytes, 0o600)?;
     atomic_write(&repo_file, &bytes, 0o644)?;
-    Ok(Written { repo_file, registry_file })
+    Ok(Written {
+        repo_file,
+        registry_file,
+    })
 }
 
 /// Write `_everywhere.json` (0600).
@@ -119,7 +127,9 @@ pub fn remove(path: &Path) -> Result<bool, GateError> {
             path: path.to_owned(),
             what: "it is a directory; remove it by hand, then run the command again".into(),
         }),
-        Ok(_) => fs::remove_file(path).map(|()| true).map_err(|e| GateError::io("remove", path, e)),
+        Ok(_) => fs::remove_file(path)
+            .map(|()| true)
+            .map_err(|e| GateError::io("remove", path, e)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(err) => Err(GateError::io("inspect", path, err)),
     }
@@ -147,14 +157,20 @@ fn ensure_local_ignore(chock_dir: &Path) -> Result<(), GateError> {
     if fs::symlink_metadata(&ignore).is_ok() {
         return Ok(());
     }
-    fs::write(&ignore, "# written by chock: stops are local and never committed\nstop.json\n")
-        .map_err(|e| GateError::io("write", ignore, e))
+    fs::write(
+        &ignore,
+        "# written by chock: stops are local and never committed\nstop.json\n",
+    )
+    .map_err(|e| GateError::io("write", ignore, e))
 }
 
 /// Write to a temporary sibling, fsync, rename over `path`.
 pub(crate) fn atomic_write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), GateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.chock-{}.tmp", std::process::id()));
     let result = (|| {
         let mut file = fs::OpenOptions::new()
@@ -164,10 +180,12 @@ pub(crate) fn atomic_write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), G
             .mode(mode)
             .open(&tmp)
             .map_err(|e| GateError::io("create", &tmp, e))?;
-        file.write_all(bytes).map_err(|e| GateError::io("write", &tmp, e))?;
+        file.write_all(bytes)
+            .map_err(|e| GateError::io("write", &tmp, e))?;
         file.set_permissions(fs::Permissions::from_mode(mode))
             .map_err(|e| GateError::io("set permissions on", &tmp, e))?;
-        file.sync_all().map_err(|e| GateError::io("sync", &tmp, e))?;
+        file.sync_all()
+            .map_err(|e| GateError::io("sync", &tmp, e))?;
         fs::rename(&tmp, path).map_err(|e| GateError::io("rename into", path, e))
     })();
     if result.is_err() {
@@ -202,6 +220,8 @@ mod tests {
     #[test]
     fn a_missing_required_field_does_not_parse() {
         assert!(StopFile::parse(br#"{"scope":"repo","who":"w","when":"t"}"#).is_err());
-        assert!(StopFile::parse(br#"{"scope":"planet","reason":"r","who":"w","when":"t"}"#).is_err());
+        assert!(
+            StopFile::parse(br#"{"scope":"planet","reason":"r","who":"w","when":"t"}"#).is_err()
+        );
     }
 }

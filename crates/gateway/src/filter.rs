@@ -42,7 +42,11 @@ pub(crate) fn error_response(id: &Value, code: i64, message: &str, data: Value) 
 }
 
 fn tool_verdict(config: &Config, session: &mut Session, tool: &str) -> Result<(), String> {
-    session.verdicts.entry(tool.to_owned()).or_insert_with(|| config.rules.at_start(&config.server, tool)).clone()
+    session
+        .verdicts
+        .entry(tool.to_owned())
+        .or_insert_with(|| config.rules.at_start(&config.server, tool))
+        .clone()
 }
 
 /// One JSON-RPC message from the client.
@@ -57,17 +61,23 @@ pub(crate) fn from_client(config: &Config, session: &mut Session, message: &Valu
             .unwrap_or("")
             .to_owned();
         let action = format!("mcp.{}.tool.{tool}", config.server);
-        let caller = Caller { project: Some(&config.project), agent: config.agent };
+        let caller = Caller {
+            project: Some(&config.project),
+            agent: config.agent,
+        };
         if let StopVerdict::Stopped(stopped) = reader::read(&config.paths, &caller) {
             let text = stopped.to_string();
             log(config, BlockReason::Stopped, &action, &text);
             let data = json!({"reason": "stopped", "server": config.server, "tool": tool, "detail": stopped.reason()});
-            return FromClient::Refuse(id.map(|id| error_response(&id, ERROR_STOPPED, &text, data)));
+            return FromClient::Refuse(
+                id.map(|id| error_response(&id, ERROR_STOPPED, &text, data)),
+            );
         }
         if let Err(why) = tool_verdict(config, session, &tool) {
             let text = format!("denied: {why}");
             log(config, BlockReason::Policy, &action, &text);
-            let data = json!({"reason": "policy", "server": config.server, "tool": tool, "rule": action});
+            let data =
+                json!({"reason": "policy", "server": config.server, "tool": tool, "rule": action});
             return FromClient::Refuse(id.map(|id| error_response(&id, ERROR_POLICY, &text, data)));
         }
     }
@@ -83,7 +93,11 @@ pub(crate) fn from_client(config: &Config, session: &mut Session, message: &Valu
 
 /// One JSON-RPC message from the server: `Some(replacement)` when it had to
 /// change (a filtered `tools/list` result), `None` to forward the bytes as they are.
-pub(crate) fn from_server(config: &Config, session: &mut Session, message: &Value) -> Option<Value> {
+pub(crate) fn from_server(
+    config: &Config,
+    session: &mut Session,
+    message: &Value,
+) -> Option<Value> {
     if message.get("method").is_some() {
         return None;
     }
@@ -124,5 +138,87 @@ fn log(config: &Config, reason: BlockReason, action: &str, detail: &str) {
     // A refusal stands whether or not it could be logged.
     if let Some(path) = config.log.as_deref() {
         let _ = decisions::append(Path::new(path), &line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use chock_gate::StopPaths;
+
+    use super::*;
+    use crate::DenyTools;
+
+    fn config(dir: &Path) -> Config {
+        Config {
+            server: "files".into(),
+            command: vec!["unused".into()],
+            project: dir.to_owned(),
+            paths: StopPaths::under_home(&dir.join("home")),
+            log: Some(dir.join("decisions.jsonl")),
+            agent: None,
+            rules: Box::new(DenyTools(HashSet::from(["delete_file".to_owned()]))),
+        }
+    }
+
+    #[test]
+    fn a_tool_denied_at_start_is_hidden_from_tools_list_and_its_calls_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path());
+        let mut session = Session::default();
+        let list = json!({"jsonrpc": "2.0", "id": "a", "method": "tools/list", "params": {}});
+        assert!(matches!(
+            from_client(&config, &mut session, &list),
+            FromClient::Forward
+        ));
+        let result = json!({"jsonrpc": "2.0", "id": "a", "result": {"resultType": "complete", "tools": [
+            {"name": "read_file"}, {"name": "delete_file"}
+        ], "nextCursor": "x"}});
+        let filtered = from_server(&config, &mut session, &result).unwrap();
+        assert_eq!(filtered["result"]["tools"], json!([{"name": "read_file"}]));
+        assert_eq!(
+            filtered["result"]["resultType"], "complete",
+            "other result fields stay"
+        );
+        assert_eq!(filtered["result"]["nextCursor"], "x");
+
+        let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "delete_file"}});
+        match from_client(&config, &mut session, &call) {
+            FromClient::Refuse(Some(answer)) => {
+                assert_eq!(answer["error"]["code"], ERROR_POLICY);
+                assert_eq!(
+                    answer["error"]["data"]["rule"],
+                    "mcp.files.tool.delete_file"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let log = std::fs::read_to_string(dir.path().join("decisions.jsonl")).unwrap();
+        assert!(log.contains("\"reason\":\"policy\""), "{log}");
+    }
+
+    #[test]
+    fn responses_to_other_requests_pass_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path());
+        let mut session = Session::default();
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_file"}});
+        assert!(matches!(
+            from_client(&config, &mut session, &call),
+            FromClient::Forward
+        ));
+        assert_eq!(session.pending.len(), 1);
+        let result =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "delete_file"}]}});
+        assert_eq!(from_server(&config, &mut session, &result), None);
+        assert!(session.pending.is_empty());
+    }
+
+    #[test]
+    fn codes_are_application_codes_outside_the_reserved_range() {
+        for code in [ERROR_STOPPED, ERROR_POLICY, ERROR_SERVER_GONE] {
+            assert!(!(-32768..=-32000).contains(&code), "{code}");
+        }
     }
 }

@@ -47,7 +47,9 @@ pub struct Config {
 
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
-    #[error("no MCP server command given: put it after `--`, e.g. chock gateway -- mcp-server-time")]
+    #[error(
+        "no MCP server command given: put it after `--`, e.g. chock gateway -- mcp-server-time"
+    )]
     NoCommand,
     #[error("cannot start the MCP server {command:?}: {source}; check the command and PATH")]
     Spawn {

@@ -20,7 +20,10 @@ const EXIT_GRACE: Duration = Duration::from_secs(10);
 type Out = mpsc::UnboundedSender<Vec<u8>>;
 
 pub(crate) async fn serve(config: Config) -> Result<u8, GatewayError> {
-    let (program, args) = config.command.split_first().ok_or(GatewayError::NoCommand)?;
+    let (program, args) = config
+        .command
+        .split_first()
+        .ok_or(GatewayError::NoCommand)?;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -28,9 +31,14 @@ pub(crate) async fn serve(config: Config) -> Result<u8, GatewayError> {
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|source| GatewayError::Spawn { command: program.to_string_lossy().into_owned(), source })?;
+        .map_err(|source| GatewayError::Spawn {
+            command: program.to_string_lossy().into_owned(),
+            source,
+        })?;
     let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(GatewayError::Server("the MCP server's stdin or stdout could not be opened".into()));
+        return Err(GatewayError::Server(
+            "the MCP server's stdin or stdout could not be opened".into(),
+        ));
     };
     let config = Arc::new(config);
     let session = Arc::new(Mutex::new(Session::default()));
@@ -43,9 +51,18 @@ pub(crate) async fn serve(config: Config) -> Result<u8, GatewayError> {
             }
         }
     });
-    let mut from_server =
-        tokio::spawn(server_to_client(server_out, config.clone(), session.clone(), out_tx.clone()));
-    let mut from_client = tokio::spawn(client_to_server(server_in, config.clone(), session.clone(), out_tx.clone()));
+    let mut from_server = tokio::spawn(server_to_client(
+        server_out,
+        config.clone(),
+        session.clone(),
+        out_tx.clone(),
+    ));
+    let mut from_client = tokio::spawn(client_to_server(
+        server_in,
+        config.clone(),
+        session.clone(),
+        out_tx.clone(),
+    ));
 
     let outcome = tokio::select! {
         ended = &mut from_server => {
@@ -108,7 +125,8 @@ fn answer_pending(session: &Mutex<Session>, out: &Out, problem: &str) {
         Err(poisoned) => std::mem::take(&mut poisoned.into_inner().pending),
     };
     for (_, (id, method)) in pending {
-        let response = filter::error_response(&id, ERROR_SERVER_GONE, problem, json!({"method": method}));
+        let response =
+            filter::error_response(&id, ERROR_SERVER_GONE, problem, json!({"method": method}));
         send(out, &response);
     }
 }
@@ -119,7 +137,12 @@ fn send(out: &Out, value: &Value) {
     let _ = out.send(bytes);
 }
 
-async fn client_to_server(mut server_in: ChildStdin, config: Arc<Config>, session: Arc<Mutex<Session>>, out: Out) {
+async fn client_to_server(
+    mut server_in: ChildStdin,
+    config: Arc<Config>,
+    session: Arc<Mutex<Session>>,
+    out: Out,
+) {
     let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
     while let Ok(Some(line)) = lines.next_segment().await {
         let trimmed = line.trim_ascii();
@@ -141,7 +164,8 @@ async fn client_to_server(mut server_in: ChildStdin, config: Arc<Config>, sessio
                         FromClient::Refuse(answer) => answer.iter().for_each(|a| send(&out, a)),
                     }
                 }
-                (!kept.is_empty()).then(|| serde_json::to_vec(&Value::Array(kept)).unwrap_or_default())
+                (!kept.is_empty())
+                    .then(|| serde_json::to_vec(&Value::Array(kept)).unwrap_or_default())
             }
             Ok(message) => match decide(&config, &session, &message) {
                 FromClient::Forward => Some(trimmed.to_vec()),
@@ -198,13 +222,15 @@ async fn server_to_client(
                 let mut changed = false;
                 let items: Vec<Value> = batch
                     .iter()
-                    .map(|m| match with_session(&session, |s| filter::from_server(&config, s, m)) {
-                        Some(new) => {
-                            changed = true;
-                            new
-                        }
-                        None => m.clone(),
-                    })
+                    .map(
+                        |m| match with_session(&session, |s| filter::from_server(&config, s, m)) {
+                            Some(new) => {
+                                changed = true;
+                                new
+                            }
+                            None => m.clone(),
+                        },
+                    )
                     .collect();
                 changed.then_some(Value::Array(items))
             }

@@ -42,7 +42,10 @@ enum GateCommand {
 /// The stop registry and decision log of this user.
 pub(crate) fn gate_env() -> anyhow::Result<ops::Env> {
     let paths = StopPaths::from_env().context("cannot locate the stop registry")?;
-    Ok(ops::Env { paths, log: decisions::default_path().ok() })
+    Ok(ops::Env {
+        paths,
+        log: decisions::default_path().ok(),
+    })
 }
 
 /// `--project`, else the current directory.
@@ -67,15 +70,32 @@ fn stop_check(client: &str) -> anyhow::Result<ExitCode> {
     let Some(client) = Agent::from_name(client).filter(|a| *a != Agent::Chock) else {
         // An unknown client cannot be answered in its own terms; refuse in
         // the most common form (exit 2, reason on stderr).
-        eprintln!("stopped: unknown client {client:?} for the stop check; known clients: {}", known_clients());
+        eprintln!(
+            "stopped: unknown client {client:?} for the stop check; known clients: {}",
+            known_clients()
+        );
         return Ok(ExitCode::from(exit::HOOK_REFUSED));
     };
     let mut input = Vec::new();
-    let read = std::io::stdin().lock().take(MAX_HOOK_INPUT).read_to_end(&mut input);
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_HOOK_INPUT)
+        .read_to_end(&mut input);
     let outcome = match (read, StopPaths::from_env()) {
-        (Ok(_), Ok(paths)) => hookcheck::run(client, &input, &paths, decisions::default_path().ok().as_deref()),
-        (Err(err), _) => hookcheck::deny(client, &format!("refused: cannot read the hook input ({err})")),
-        (_, Err(err)) => hookcheck::deny(client, &format!("stopped: the stop registry cannot be located ({err})")),
+        (Ok(_), Ok(paths)) => hookcheck::run(
+            client,
+            &input,
+            &paths,
+            decisions::default_path().ok().as_deref(),
+        ),
+        (Err(err), _) => hookcheck::deny(
+            client,
+            &format!("refused: cannot read the hook input ({err})"),
+        ),
+        (_, Err(err)) => hookcheck::deny(
+            client,
+            &format!("stopped: the stop registry cannot be located ({err})"),
+        ),
     };
     // Write errors are ignored on purpose: the exit code carries the answer.
     let _ = std::io::stdout().write_all(outcome.stdout.as_bytes());
@@ -96,7 +116,12 @@ fn git_check(hook: &str) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(exit::FAILURE));
         }
     };
-    match chock_gate::git::check_from_env(hook, &repo, &paths, decisions::default_path().ok().as_deref()) {
+    match chock_gate::git::check_from_env(
+        hook,
+        &repo,
+        &paths,
+        decisions::default_path().ok().as_deref(),
+    ) {
         GitVerdict::Pass => Ok(ExitCode::SUCCESS),
         GitVerdict::Refuse(message) => {
             eprintln!("{message}");

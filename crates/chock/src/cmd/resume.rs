@@ -58,17 +58,31 @@ pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     for stop in &pending.stops {
         match &stop.state {
             StopState::InForce(file) => {
-                println!("  {}: {} (by {} at {})", stop.source.display(), file.reason, file.who, file.when);
+                println!(
+                    "  {}: {} (by {} at {})",
+                    stop.source.display(),
+                    file.reason,
+                    file.who,
+                    file.when
+                );
             }
             StopState::Broken(detail) => println!("  {}: {detail}", stop.source.display()),
         }
     }
     print!("type {:?} to resume agents: ", pending.word);
-    std::io::stdout().flush().context("could not write the prompt")?;
+    std::io::stdout()
+        .flush()
+        .context("could not write the prompt")?;
     let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer).context("could not read the answer")?;
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("could not read the answer")?;
     if answer.trim() != pending.word {
-        eprintln!("chock: not resumed: the answer did not match {:?}; the stop stays in force", pending.word);
+        eprintln!(
+            "chock: not resumed: the answer did not match {:?}; the stop stays in force",
+            pending.word
+        );
         return Ok(ExitCode::from(exit::FAILURE));
     }
     let (removed, warning) = ops::lift(&env, &pending).context("could not lift the stop")?;

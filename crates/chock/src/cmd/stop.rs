@@ -40,9 +40,11 @@ pub(crate) fn run(args: StopArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(exit::FAILURE));
     }
     let report = if args.everywhere {
-        ops::stop_everywhere(&env, &dir, &args.reason).context("could not write the machine-wide stop")?
+        ops::stop_everywhere(&env, &dir, &args.reason)
+            .context("could not write the machine-wide stop")?
     } else {
-        ops::stop_repo(&env, &dir, &args.reason, args.agent.as_deref()).context("could not stop agents")?
+        ops::stop_repo(&env, &dir, &args.reason, args.agent.as_deref())
+            .context("could not stop agents")?
     };
     let scope = match (&report.stop.repo, &report.stop.agent) {
         (Some(repo), Some(agent)) => format!("{agent} in {repo}"),
@@ -53,7 +55,11 @@ pub(crate) fn run(args: StopArgs) -> anyhow::Result<ExitCode> {
     for file in &report.files {
         println!("  wrote {}", file.display());
     }
-    let resume = if args.everywhere { "chock resume --everywhere" } else { "chock resume" };
+    let resume = if args.everywhere {
+        "chock resume --everywhere"
+    } else {
+        "chock resume"
+    };
     println!("a person lifts it at a terminal with '{resume}'");
     if let Some(warning) = report.warning {
         eprintln!("chock: {warning}");

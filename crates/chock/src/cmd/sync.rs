@@ -64,7 +64,11 @@ pub(crate) fn run(args: SyncArgs) -> anyhow::Result<ExitCode> {
         git: !args.no_git,
     };
     let rows = sync::run(&request);
-    let width = rows.iter().map(|r| r.path.display().to_string().len()).max().unwrap_or(0);
+    let width = rows
+        .iter()
+        .map(|r| r.path.display().to_string().len())
+        .max()
+        .unwrap_or(0);
     for row in &rows {
         let changed = if row.changed { " (written)" } else { "" };
         println!(

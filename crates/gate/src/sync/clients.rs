@@ -45,7 +45,13 @@ impl Target {
             TargetKind::Json(json) => json.apply(check),
             TargetKind::Owned(owned) => owned.apply(check),
         };
-        Row { client: self.client.name(), level: self.level, path: self.path().to_owned(), state, changed }
+        Row {
+            client: self.client.name(),
+            level: self.level,
+            path: self.path().to_owned(),
+            state,
+            changed,
+        }
     }
 }
 
@@ -67,12 +73,16 @@ fn nested_wanted(command: String, extra: Option<(&'static str, &'static str)>) -
             Some(_) => false,
         };
         matcher_ok
-            && entry.get("hooks").and_then(Value::as_array).is_some_and(|hooks| {
-                hooks.iter().any(|h| {
-                    h.get("command").and_then(Value::as_str) == Some(command.as_str())
-                        && extra.is_none_or(|(k, v)| h.get(k).and_then(Value::as_str) == Some(v))
+            && entry
+                .get("hooks")
+                .and_then(Value::as_array)
+                .is_some_and(|hooks| {
+                    hooks.iter().any(|h| {
+                        h.get("command").and_then(Value::as_str) == Some(command.as_str())
+                            && extra
+                                .is_none_or(|(k, v)| h.get(k).and_then(Value::as_str) == Some(v))
+                    })
                 })
-            })
     })
 }
 
@@ -87,8 +97,14 @@ fn flat_wanted(command: String, flag: Option<&'static str>) -> files::Wanted {
 /// The files chock manages for `client`, project level first.
 pub fn targets(client: Agent, project: &Path, home: &Path) -> Vec<Target> {
     let command = stop_check_command(client);
-    let at = |level: Level, kind: TargetKind| Target { client, level, kind };
-    let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".codex"));
+    let at = |level: Level, kind: TargetKind| Target {
+        client,
+        level,
+        kind,
+    };
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".codex"));
     match client {
         Agent::ClaudeCode => {
             let hooks = |path: PathBuf| {
@@ -146,7 +162,9 @@ pub fn targets(client: Agent, project: &Path, home: &Path) -> Vec<Target> {
                     arrays: vec![vec!["hooks", "preToolUse"]],
                     element: element.clone(),
                     wanted: flat_wanted(command.clone(), Some("failClosed")),
-                    template: Some(json!({"version": 1, "hooks": {"preToolUse": [element.clone()]}})),
+                    template: Some(
+                        json!({"version": 1, "hooks": {"preToolUse": [element.clone()]}}),
+                    ),
                     companion: None,
                 })
             };
@@ -163,24 +181,47 @@ pub fn targets(client: Agent, project: &Path, home: &Path) -> Vec<Target> {
                     element: nested_entry(&command, Some(("on_failure", "block"))),
                     wanted: nested_wanted(command.clone(), Some(("on_failure", "block"))),
                     template: None,
-                    companion: Some((root.join("plugin.json"), files::GOOSE_PLUGIN_JSON.to_owned())),
+                    companion: Some((
+                        root.join("plugin.json"),
+                        files::GOOSE_PLUGIN_JSON.to_owned(),
+                    )),
                 })
             };
             vec![
-                at(Level::Project, plugin(project.join(".agents/plugins/chock"))),
+                at(
+                    Level::Project,
+                    plugin(project.join(".agents/plugins/chock")),
+                ),
                 at(Level::User, plugin(home.join(".agents/plugins/chock"))),
             ]
         }
         Agent::Cline => {
-            let script = |path: PathBuf| TargetKind::Owned(OwnedFile { path, content: files::cline_script(), mode: 0o755 });
+            let script = |path: PathBuf| {
+                TargetKind::Owned(OwnedFile {
+                    path,
+                    content: files::cline_script(),
+                    mode: 0o755,
+                })
+            };
             vec![
-                at(Level::Project, script(project.join(".clinerules/hooks/PreToolUse"))),
-                at(Level::User, script(home.join("Documents/Cline/Hooks/PreToolUse"))),
+                at(
+                    Level::Project,
+                    script(project.join(".clinerules/hooks/PreToolUse")),
+                ),
+                at(
+                    Level::User,
+                    script(home.join("Documents/Cline/Hooks/PreToolUse")),
+                ),
             ]
         }
         Agent::Windsurf => {
             let element = json!({"command": command, "show_output": true});
-            let events = ["pre_read_code", "pre_write_code", "pre_run_command", "pre_mcp_tool_use"];
+            let events = [
+                "pre_read_code",
+                "pre_write_code",
+                "pre_run_command",
+                "pre_mcp_tool_use",
+            ];
             let hooks = |path: PathBuf| {
                 TargetKind::Json(JsonHooks {
                     path,
@@ -193,15 +234,29 @@ pub fn targets(client: Agent, project: &Path, home: &Path) -> Vec<Target> {
             };
             vec![
                 at(Level::Project, hooks(project.join(".windsurf/hooks.json"))),
-                at(Level::User, hooks(home.join(".codeium/windsurf/hooks.json"))),
+                at(
+                    Level::User,
+                    hooks(home.join(".codeium/windsurf/hooks.json")),
+                ),
             ]
         }
         Agent::OpenCode => {
-            let plugin =
-                |path: PathBuf| TargetKind::Owned(OwnedFile { path, content: files::opencode_plugin(), mode: 0o644 });
+            let plugin = |path: PathBuf| {
+                TargetKind::Owned(OwnedFile {
+                    path,
+                    content: files::opencode_plugin(),
+                    mode: 0o644,
+                })
+            };
             vec![
-                at(Level::Project, plugin(project.join(".opencode/plugins/chock-stop.js"))),
-                at(Level::User, plugin(home.join(".config/opencode/plugins/chock-stop.js"))),
+                at(
+                    Level::Project,
+                    plugin(project.join(".opencode/plugins/chock-stop.js")),
+                ),
+                at(
+                    Level::User,
+                    plugin(home.join(".config/opencode/plugins/chock-stop.js")),
+                ),
             ]
         }
         // Chock's own sessions consult the reader directly; nothing to wire.

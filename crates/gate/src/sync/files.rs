@@ -36,7 +36,10 @@ pub struct JsonHooks {
 
 impl fmt::Debug for JsonHooks {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JsonHooks").field("path", &self.path).field("arrays", &self.arrays).finish_non_exhaustive()
+        f.debug_struct("JsonHooks")
+            .field("path", &self.path)
+            .field("arrays", &self.arrays)
+            .finish_non_exhaustive()
     }
 }
 
@@ -52,10 +55,8 @@ impl JsonHooks {
     fn apply_inner(&self, check: bool) -> Result<(State, bool), String> {
         let (write_path, original) = read_config(&self.path)?;
         let mut text = original.clone().unwrap_or_default();
-        if text.trim().is_empty() {
-            if let Some(template) = &self.template {
-                text = serde_json::to_string_pretty(template).map_err(|e| e.to_string())? + "\n";
-            }
+        if let Some(template) = self.template.as_ref().filter(|_| text.trim().is_empty()) {
+            text = serde_json::to_string_pretty(template).map_err(|e| e.to_string())? + "\n";
         }
         for array in &self.arrays {
             match jsonedit::ensure_element(&text, array, &self.element, &*self.wanted) {
@@ -71,15 +72,24 @@ impl JsonHooks {
                     ));
                 }
                 Err(EditError::Shape(what)) => {
-                    return Err(format!("{}: {what}; fix it by hand, chock will not guess", self.path.display()));
+                    return Err(format!(
+                        "{}: {what}; fix it by hand, chock will not guess",
+                        self.path.display()
+                    ));
                 }
             }
         }
         let changed = original.as_deref() != Some(text.as_str());
-        let companion_missing =
-            self.companion.as_ref().is_some_and(|(path, _)| fs::symlink_metadata(path).is_err());
+        let companion_missing = self
+            .companion
+            .as_ref()
+            .is_some_and(|(path, _)| fs::symlink_metadata(path).is_err());
         if check {
-            let state = if changed || companion_missing { State::Missing } else { State::Wired };
+            let state = if changed || companion_missing {
+                State::Missing
+            } else {
+                State::Wired
+            };
             return Ok((state, false));
         }
         if changed {
@@ -97,23 +107,38 @@ impl JsonHooks {
 /// their link.
 fn read_config(path: &Path) -> Result<(PathBuf, Option<String>), String> {
     let write_path = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path)
-            .map_err(|e| format!("{} is a symlink that cannot be followed ({e}); fix it by hand", path.display()))?,
+        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path).map_err(|e| {
+            format!(
+                "{} is a symlink that cannot be followed ({e}); fix it by hand",
+                path.display()
+            )
+        })?,
         Ok(meta) if !meta.is_file() => {
-            return Err(format!("{} is not a regular file; chock will not touch it", path.display()));
+            return Err(format!(
+                "{} is not a regular file; chock will not touch it",
+                path.display()
+            ));
         }
         Ok(_) => path.to_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((path.to_owned(), None)),
         Err(e) => return Err(format!("cannot inspect {}: {e}", path.display())),
     };
-    let bytes = fs::read(&write_path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| format!("{} is not UTF-8 (byte {}); chock will not touch it", path.display(), e.utf8_error().valid_up_to()))?;
+    let bytes =
+        fs::read(&write_path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{} is not UTF-8 (byte {}); chock will not touch it",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
     Ok((write_path, Some(text)))
 }
 
 fn write_keeping_mode(path: &Path, bytes: &[u8], default_mode: u32) -> Result<(), String> {
-    let mode = fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(default_mode);
+    let mode = fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(default_mode);
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
@@ -132,14 +157,30 @@ impl OwnedFile {
     pub fn apply(&self, check: bool) -> (State, bool) {
         let current = match fs::symlink_metadata(&self.path) {
             Ok(meta) if !meta.is_file() => {
-                return (State::Invalid(format!("{} is not a regular file; chock will not touch it", self.path.display())), false);
+                return (
+                    State::Invalid(format!(
+                        "{} is not a regular file; chock will not touch it",
+                        self.path.display()
+                    )),
+                    false,
+                );
             }
             Ok(_) => match fs::read_to_string(&self.path) {
                 Ok(text) => Some(text),
-                Err(e) => return (State::Invalid(format!("cannot read {}: {e}", self.path.display())), false),
+                Err(e) => {
+                    return (
+                        State::Invalid(format!("cannot read {}: {e}", self.path.display())),
+                        false,
+                    );
+                }
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return (State::Invalid(format!("cannot inspect {}: {e}", self.path.display())), false),
+            Err(e) => {
+                return (
+                    State::Invalid(format!("cannot inspect {}: {e}", self.path.display())),
+                    false,
+                );
+            }
         };
         let executable_ok = self.mode & 0o111 == 0
             || fs::metadata(&self.path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
@@ -154,11 +195,13 @@ impl OwnedFile {
                 false,
             ),
             _ if check => (State::Missing, false),
-            _ => match write_keeping_mode(&self.path, self.content.as_bytes(), self.mode)
-                .and_then(|()| {
-                    fs::set_permissions(&self.path, fs::Permissions::from_mode(self.mode))
-                        .map_err(|e| format!("cannot set permissions on {}: {e}", self.path.display()))
-                }) {
+            _ => match write_keeping_mode(&self.path, self.content.as_bytes(), self.mode).and_then(
+                |()| {
+                    fs::set_permissions(&self.path, fs::Permissions::from_mode(self.mode)).map_err(
+                        |e| format!("cannot set permissions on {}: {e}", self.path.display()),
+                    )
+                },
+            ) {
                 Ok(()) => (State::Wired, true),
                 Err(problem) => (State::Invalid(problem), false),
             },

@@ -112,15 +112,22 @@ pub fn stop_check_command(client: Agent) -> String {
 
 /// Sync (or check) every requested client; one row per file.
 pub fn run(request: &SyncRequest<'_>) -> Vec<Row> {
-    let clients: Vec<Agent> =
-        if request.clients.is_empty() { CLIENTS.to_vec() } else { request.clients.clone() };
+    let clients: Vec<Agent> = if request.clients.is_empty() {
+        CLIENTS.to_vec()
+    } else {
+        request.clients.clone()
+    };
     let mut rows = Vec::new();
     for client in clients {
         for target in targets(client, request.project, request.home) {
             if target.level == Level::User && !request.user_level && !request.check {
                 continue;
             }
-            if target.level == Level::User && request.check && !request.user_level && !target.exists() {
+            if target.level == Level::User
+                && request.check
+                && !request.user_level
+                && !target.exists()
+            {
                 // --check reports user-level files only when asked or present.
                 continue;
             }

@@ -12,8 +12,9 @@ use super::{Level, Row, State};
 
 pub(super) fn annotate(rows: &mut [Row], project: &Path, home: &Path) {
     let project_real = fs::canonicalize(project).unwrap_or_else(|_| project.to_owned());
-    let codex_home =
-        std::env::var_os("CODEX_HOME").map(std::path::PathBuf::from).unwrap_or_else(|| home.join(".codex"));
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| home.join(".codex"));
     for row in rows.iter_mut().filter(|r| r.state == State::Wired) {
         match (row.client, row.level) {
             ("codex", level) => {
@@ -59,9 +60,16 @@ pub(super) fn annotate(rows: &mut [Row], project: &Path, home: &Path) {
 
 fn read_codex_config(config: &Path) -> Result<Option<toml_edit::DocumentMut>, String> {
     match fs::read_to_string(config) {
-        Ok(text) => text.parse::<toml_edit::DocumentMut>().map(Some).map_err(|e| {
-            format!("{} is not valid TOML: {}; fix it by hand, chock will not touch it", config.display(), e.to_string().trim())
-        }),
+        Ok(text) => text
+            .parse::<toml_edit::DocumentMut>()
+            .map(Some)
+            .map_err(|e| {
+                format!(
+                    "{} is not valid TOML: {}; fix it by hand, chock will not touch it",
+                    config.display(),
+                    e.to_string().trim()
+                )
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", config.display())),
     }
@@ -69,8 +77,12 @@ fn read_codex_config(config: &Path) -> Result<Option<toml_edit::DocumentMut>, St
 
 /// `[projects."<path>"] trust_level = "trusted"` for the project or an ancestor.
 fn codex_project_trusted(config: &Path, project: &Path) -> Result<bool, String> {
-    let Some(doc) = read_codex_config(config)? else { return Ok(false) };
-    let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else { return Ok(false) };
+    let Some(doc) = read_codex_config(config)? else {
+        return Ok(false);
+    };
+    let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else {
+        return Ok(false);
+    };
     Ok(project.ancestors().any(|dir| {
         projects
             .get(&dir.to_string_lossy())
@@ -86,14 +98,24 @@ fn codex_project_trusted(config: &Path, project: &Path) -> Result<bool, String> 
 /// file and carries a hash is taken as trust recorded. Chock cannot check the
 /// hash itself, so a changed hook still shows here until Codex re-trusts it.
 fn codex_hook_trusted(config: &Path, hooks_file: &Path) -> bool {
-    let Ok(Some(doc)) = read_codex_config(config) else { return false };
-    let Some(state) = doc.get("hooks").and_then(|h| h.get("state")).and_then(|s| s.as_table_like()) else {
+    let Ok(Some(doc)) = read_codex_config(config) else {
+        return false;
+    };
+    let Some(state) = doc
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(|s| s.as_table_like())
+    else {
         return false;
     };
     let file = hooks_file.to_string_lossy();
     state.iter().any(|(key, entry)| {
         key.contains(file.as_ref())
-            && entry.as_table_like().and_then(|t| t.get("trusted_hash")).and_then(|h| h.as_str()).is_some()
+            && entry
+                .as_table_like()
+                .and_then(|t| t.get("trusted_hash"))
+                .and_then(|h| h.as_str())
+                .is_some()
     })
 }
 
@@ -107,16 +129,25 @@ fn gemini_folder_trusted(home: &Path, project: &Path) -> Result<bool, String> {
         Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
     };
     let value: Value = serde_json::from_str(&text).map_err(|e| {
-        format!("{} is not valid JSON at line {}, column {}: {e}", file.display(), e.line(), e.column())
+        format!(
+            "{} is not valid JSON at line {}, column {}: {e}",
+            file.display(),
+            e.line(),
+            e.column()
+        )
     })?;
-    let Some(map) = value.as_object() else { return Ok(false) };
+    let Some(map) = value.as_object() else {
+        return Ok(false);
+    };
     let mut trusted = false;
     for (path, level) in map {
         let path = Path::new(path);
         match level.as_str() {
             Some("DO_NOT_TRUST") if path == project => return Ok(false),
             Some("TRUST_FOLDER") if project.starts_with(path) => trusted = true,
-            Some("TRUST_PARENT") if path.parent().is_some_and(|p| project.starts_with(p)) => trusted = true,
+            Some("TRUST_PARENT") if path.parent().is_some_and(|p| project.starts_with(p)) => {
+                trusted = true;
+            }
             _ => {}
         }
     }

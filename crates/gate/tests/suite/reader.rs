@@ -25,8 +25,23 @@ fn world() -> World {
     fs::create_dir_all(&home).unwrap();
     let main = repo(root.path(), "shop");
     let worktree = root.path().join("shop-wt");
-    super::git(&main, &["worktree", "add", "-q", "-b", "wt", worktree.to_str().unwrap()]);
-    World { paths: StopPaths::under_home(&home), main, worktree, _root: root }
+    super::git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "wt",
+            worktree.to_str().unwrap(),
+        ],
+    );
+    World {
+        paths: StopPaths::under_home(&home),
+        main,
+        worktree,
+        _root: root,
+    }
 }
 
 fn stop(scope: Scope, agent: Option<&str>) -> StopFile {
@@ -65,7 +80,10 @@ fn places(w: &World) -> Vec<(&'static str, PathBuf)> {
 #[test]
 fn absent_everywhere_is_clear_for_project_and_projectless_callers() {
     let w = world();
-    assert_eq!(verdict(&w, Some(&w.main), Some(Agent::ClaudeCode)), StopVerdict::Clear);
+    assert_eq!(
+        verdict(&w, Some(&w.main), Some(Agent::ClaudeCode)),
+        StopVerdict::Clear
+    );
     assert_eq!(verdict(&w, None, None), StopVerdict::Clear);
 }
 
@@ -74,13 +92,27 @@ fn a_valid_repo_stop_reaches_the_repo_its_worktrees_and_projectless_hooks_but_no
     let w = world();
     let repo = discover(&w.main).unwrap().unwrap();
     write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, None)).unwrap();
-    assert_stopped(&verdict(&w, Some(&w.main), Some(Agent::Codex)), "stopped: lunch");
-    assert_stopped(&verdict(&w, Some(&w.worktree), Some(Agent::Codex)), "stopped: lunch");
+    assert_stopped(
+        &verdict(&w, Some(&w.main), Some(Agent::Codex)),
+        "stopped: lunch",
+    );
+    assert_stopped(
+        &verdict(&w, Some(&w.worktree), Some(Agent::Codex)),
+        "stopped: lunch",
+    );
     assert_stopped(&verdict(&w, None, Some(Agent::Codex)), "stopped: lunch");
     let other = repo_in(&w, "other");
-    assert_eq!(verdict(&w, Some(&other), Some(Agent::Codex)), StopVerdict::Clear);
-    let mode = fs::metadata(w.paths.entry_for(&repo.main_checkout)).unwrap().permissions();
-    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, 0o600);
+    assert_eq!(
+        verdict(&w, Some(&other), Some(Agent::Codex)),
+        StopVerdict::Clear
+    );
+    let mode = fs::metadata(w.paths.entry_for(&repo.main_checkout))
+        .unwrap()
+        .permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
 }
 
 fn repo_in(w: &World, name: &str) -> PathBuf {
@@ -93,7 +125,10 @@ fn deleting_the_repo_file_leaves_the_registry_entry_in_force() {
     let repo = discover(&w.main).unwrap().unwrap();
     write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, None)).unwrap();
     fs::remove_file(repo.stop_file()).unwrap();
-    assert_stopped(&verdict(&w, Some(&w.main), Some(Agent::Gemini)), "stopped: lunch");
+    assert_stopped(
+        &verdict(&w, Some(&w.main), Some(Agent::Gemini)),
+        "stopped: lunch",
+    );
 }
 
 #[test]
@@ -101,8 +136,16 @@ fn everywhere_reaches_every_repo_and_no_repo() {
     let w = world();
     write_everywhere_stop(&w.paths, &stop(Scope::Everywhere, None)).unwrap();
     let other = repo_in(&w, "other");
-    for project in [Some(w.main.as_path()), Some(other.as_path()), Some(w.paths.registry.as_path()), None] {
-        assert_stopped(&verdict(&w, project, Some(Agent::Cursor)), "resume --everywhere");
+    for project in [
+        Some(w.main.as_path()),
+        Some(other.as_path()),
+        Some(w.paths.registry.as_path()),
+        None,
+    ] {
+        assert_stopped(
+            &verdict(&w, project, Some(Agent::Cursor)),
+            "resume --everywhere",
+        );
     }
 }
 
@@ -112,7 +155,10 @@ fn an_agent_scoped_stop_reaches_only_that_agent_and_unknown_callers() {
     let repo = discover(&w.main).unwrap().unwrap();
     write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, Some("codex"))).unwrap();
     assert_stopped(&verdict(&w, Some(&w.main), Some(Agent::Codex)), "for codex");
-    assert_eq!(verdict(&w, Some(&w.main), Some(Agent::ClaudeCode)), StopVerdict::Clear);
+    assert_eq!(
+        verdict(&w, Some(&w.main), Some(Agent::ClaudeCode)),
+        StopVerdict::Clear
+    );
     assert_stopped(&verdict(&w, Some(&w.main), None), "for codex");
 }
 
@@ -134,7 +180,11 @@ fn unparsable_files_refuse_every_agent_in_every_place() {
             }
         }
         fs::remove_file(&path).unwrap();
-        assert_eq!(verdict(&w, Some(&w.main), Some(Agent::Goose)), StopVerdict::Clear, "{label}");
+        assert_eq!(
+            verdict(&w, Some(&w.main), Some(Agent::Goose)),
+            StopVerdict::Clear,
+            "{label}"
+        );
     }
 }
 
@@ -143,9 +193,16 @@ fn a_directory_in_place_of_a_stop_file_refuses() {
     let w = world();
     for (label, path) in places(&w) {
         fs::create_dir_all(&path).unwrap();
-        assert_stopped(&verdict(&w, Some(&w.worktree), Some(Agent::Cline)), "not a regular file");
+        assert_stopped(
+            &verdict(&w, Some(&w.worktree), Some(Agent::Cline)),
+            "not a regular file",
+        );
         fs::remove_dir(&path).unwrap();
-        assert_eq!(verdict(&w, Some(&w.main), Some(Agent::Cline)), StopVerdict::Clear, "{label}");
+        assert_eq!(
+            verdict(&w, Some(&w.main), Some(Agent::Cline)),
+            StopVerdict::Clear,
+            "{label}"
+        );
     }
 }
 
@@ -153,7 +210,11 @@ fn a_directory_in_place_of_a_stop_file_refuses() {
 fn a_symlink_refuses_whether_it_points_at_a_valid_stop_a_missing_file_or_nothing_useful() {
     let w = world();
     let target = w.main.parent().unwrap().join("elsewhere.json");
-    fs::write(&target, serde_json::to_vec(&stop(Scope::Repo, None)).unwrap()).unwrap();
+    fs::write(
+        &target,
+        serde_json::to_vec(&stop(Scope::Repo, None)).unwrap(),
+    )
+    .unwrap();
     for (label, path) in places(&w) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         for points_at in [target.clone(), target.with_extension("missing")] {
@@ -175,8 +236,14 @@ fn a_registry_that_is_a_file_refuses_projectless_callers() {
     let w = world();
     fs::create_dir_all(w.paths.registry.parent().unwrap()).unwrap();
     fs::write(&w.paths.registry, "oops").unwrap();
-    assert_stopped(&verdict(&w, None, Some(Agent::OpenCode)), "so every agent is refused");
-    assert_stopped(&verdict(&w, Some(&w.main), Some(Agent::OpenCode)), "so every agent is refused");
+    assert_stopped(
+        &verdict(&w, None, Some(Agent::OpenCode)),
+        "so every agent is refused",
+    );
+    assert_stopped(
+        &verdict(&w, Some(&w.main), Some(Agent::OpenCode)),
+        "so every agent is refused",
+    );
 }
 
 #[test]
@@ -184,7 +251,8 @@ fn a_stop_written_then_read_round_trips() {
     let w = world();
     let repo = discover(&w.main).unwrap().unwrap();
     let written = write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, None)).unwrap();
-    let ignore = fs::read_to_string(written.repo_file.parent().unwrap().join(".gitignore")).unwrap();
+    let ignore =
+        fs::read_to_string(written.repo_file.parent().unwrap().join(".gitignore")).unwrap();
     assert!(ignore.contains("stop.json"));
     // The stop is never committed: git does not see it as untracked.
     let status = super::git(&w.main, &["status", "--porcelain", "--untracked-files=all"]);

@@ -7,7 +7,10 @@ use chock_gate::repo::discover;
 use super::{git, repo};
 
 fn git_common_checkout(dir: &Path) -> PathBuf {
-    let common = git(dir, &["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+    let common = git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
     let common = std::fs::canonicalize(common.trim()).unwrap();
     common.parent().unwrap().to_owned()
 }
@@ -18,12 +21,32 @@ fn plain_repo_subdirectory_and_linked_worktree_all_resolve_to_the_main_checkout(
     let main = repo(root.path(), "shop");
     std::fs::create_dir_all(main.join("src/deep")).unwrap();
     let wt = root.path().join("shop-feature");
-    git(&main, &["worktree", "add", "-q", "-b", "feature", wt.to_str().unwrap()]);
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap(),
+        ],
+    );
     std::fs::create_dir_all(wt.join("nested")).unwrap();
-    for dir in [main.clone(), main.join("src/deep"), wt.clone(), wt.join("nested")] {
+    for dir in [
+        main.clone(),
+        main.join("src/deep"),
+        wt.clone(),
+        wt.join("nested"),
+    ] {
         let found = discover(&dir).unwrap().unwrap();
         assert_eq!(found.main_checkout, main, "{}", dir.display());
-        assert_eq!(found.main_checkout, git_common_checkout(&dir), "{}", dir.display());
+        assert_eq!(
+            found.main_checkout,
+            git_common_checkout(&dir),
+            "{}",
+            dir.display()
+        );
     }
 }
 

@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use chock_gate::sync::{self, Row, State, SyncRequest};
 use chock_gate::Agent;
+use chock_gate::sync::{self, Row, State, SyncRequest};
 
 use super::{fixtures, repo};
 
@@ -30,7 +30,11 @@ fn world() -> World {
     let project = repo(root.path(), "shop");
     let home = root.path().join("home");
     fs::create_dir_all(&home).unwrap();
-    World { _root: root, project, home }
+    World {
+        _root: root,
+        project,
+        home,
+    }
 }
 
 fn seed(w: &World) {
@@ -43,7 +47,14 @@ fn seed(w: &World) {
 }
 
 fn run(w: &World, check: bool, user_level: bool) -> Vec<Row> {
-    sync::run(&SyncRequest { project: &w.project, home: &w.home, clients: Vec::new(), user_level, check, git: false })
+    sync::run(&SyncRequest {
+        project: &w.project,
+        home: &w.home,
+        clients: Vec::new(),
+        user_level,
+        check,
+        git: false,
+    })
 }
 
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -75,7 +86,10 @@ fn sync_matches_the_after_fixtures_byte_for_byte_and_is_idempotent() {
     assert!(rows.iter().all(|r| r.changed), "{rows:?}");
     for (client, rel) in SEEDED {
         let name = Path::new(rel).file_name().unwrap().to_str().unwrap();
-        let expected = fixtures().join("sync").join(client).join(format!("after.{name}"));
+        let expected = fixtures()
+            .join("sync")
+            .join(client)
+            .join(format!("after.{name}"));
         let actual = fs::read_to_string(w.project.join(rel)).unwrap();
         if std::env::var_os("CHOCK_BLESS").is_some() {
             fs::write(&expected, &actual).unwrap();
@@ -85,7 +99,11 @@ fn sync_matches_the_after_fixtures_byte_for_byte_and_is_idempotent() {
     let before = snapshot(&w.project);
     let again = run(&w, false, false);
     assert!(again.iter().all(|r| !r.changed), "{again:?}");
-    assert_eq!(snapshot(&w.project), before, "a second sync changes no byte");
+    assert_eq!(
+        snapshot(&w.project),
+        before,
+        "a second sync changes no byte"
+    );
 }
 
 #[test]
@@ -111,7 +129,12 @@ fn check_reports_missing_then_wired_and_pending_trust_for_codex_and_gemini() {
     let w = world();
     let rows = run(&w, true, false);
     assert!(rows.iter().all(|r| r.state == State::Missing), "{rows:?}");
-    assert!(snapshot(&w.project).iter().all(|(p, _)| !p.starts_with(w.project.join(".claude"))), "check writes nothing");
+    assert!(
+        snapshot(&w.project)
+            .iter()
+            .all(|(p, _)| !p.starts_with(w.project.join(".claude"))),
+        "check writes nothing"
+    );
     run(&w, false, false);
     for row in run(&w, true, false) {
         match row.client {
@@ -136,7 +159,11 @@ fn trust_granted_in_codex_and_gemini_turns_pending_into_wired() {
     )
     .unwrap();
     fs::create_dir_all(w.home.join(".gemini")).unwrap();
-    fs::write(w.home.join(".gemini/trustedFolders.json"), format!("{{\"{project}\": \"TRUST_FOLDER\"}}")).unwrap();
+    fs::write(
+        w.home.join(".gemini/trustedFolders.json"),
+        format!("{{\"{project}\": \"TRUST_FOLDER\"}}"),
+    )
+    .unwrap();
     let rows = run(&w, true, false);
     assert!(rows.iter().all(|r| r.state == State::Wired), "{rows:?}");
 }
@@ -159,8 +186,15 @@ fn user_level_installs_in_the_home_configs_too() {
     ] {
         assert!(w.home.join(rel).is_file(), "{rel}");
     }
-    let gemini_user = rows.iter().find(|r| r.client == "gemini" && r.level == sync::Level::User).unwrap();
-    assert_eq!(gemini_user.state, State::Wired, "Gemini reads user settings without folder trust");
+    let gemini_user = rows
+        .iter()
+        .find(|r| r.client == "gemini" && r.level == sync::Level::User)
+        .unwrap();
+    assert_eq!(
+        gemini_user.state,
+        State::Wired,
+        "Gemini reads user settings without folder trust"
+    );
 }
 
 #[test]
@@ -179,7 +213,10 @@ fn an_invalid_json_config_is_refused_with_line_and_column_and_left_untouched() {
         git: false,
     });
     match &rows[0].state {
-        State::Invalid(msg) => assert!(msg.contains("line 5, column 1") || msg.contains("line 4"), "{msg}"),
+        State::Invalid(msg) => assert!(
+            msg.contains("line 5, column 1") || msg.contains("line 4"),
+            "{msg}"
+        ),
         other => panic!("{other:?}"),
     }
     assert_eq!(fs::read_to_string(&path).unwrap(), broken);
@@ -200,10 +237,16 @@ fn an_invalid_codex_config_toml_is_reported_with_its_position() {
         git: false,
     });
     match &rows[0].state {
-        State::Invalid(msg) => assert!(msg.contains("not valid TOML") && msg.contains("line 2"), "{msg}"),
+        State::Invalid(msg) => assert!(
+            msg.contains("not valid TOML") && msg.contains("line 2"),
+            "{msg}"
+        ),
         other => panic!("{other:?}"),
     }
-    assert_eq!(fs::read_to_string(w.home.join(".codex/config.toml")).unwrap(), broken);
+    assert_eq!(
+        fs::read_to_string(w.home.join(".codex/config.toml")).unwrap(),
+        broken
+    );
 }
 
 #[test]
@@ -220,8 +263,14 @@ fn a_cline_hook_somebody_else_wrote_is_not_overwritten() {
         check: false,
         git: false,
     });
-    assert!(matches!(&rows[0].state, State::Invalid(m) if m.contains("not written by chock")), "{rows:?}");
-    assert_eq!(fs::read_to_string(&path).unwrap(), "#!/bin/sh\necho '{\"cancel\":false}'\n");
+    assert!(
+        matches!(&rows[0].state, State::Invalid(m) if m.contains("not written by chock")),
+        "{rows:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "#!/bin/sh\necho '{\"cancel\":false}'\n"
+    );
 }
 
 #[test]
@@ -241,6 +290,15 @@ fn a_symlinked_config_is_edited_at_its_target_and_stays_a_symlink() {
         check: false,
         git: false,
     });
-    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-    assert!(fs::read_to_string(&real).unwrap().contains("chock gate stop-check --client claude-code"));
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        fs::read_to_string(&real)
+            .unwrap()
+            .contains("chock gate stop-check --client claude-code")
+    );
 }
