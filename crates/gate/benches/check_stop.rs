@@ -1,6 +1,10 @@
 //! The stop reader is on the path of every tool call: how long does one
 //! answer take with no stop, with a repository stop, and for a hook that
 //! names no project while 100 registry entries are in force?
+#![expect(
+    clippy::unwrap_used,
+    reason = "benchmark setup: a failure to set up must abort the run"
+)]
 
 use std::hint::black_box;
 use std::path::Path;
