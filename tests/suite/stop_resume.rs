@@ -261,3 +261,34 @@ fn decisions_follow_prints_lines_appended_later() {
     follower.kill().unwrap();
     let _ = follower.wait();
 }
+
+#[test]
+fn every_stop_subcommand_has_help_and_gate_is_hidden_from_the_tour() {
+    let m = Machine::new();
+    let top = m.chock(m.root.path()).arg("--help").output().unwrap();
+    let top = String::from_utf8_lossy(&top.stdout);
+    assert!(
+        top.contains("stop") && top.contains("resume") && top.contains("gateway"),
+        "{top}"
+    );
+    assert!(
+        !top.contains("\n  gate "),
+        "gate is for hooks, not the tour: {top}"
+    );
+    for args in [
+        &["stop", "--help"][..],
+        &["resume", "--help"],
+        &["sync", "--help"],
+        &["gateway", "--help"],
+        &["decisions", "--help"],
+        &["gate", "stop-check", "--help"],
+        &["gate", "git-check", "--help"],
+    ] {
+        let out = m.chock(m.root.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).len() > 200,
+            "{args:?} says too little"
+        );
+    }
+}

@@ -129,7 +129,12 @@ pub fn read(paths: &StopPaths, caller: &Caller<'_>) -> StopVerdict {
         }
     };
     keep(read_one(&paths.everywhere()));
-    match caller.project {
+    // A working directory that no longer exists names no project we can
+    // find: read it as a projectless call, where every registry entry counts.
+    let project = caller
+        .project
+        .filter(|dir| fs::symlink_metadata(dir).is_ok());
+    match project {
         Some(dir) => match repo::discover(dir) {
             Ok(Some(repo)) => {
                 keep(read_one(&repo.stop_file()));

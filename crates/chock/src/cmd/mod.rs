@@ -30,18 +30,14 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Stop agents in this repository, or on the whole machine.
+    // Each variant's help is its Args struct's doc comment: the first line
+    // for the list, the rest for `--help`.
     Stop(stop::StopArgs),
-    /// Lift a stop (a person at a terminal only).
     Resume(resume::ResumeArgs),
-    /// Wire the stop check into every agent client's hooks and git.
     Sync(sync::SyncArgs),
-    /// Checks run by hooks (pre-tool stop check, git dispatcher).
     #[command(hide = true)]
     Gate(gate::GateArgs),
-    /// Run an MCP server behind the stop- and policy-aware gateway.
     Gateway(gateway::GatewayArgs),
-    /// Print the decision log: refusals, stops and resumes.
     Decisions(decisions::DecisionsArgs),
 }
 

@@ -258,3 +258,21 @@ fn a_stop_written_then_read_round_trips() {
     let status = super::git(&w.main, &["status", "--porcelain", "--untracked-files=all"]);
     assert!(!status.contains("stop.json"), "{status}");
 }
+
+#[test]
+fn a_vanished_working_directory_is_read_as_a_call_with_no_project() {
+    let w = world();
+    let gone = w.main.join("deleted-subdir");
+    assert_eq!(
+        verdict(&w, Some(&gone), Some(Agent::ClaudeCode)),
+        StopVerdict::Clear
+    );
+    let other = repo_in(&w, "other");
+    let repo = discover(&other).unwrap().unwrap();
+    write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, None)).unwrap();
+    // Any stopped repository refuses it: the reader cannot tell it is not that one.
+    assert_stopped(
+        &verdict(&w, Some(&gone), Some(Agent::ClaudeCode)),
+        "stopped: lunch",
+    );
+}
