@@ -7,7 +7,7 @@ use anyhow::Context;
 use chock_gate::decisions::{self, Tail};
 use clap::Args;
 
-/// Print the decision log (<state dir>/decisions.jsonl): every refused call (`block`) and
+/// Print the decision log (STATE_DIR/decisions.jsonl): every refused call (`block`) and
 /// every stop and resume (`chock-stop`), oldest first.
 #[derive(Debug, Args)]
 pub(crate) struct DecisionsArgs {

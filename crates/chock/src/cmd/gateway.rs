@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 /// Run an MCP server behind a stdio proxy that refuses each tools/call while a stop is in
-/// force and applies mcp.<server>.tool.<tool> rows (a tool denied at start is hidden).
+/// force and applies mcp.SERVER.tool.TOOL rows (a tool denied at start is hidden).
 ///
 /// Newline-delimited JSON-RPC on stdin and stdout, the server's stderr passed through.
 /// Speaks both MCP 2025-11-25 (initialize handshake) and 2026-07-28 (no handshake).

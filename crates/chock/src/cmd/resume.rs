@@ -14,7 +14,7 @@ use crate::exit;
 /// Lift a stop. For a person only: it refuses an agent's shell, needs stdin and stdout
 /// to be a terminal, and asks for the repository's name to be typed.
 ///
-/// Removes <repo>/.chock/stop.json and the repository's entry in ~/.chock/stops/.
+/// Removes REPO/.chock/stop.json and the repository's entry in ~/.chock/stops/.
 /// With --everywhere it asks for the word `everywhere` and lifts only the machine-wide
 /// stop (~/.chock/stops/_everywhere.json); repository stops stay.
 #[derive(Debug, Args)]

@@ -11,7 +11,7 @@ use crate::exit;
 
 /// Stop agents: every agent's next tool call, commit, push and MCP tool call is refused.
 ///
-/// Writes <repo>/.chock/stop.json and ~/.chock/stops/<sha256 of the repo's path>.json
+/// Writes REPO/.chock/stop.json and ~/.chock/stops/SHA256-OF-REPO-PATH.json
 /// (mode 0600), or ~/.chock/stops/_everywhere.json with --everywhere. A linked worktree
 /// has no stop of its own: the main checkout's reaches it. Only a person at a terminal
 /// lifts a stop, with `chock resume`. Run from an agent's shell, this is refused.
