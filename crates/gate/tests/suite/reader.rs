@@ -276,3 +276,19 @@ fn a_vanished_working_directory_is_read_as_a_call_with_no_project() {
         "stopped: lunch",
     );
 }
+
+#[test]
+fn chock_sessions_check_and_log_through_the_exported_functions() {
+    let w = world();
+    assert!(chock_gate::check_stop_in(&w.paths, &w.worktree).is_ok());
+    let repo = discover(&w.main).unwrap().unwrap();
+    write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, Some("chock"))).unwrap();
+    let stopped = chock_gate::check_stop_in(&w.paths, &w.worktree).unwrap_err();
+    assert!(stopped.to_string().starts_with("stopped: lunch"));
+    let log = w.main.parent().unwrap().join("state/decisions.jsonl");
+    chock_gate::log_session_block(&log, &w.worktree, "run_command", &stopped).unwrap();
+    let line: serde_json::Value =
+        serde_json::from_str(fs::read_to_string(&log).unwrap().trim()).unwrap();
+    assert_eq!(line["source"], "session");
+    assert_eq!(line["action"], "run_command");
+}
