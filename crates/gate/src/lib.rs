@@ -50,12 +50,41 @@ pub fn check_stop(project_dir: &Path) -> Result<(), Stopped> {
             ));
         }
     };
+    check_stop_in(&paths, project_dir)
+}
+
+/// [`check_stop`] against a given registry (tests, and callers that resolved
+/// the home directory already).
+pub fn check_stop_in(paths: &StopPaths, project_dir: &Path) -> Result<(), Stopped> {
     let caller = Caller {
         project: Some(project_dir),
         agent: Some(Agent::Chock),
     };
-    match reader::read(&paths, &caller) {
+    match reader::read(paths, &caller) {
         StopVerdict::Clear => Ok(()),
         StopVerdict::Stopped(stopped) => Err(stopped),
     }
+}
+
+/// Log a session's refused tool call: a `block` line with reason `stopped`
+/// and source `session`. The caller has already refused; a failure here is
+/// returned for it to report, never to undo the refusal.
+pub fn log_session_block(
+    log: &Path,
+    project_dir: &Path,
+    tool: &str,
+    stopped: &Stopped,
+) -> Result<(), GateError> {
+    decisions::append(
+        log,
+        &decisions::Line::Block {
+            at: decisions::now(),
+            reason: decisions::BlockReason::Stopped,
+            source: decisions::BlockSource::Session,
+            agent: Some(Agent::Chock.name().to_owned()),
+            action: Some(tool.to_owned()),
+            project: Some(project_dir.display().to_string()),
+            detail: stopped.to_string(),
+        },
+    )
 }
