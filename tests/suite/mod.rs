@@ -5,6 +5,7 @@ mod gateway;
 mod git_dispatcher;
 mod stop_check;
 mod stop_resume;
+mod sync_cli;
 
 use std::path::PathBuf;
 use std::process::Command;
