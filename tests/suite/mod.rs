@@ -3,9 +3,14 @@
 mod cli;
 mod gateway;
 mod git_dispatcher;
+mod log;
+mod plan;
+mod session_logs;
+mod sessions;
 mod stop_check;
 mod stop_resume;
 mod sync_cli;
+mod usage;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -85,26 +85,13 @@ pub enum Line {
     },
 }
 
-/// `$CHOCK_STATE_DIR`, else `$XDG_STATE_HOME/chock`, else `~/.local/state/chock`.
-pub fn default_state_dir() -> Result<PathBuf, GateError> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(dir) = var("CHOCK_STATE_DIR") {
-        return Ok(dir);
-    }
-    if let Some(dir) = var("XDG_STATE_HOME") {
-        return Ok(dir.join("chock"));
-    }
-    let home = var("HOME").ok_or(GateError::NoHome)?;
-    Ok(home.join(".local").join("state").join("chock"))
-}
-
-/// `<state dir>/decisions.jsonl`.
+/// `<state dir>/decisions.jsonl`, the state dir resolved as every Chock
+/// command resolves it (`$CHOCK_STATE_DIR`, else `$XDG_STATE_HOME/chock`,
+/// else `~/.local/state/chock`).
 pub fn default_path() -> Result<PathBuf, GateError> {
-    Ok(default_state_dir()?.join("decisions.jsonl"))
+    chock_log::StateDir::resolve()
+        .map(|dir| dir.decisions_log())
+        .map_err(|e| GateError::StateDir(e.to_string()))
 }
 
 /// Append one line to the log at `path`, creating it (0600) and its directory.

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 pub enum GateError {
     #[error("cannot find the home directory: HOME is not set; set HOME and try again")]
     NoHome,
+    #[error("cannot locate the state directory: {0}")]
+    StateDir(String),
     #[error(
         "{path} is not inside a git repository: run this from a repository, or use --everywhere"
     )]

@@ -4,9 +4,14 @@
 mod decisions;
 mod gate;
 mod gateway;
+mod log;
+mod output;
+mod plan;
 mod resume;
+mod sessions;
 mod stop;
 mod sync;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -39,6 +44,10 @@ pub(crate) enum Command {
     Gate(gate::GateArgs),
     Gateway(gateway::GatewayArgs),
     Decisions(decisions::DecisionsArgs),
+    Sessions(sessions::Args),
+    Log(log::Args),
+    Usage(usage::Args),
+    Plan(plan::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -49,5 +58,9 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Gate(args) => gate::run(args),
         Command::Gateway(args) => gateway::run(args),
         Command::Decisions(args) => decisions::run(args),
+        Command::Sessions(args) => sessions::run(args),
+        Command::Log(args) => log::run(args),
+        Command::Usage(args) => usage::run(args),
+        Command::Plan(args) => plan::run(args),
     }
 }
