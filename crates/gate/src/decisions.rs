@@ -263,6 +263,19 @@ mod tests {
     }
 
     #[test]
+    fn version_one_fixture_lines_keep_parsing() {
+        let text = include_str!("../tests/fixtures/decisions-v1.jsonl");
+        for line in text.lines() {
+            let parsed: Line = serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(
+                serde_json::to_value(&parsed).unwrap(),
+                serde_json::from_str::<serde_json::Value>(line).unwrap()
+            );
+        }
+        assert_eq!(text.lines().count(), 9);
+    }
+
+    #[test]
     fn unknown_types_render_as_written() {
         assert_eq!(
             render(r#"{"type":"decision","x":1}"#),
