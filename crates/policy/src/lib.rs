@@ -1,0 +1,30 @@
+//! Chock's policy: every action name, every rule layer, the fold that turns
+//! them into one decision, and the explanation of that decision.
+//!
+//! The crate is shaped around one question, "what does this session answer
+//! for this action?", asked many times a second: rules are indexed by
+//! segment when a policy is built so [`Policy::decision`] costs one step per
+//! segment of the action, and [`Policy::decide`] redoes the fold keeping every
+//! matching rule when a person (or the session log) needs the reasons.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![forbid(unsafe_code)]
+
+mod action;
+mod decision;
+pub mod defaults;
+mod explain;
+mod index;
+mod net;
+mod pattern;
+mod policy;
+mod rule;
+mod verdict;
+
+pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
+pub use decision::{Decision, UnknownDecision};
+pub use net::{NetMode, NetSettings};
+pub use pattern::Pattern;
+pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};
+pub use rule::{LayerKind, Rule, RuleRef, rule_text};
+pub use verdict::{Help, Loser, Timing, Verdict, rule_block};
