@@ -257,9 +257,8 @@ impl Policy {
             } else {
                 (self.project_file.clone(), LayerKind::Project)
             };
-        let pattern = match crate::Pattern::parse(action) {
-            Ok(p) => p,
-            Err(_) => return None,
+        let Ok(pattern) = crate::Pattern::parse(action) else {
+            return None;
         };
         let rule = rule_text(&pattern, Decision::Allow);
         Some(Help::AddRule {

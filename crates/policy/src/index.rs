@@ -187,3 +187,134 @@ mod tests {
         }
     }
 }
+
+/// The fixed layers' indexes merged into one trie, so the hot path walks an
+/// action's segments once instead of once per layer. Slot `i` of every
+/// array belongs to the `i`th layer given to [`Merged::build`].
+#[derive(Debug, Clone)]
+pub(crate) struct Merged<const N: usize> {
+    nodes: Vec<MergedNode<N>>,
+    catch_all: [Option<u32>; N],
+}
+
+#[derive(Debug, Clone)]
+struct MergedNode<const N: usize> {
+    children: HashMap<Box<str>, u32, BuildHasherDefault<Fnv>>,
+    exact: [Option<u32>; N],
+    class: [Option<u32>; N],
+}
+
+impl<const N: usize> Default for MergedNode<N> {
+    fn default() -> Self {
+        MergedNode {
+            children: HashMap::default(),
+            exact: [None; N],
+            class: [None; N],
+        }
+    }
+}
+
+impl<const N: usize> Merged<N> {
+    /// Merges `layers`; a layer that is absent is an empty slice.
+    pub(crate) fn build(layers: [&[Rule]; N]) -> Merged<N> {
+        let mut m = Merged {
+            nodes: vec![MergedNode::default()],
+            catch_all: [None; N],
+        };
+        for (slot, rules) in layers.iter().enumerate() {
+            for (id, rule) in rules.iter().enumerate() {
+                let id = id as u32;
+                let (key, exact) = match &rule.pattern {
+                    Pattern::CatchAll => {
+                        m.catch_all[slot].get_or_insert(id);
+                        continue;
+                    }
+                    Pattern::Exact(a) => (a.as_str(), true),
+                    Pattern::Class(p) => (p.as_str(), false),
+                };
+                let mut node = 0usize;
+                for seg in key.split('.') {
+                    let next = m.nodes.len() as u32;
+                    let child = *m.nodes[node].children.entry(seg.into()).or_insert(next);
+                    if child == next {
+                        m.nodes.push(MergedNode::default());
+                    }
+                    node = child as usize;
+                }
+                let n = &mut m.nodes[node];
+                let target = if exact {
+                    &mut n.exact[slot]
+                } else {
+                    &mut n.class[slot]
+                };
+                target.get_or_insert(id);
+            }
+        }
+        m
+    }
+
+    /// Each layer's most specific rule for `action`, as [`Index::best`] would
+    /// give it layer by layer.
+    pub(crate) fn best(&self, action: &str) -> [Option<u32>; N] {
+        let mut node = &self.nodes[0];
+        let mut class = [None; N];
+        let mut walked_all = true;
+        for seg in action.split('.') {
+            for (c, n) in class.iter_mut().zip(node.class.iter()) {
+                if n.is_some() {
+                    *c = *n;
+                }
+            }
+            match node.children.get(seg) {
+                Some(&next) => node = &self.nodes[next as usize],
+                None => {
+                    walked_all = false;
+                    break;
+                }
+            }
+        }
+        let mut out = [None; N];
+        for i in 0..N {
+            let exact = if walked_all { node.exact[i] } else { None };
+            out[i] = exact.or(class[i]).or(self.catch_all[i]);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod merged_tests {
+    use super::*;
+    use crate::Decision;
+
+    #[test]
+    fn merged_agrees_with_each_layer_alone() {
+        let mk = |keys: &[Option<&str>]| -> Vec<Rule> {
+            keys.iter()
+                .map(|k| Rule::parse(*k, Decision::Allow).unwrap())
+                .collect()
+        };
+        let a = mk(&[
+            Some("net.*"),
+            Some("net.fetch.org.ziglang.docs"),
+            Some("call.read_file"),
+        ]);
+        let b = mk(&[None, Some("net.fetch.*"), Some("git.commit")]);
+        let c = mk(&[]);
+        let m = Merged::build([&a, &b, &c]);
+        let ixs = [Index::build(&a), Index::build(&b), Index::build(&c)];
+        for action in [
+            "net.fetch.org.ziglang.docs",
+            "net.fetch.org.ziglang",
+            "net.connect.x",
+            "call.read_file",
+            "git.commit",
+            "git.push",
+            "lsp.zls",
+            "net",
+        ] {
+            let want: Vec<Option<u32>> = ixs.iter().map(|ix| ix.best(action)).collect();
+            assert_eq!(m.best(action).to_vec(), want, "{action}");
+        }
+    }
+}

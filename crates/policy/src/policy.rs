@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::decision::Decision;
 use crate::defaults;
-use crate::index::Index;
+use crate::index::{Index, Merged};
 use crate::net::{self, NetMode, NetSettings};
 use crate::pattern::Pattern;
 use crate::rule::{LayerKind, Rule};
@@ -165,6 +165,8 @@ pub struct Policy {
     pub(crate) operator_file: Option<PathBuf>,
     router: NetMode,
     background: NetMode,
+    /// Org, operator, project and defaults in one trie, for the hot path.
+    merged: Arc<Merged<4>>,
 }
 
 /// The person's side of the fold for one action, before ceilings.
@@ -210,15 +212,34 @@ impl Policy {
         };
         let op_net = layers.operator.as_ref().map(|s| s.net).unwrap_or_default();
         let pr_net = layers.project.as_ref().map(|s| s.net).unwrap_or_default();
+        let org = match layers.org {
+            Org::Absent => OrgLayer::Absent,
+            Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
+            Org::Unreadable { path, reason } => OrgLayer::Unreadable { path, reason },
+        };
+        let operator = layers.operator.map(Layer::new);
+        let project = layers.project.map(Layer::new);
+        let defaults = Layer::new(RuleSet::new(defaults::rules()));
+        let rules_of = |l: &Option<Arc<Layer>>| -> Vec<Rule> {
+            l.as_ref().map(|l| l.rules.clone()).unwrap_or_default()
+        };
+        let org_rules = match &org {
+            OrgLayer::Rules(l) => l.rules.clone(),
+            _ => Vec::new(),
+        };
+        let (op_rules, pr_rules) = (rules_of(&operator), rules_of(&project));
+        let merged = Arc::new(Merged::build([
+            org_rules.as_slice(),
+            op_rules.as_slice(),
+            pr_rules.as_slice(),
+            defaults.rules.as_slice(),
+        ]));
         Policy {
-            org: match layers.org {
-                Org::Absent => OrgLayer::Absent,
-                Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
-                Org::Unreadable { path, reason } => OrgLayer::Unreadable { path, reason },
-            },
-            operator: layers.operator.map(|s| Layer::new(s)),
-            project: layers.project.map(|s| Layer::new(s)),
-            defaults: Layer::new(RuleSet::new(defaults::rules())),
+            merged,
+            org,
+            operator,
+            project,
+            defaults,
             promises: Vec::new(),
             next_promise: 1,
             project_file: layers.project_file,
@@ -263,15 +284,26 @@ impl Policy {
 
     /// The decision for a dotted name, with no explanation: the hot path.
     pub(crate) fn decision_str(&self, action: &str) -> Decision {
-        let mut d = self.person(action).decision;
-        match &self.org {
-            OrgLayer::Absent => {}
-            OrgLayer::Rules(l) => {
-                if let Some(r) = l.best(action) {
-                    d = d.min(r.decision);
-                }
-            }
-            OrgLayer::Unreadable { .. } => return Decision::Deny,
+        if matches!(self.org, OrgLayer::Unreadable { .. }) {
+            return Decision::Deny;
+        }
+        let [org, op, pr, def] = self.merged.best(action);
+        let get = |layer: &Option<Arc<Layer>>, id: Option<u32>| {
+            id.and_then(|i| {
+                layer
+                    .as_ref()
+                    .map(|l| effective(&l.rules[i as usize], action).0)
+            })
+        };
+        let mut d = match (get(&self.operator, op), get(&self.project, pr)) {
+            (Some(o), Some(p)) => o.min(p),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => def.map_or(Decision::Ask, |i| {
+                effective(&self.defaults.rules[i as usize], action).0
+            }),
+        };
+        if let (OrgLayer::Rules(l), Some(i)) = (&self.org, org) {
+            d = d.min(l.rules[i as usize].decision);
         }
         for p in &self.promises {
             if let Some(r) = p.layer.best(action) {
