@@ -2,7 +2,7 @@
 //! every rule that matched so a person can see which one decided and why the
 //! others did not. Kept apart from the hot path, which only needs the answer.
 
-use crate::action::Action;
+use crate::action::{Action, ActionError};
 use crate::decision::Decision;
 use crate::policy::{OrgLayer, Policy, effective};
 use crate::rule::{LayerKind, Rule, rule_text};
@@ -54,9 +54,12 @@ impl Policy {
 
     /// model.select: the narrower of `provider.<instance>` and
     /// `provider.<instance>.<model>` answers, read before the first turn.
-    pub fn model_select(&self, instance: &Action, model: &Action) -> Verdict {
-        let wide = self.decide_at(instance.as_str(), Timing::BeforeFirstTurn);
-        let narrow = self.decide_at(model.as_str(), Timing::BeforeFirstTurn);
+    /// Fails where the instance or model id cannot be named in a rule.
+    pub fn model_select(&self, instance: &str, model: &str) -> Result<Verdict, ActionError> {
+        let wide_action = Action::provider(instance)?;
+        let narrow_action = Action::provider_model(instance, model)?;
+        let wide = self.decide_at(wide_action.as_str(), Timing::BeforeFirstTurn);
+        let narrow = self.decide_at(narrow_action.as_str(), Timing::BeforeFirstTurn);
         let (mut win, lose) = if wide.decision < narrow.decision {
             (wide, narrow)
         } else {
@@ -67,17 +70,19 @@ impl Policy {
                 layer: lose.layer,
                 rule,
                 decision: lose.decision,
-                why: format!(
-                    "model.select reads {} too, and the narrower of the two answers",
-                    win.action
-                ),
+                why: format!("model.select reads {} too, and the narrower of the two answers", win.action),
             });
         }
-        win.notes.push(format!(
-            "model.select reads {} and {}; the narrower answers",
-            instance, model
-        ));
-        win
+        win.notes.push(format!("model.select reads {wide_action} and {narrow_action}; the narrower answers"));
+        Ok(win)
+    }
+
+    /// Whether a third party's tool (or its MCP server, or its plugin) is
+    /// offered at session start: only a deny is spent there, and it keeps the
+    /// tool out entirely. Every other answer leaves it offered, and the same
+    /// key is asked again at each call with [`Policy::decide`].
+    pub fn offered_at_start(&self, action: &Action) -> bool {
+        self.decision(action) != Decision::Deny
     }
 
     pub(crate) fn decide_at(&self, action: &str, timing: Timing) -> Verdict {

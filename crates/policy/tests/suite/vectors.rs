@@ -506,17 +506,23 @@ fn sandbox_jit_denied_by_an_org_cannot_be_raised() {
 
 #[test]
 fn model_select_takes_the_narrower_of_the_two_provider_rows() {
-    let inst = Action::provider("openai").unwrap();
-    let model = Action::provider_model("openai", "gpt-4.1").unwrap();
-    assert!(Policy::shipped().model_select(&inst, &model).permits());
+    assert!(Policy::shipped().model_select("openai", "gpt-4.1").unwrap().permits());
     let inst_denied = project(&[(Some("provider.openai"), Deny)]);
-    assert!(inst_denied.model_select(&inst, &model).refused());
+    assert!(inst_denied.model_select("openai", "gpt-4.1").unwrap().refused());
     let model_asks = project(&[(Some("provider.openai.gpt-4.1"), Ask)]);
-    let v = model_asks.model_select(&inst, &model);
+    let v = model_asks.model_select("openai", "gpt-4.1").unwrap();
     assert!(v.refused(), "only allow lets a model be used");
     assert_eq!(v.action, "provider.openai.gpt-4.1");
-    let other_model = Action::provider_model("openai", "o3").unwrap();
-    assert!(model_asks.model_select(&inst, &other_model).permits());
+    assert!(model_asks.model_select("openai", "o3").unwrap().permits());
+    assert!(Policy::shipped().model_select("open.ai", "x").is_err());
+}
+
+#[test]
+fn only_a_deny_is_spent_at_the_start_for_a_third_party_tool() {
+    let p = project(&[(Some("mcp.*"), Deny), (Some("mcp.time.tool.*"), Ask)]);
+    assert!(!p.offered_at_start(&a("mcp.github.tool.create_issue")));
+    assert!(p.offered_at_start(&a("mcp.time.tool.get_current_time")));
+    assert!(Policy::shipped().offered_at_start(&a("plugin.hello.tool.greet")));
 }
 
 #[test]
