@@ -70,10 +70,15 @@ impl Policy {
                 layer: lose.layer,
                 rule,
                 decision: lose.decision,
-                why: format!("model.select reads {} too, and the narrower of the two answers", win.action),
+                why: format!(
+                    "model.select reads {} too, and the narrower of the two answers",
+                    win.action
+                ),
             });
         }
-        win.notes.push(format!("model.select reads {wide_action} and {narrow_action}; the narrower answers"));
+        win.notes.push(format!(
+            "model.select reads {wide_action} and {narrow_action}; the narrower answers"
+        ));
         Ok(win)
     }
 
@@ -101,22 +106,20 @@ impl Policy {
         lost_inside(LayerKind::Operator, &op, action, &mut losers);
         lost_inside(LayerKind::Project, &pr, action, &mut losers);
         let person = self.person(action);
-        match (op.first(), pr.first()) {
-            (Some(o), Some(p)) => {
-                let (other, layer) = if person.layer == LayerKind::Operator {
-                    (p, LayerKind::Project)
-                } else {
-                    (o, LayerKind::Operator)
-                };
-                let why = "the operator's and the project's rules both match; the narrower of the two stands";
-                losers.push(loser(layer, other, effective(other, action).0, why));
-            }
-            (None, None) => {}
-            _ => {
-                for d in self.defaults.all(action) {
-                    let why = "a shipped default is read only where neither the project nor the operator has a matching rule";
-                    losers.push(loser(LayerKind::Default, d, d.decision, why));
-                }
+        if let (Some(o), Some(p)) = (op.first(), pr.first()) {
+            let (other, layer) = if person.layer == LayerKind::Operator {
+                (p, LayerKind::Project)
+            } else {
+                (o, LayerKind::Operator)
+            };
+            let why =
+                "the operator's and the project's rules both match; the narrower of the two stands";
+            losers.push(loser(layer, other, effective(other, action).0, why));
+        }
+        if !op.is_empty() || !pr.is_empty() {
+            for d in self.defaults.all(action) {
+                let why = "a shipped default is read only where neither the project nor the operator has a matching rule";
+                losers.push(loser(LayerKind::Default, d, d.decision, why));
             }
         }
         if person.layer == LayerKind::Default {
@@ -254,6 +257,15 @@ impl Policy {
             }
             LayerKind::Promise => return decider.promise.map(|id| Help::Promise { id }),
             _ => {}
+        }
+        if let Some(rule) = &decider.rule {
+            let exact = matches!(&rule.pattern, crate::Pattern::Exact(a) if a.as_str() == action);
+            if exact && rule.origin.file.is_some() {
+                return Some(Help::ChangeRule {
+                    at: rule.origin.location(decider.layer),
+                    rule: rule_text(&rule.pattern, Decision::Allow),
+                });
+            }
         }
         let provider = action.starts_with("provider.");
         let (file, layer) =

@@ -410,22 +410,25 @@ impl Policy {
         op.chain(pr).chain(self.defaults.rules.iter())
     }
 
-    /// Whether some rule naming something in `prefix` could lead to at least
-    /// `at_least` once every layer is folded in. A catch-all names nothing,
-    /// so it does not count. For a class rule, a name under it that no
-    /// exact rule mentions stands for the whole class.
+    /// Whether some rule naming something in `prefix` (or a class covering
+    /// all of it) could lead to at least `at_least` once every layer is
+    /// folded in. A catch-all names nothing, so it does not count. A class
+    /// is tried on a name under it that no exact rule mentions, which stands
+    /// for the whole class.
     pub fn could_reach(&self, prefix: &str, at_least: Decision) -> bool {
-        self.person_rules()
-            .filter(|r| r.pattern.within(prefix))
-            .any(|r| {
-                let name = match &r.pattern {
-                    Pattern::Exact(a) => a.as_str().to_owned(),
-                    // '\u{1}' is in no segment any builder accepts.
-                    Pattern::Class(p) => format!("{p}.\u{1}"),
-                    Pattern::CatchAll => return false,
-                };
-                self.decision_str(&name) >= at_least
-            })
+        // '\u{1}' is in no segment any builder accepts, so no exact rule names it.
+        let covers = |p: &str| {
+            prefix.len() > p.len() && prefix.starts_with(p) && prefix.as_bytes()[p.len()] == b'.'
+        };
+        self.person_rules().any(|r| {
+            let name = match &r.pattern {
+                Pattern::Exact(a) if r.pattern.within(prefix) => a.as_str().to_owned(),
+                Pattern::Class(p) if r.pattern.within(prefix) => format!("{p}.\u{1}"),
+                Pattern::Class(p) if covers(p) => format!("{prefix}.\u{1}"),
+                _ => return false,
+            };
+            self.decision_str(&name) >= at_least
+        })
     }
 
     /// Whether anything under `prefix` could be permitted, by a rule or by a

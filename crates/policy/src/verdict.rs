@@ -52,6 +52,13 @@ pub enum Help {
         /// The layer that file is.
         layer: LayerKind,
     },
+    /// The rule that decided names exactly this action: change it.
+    ChangeRule {
+        /// Where it is (`file:line:column`).
+        at: String,
+        /// The rule as it would read answering allow.
+        rule: String,
+    },
     /// The org bundle caps it; no file under the bundle can raise it.
     OrgCeiling {
         /// The bundle.
@@ -76,6 +83,9 @@ impl fmt::Display for Help {
                 };
                 writeln!(f, "to permit it, add this rule to {where_}:")?;
                 f.write_str(block)
+            }
+            Help::ChangeRule { at, rule } => {
+                write!(f, "to permit it, change the rule at {at} to:\n    {rule}")
             }
             Help::OrgCeiling { file } => {
                 let where_ = file.as_ref().map_or_else(

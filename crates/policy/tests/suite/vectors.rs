@@ -408,6 +408,14 @@ fn a_router_is_a_mechanism_never_a_permission() {
         "a project that permits nothing pays for none of it"
     );
     assert!(
+        with_net(&[(Some("net.*"), Allow)], None, None).wants_router(),
+        "a class over all of net permits something under it"
+    );
+    assert!(
+        !with_net(&[(None, Allow)], None, None).wants_router(),
+        "a catch-all names nothing"
+    );
+    assert!(
         !with_net(&[(Some("net.connect.*"), Deny)], None, None).wants_router(),
         "a rule that only denies"
     );
@@ -506,9 +514,19 @@ fn sandbox_jit_denied_by_an_org_cannot_be_raised() {
 
 #[test]
 fn model_select_takes_the_narrower_of_the_two_provider_rows() {
-    assert!(Policy::shipped().model_select("openai", "gpt-4.1").unwrap().permits());
+    assert!(
+        Policy::shipped()
+            .model_select("openai", "gpt-4.1")
+            .unwrap()
+            .permits()
+    );
     let inst_denied = project(&[(Some("provider.openai"), Deny)]);
-    assert!(inst_denied.model_select("openai", "gpt-4.1").unwrap().refused());
+    assert!(
+        inst_denied
+            .model_select("openai", "gpt-4.1")
+            .unwrap()
+            .refused()
+    );
     let model_asks = project(&[(Some("provider.openai.gpt-4.1"), Ask)]);
     let v = model_asks.model_select("openai", "gpt-4.1").unwrap();
     assert!(v.refused(), "only allow lets a model be used");
@@ -928,4 +946,26 @@ fn a_refusal_names_the_rule_to_add_and_the_block_it_goes_in() {
     let model = p.decide(&a("provider.openai.gpt-4.1"));
     assert!(model.help.is_none(), "allowed needs no help");
     assert!(p.decide(&a("call.read_file")).help.is_none());
+}
+
+#[test]
+fn a_refusal_by_an_exact_rule_in_a_file_says_change_that_rule() {
+    let mut set = rs(&[(Some("web.search"), Deny)]);
+    set.rules[0].origin.file = Some("/p/chock.zon".into());
+    set.rules[0].origin.line = Some(4);
+    set.rules[0].origin.column = Some(13);
+    let p = Policy::new(Layers {
+        project: Some(set),
+        project_file: Some("/p/chock.zon".into()),
+        ..Layers::default()
+    });
+    let help = p.decide(&Action::web_search()).help.unwrap().to_string();
+    assert!(
+        help.contains("change the rule at /p/chock.zon:4:13"),
+        "{help}"
+    );
+    assert!(
+        help.contains(r#".{ .action = "web.search", .decision = .allow }"#),
+        "{help}"
+    );
 }
