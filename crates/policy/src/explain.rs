@@ -52,6 +52,14 @@ impl Policy {
         self.decide_at(action.as_str(), Timing::Background)
     }
 
+    /// The decision where nobody may be asked while the session runs: a
+    /// redirect hop of fetch_url (a hop no rule allows is refused, so a page
+    /// cannot chain redirects into a stream of prompts), or a device row
+    /// (`device.*`: ask refuses there). Anything but allow refuses.
+    pub fn decide_unattended(&self, action: &Action) -> Verdict {
+        self.decide_at(action.as_str(), Timing::Unattended)
+    }
+
     /// model.select: the narrower of `provider.<instance>` and
     /// `provider.<instance>.<model>` answers, read before the first turn.
     /// Fails where the instance or model id cannot be named in a rule.
@@ -187,6 +195,7 @@ impl Policy {
         if timing != Timing::AtCall && decider.decision != Decision::Allow {
             notes.push(match timing {
                 Timing::Background => "a background command never asks: anything but allow refuses it".to_owned(),
+                Timing::Unattended => "nobody may be asked about this while the session runs: anything but allow refuses".to_owned(),
                 _ => "this row is read before the first turn, when nobody is there to answer: anything but allow refuses".to_owned(),
             });
         }

@@ -22,6 +22,10 @@ pub enum Timing {
     BeforeFirstTurn,
     /// For a background command, which never asks: anything but allow refuses.
     Background,
+    /// While the session runs but where nobody may be asked (a redirect hop
+    /// of fetch_url, a device that arrives mid-session): anything but allow
+    /// refuses.
+    Unattended,
 }
 
 /// A rule that matched and did not decide.
@@ -145,7 +149,9 @@ impl Verdict {
     pub fn refused(&self) -> bool {
         match self.timing {
             Timing::AtCall => self.decision == Decision::Deny,
-            Timing::BeforeFirstTurn | Timing::Background => self.decision != Decision::Allow,
+            Timing::BeforeFirstTurn | Timing::Background | Timing::Unattended => {
+                self.decision != Decision::Allow
+            }
         }
     }
 

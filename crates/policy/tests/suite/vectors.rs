@@ -969,3 +969,35 @@ fn a_refusal_by_an_exact_rule_in_a_file_says_change_that_rule() {
         "{help}"
     );
 }
+
+#[test]
+fn redirect_hops_and_devices_are_read_without_asking() {
+    let p = project(&[
+        (Some("net.fetch.org.ziglang.*"), Allow),
+        (Some("device.usb.1d50.6018"), Allow),
+    ]);
+    assert!(
+        p.decide_unattended(&Action::net_fetch("docs.ziglang.org").unwrap())
+            .permits()
+    );
+    let hop = p.decide_unattended(&Action::net_fetch("elsewhere.example").unwrap());
+    assert!(
+        hop.refused(),
+        "a hop no rule names is refused: {}",
+        hop.render()
+    );
+    assert!(
+        !p.decide(&Action::net_fetch("elsewhere.example").unwrap())
+            .refused(),
+        "the host the agent named asks"
+    );
+    assert!(
+        p.decide_unattended(&Action::device_usb(0x1d50, 0x6018))
+            .permits()
+    );
+    assert!(
+        p.decide_unattended(&Action::device_usb(0x1d50, 0x6019))
+            .refused(),
+        "ask refuses for a device"
+    );
+}
