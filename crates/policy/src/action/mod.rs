@@ -15,7 +15,7 @@ mod parse;
 
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use error::ActionError;
 pub use exec::{ExecClass, ExecContext};
@@ -52,6 +52,15 @@ impl fmt::Display for Action {
 impl Serialize for Action {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.name)
+    }
+}
+
+/// Read back through [`Action::parse`], so a stored name is checked as
+/// strictly as a written one.
+impl<'de> Deserialize<'de> for Action {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Action::parse(&name).map_err(serde::de::Error::custom)
     }
 }
 

@@ -211,6 +211,15 @@ mod tests {
     }
 
     #[test]
+    fn serde_round_trips_through_parse() {
+        let a = Action::net_fetch("docs.ziglang.org").unwrap();
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(json, "\"net.fetch.org.ziglang.docs\"");
+        assert_eq!(serde_json::from_str::<Action>(&json).unwrap(), a);
+        assert!(serde_json::from_str::<Action>("\"net.serve.http\"").is_err());
+    }
+
+    #[test]
     fn malformed_names_are_refused_with_a_reason() {
         for bad in [
             "",
