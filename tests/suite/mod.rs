@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The `chock` binary cargo built for this test run.
-#[expect(clippy::expect_used, reason = "a test with no binary path cannot run at all")]
 pub(crate) fn chock_bin() -> PathBuf {
     // Cargo builds every binary of the workspace before running an
     // integration test of another package only when asked; nextest and

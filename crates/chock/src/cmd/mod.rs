@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod policy;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "chock",
@@ -22,8 +24,13 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub(crate) enum Command {}
+pub(crate) enum Command {
+    /// Explain how the policy answers an action, and check policy files.
+    Policy(policy::PolicyArgs),
+}
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
-    match command {}
+    match command {
+        Command::Policy(args) => policy::run(args),
+    }
 }

@@ -1,6 +1,8 @@
 //! Integration tests of chock-policy: the reference's vectors, properties of
 //! the fold, and (once files are read) loading and checking.
 
+mod check;
+mod load;
 mod props;
 mod vectors;
 
