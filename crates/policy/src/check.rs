@@ -112,7 +112,10 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
         ValueKind::List(items) if items.is_empty() => {}
         other => walk.problem(
             &root.span,
-            format!("the file holds {}; a policy file is one struct, .{{ .policy = .{{ ... }} }}", kind_name(other)),
+            format!(
+                "the file holds {}; a policy file is one struct, .{{ .policy = .{{ ... }} }}",
+                kind_name(other)
+            ),
         ),
     }
     Checked {
@@ -133,7 +136,13 @@ fn items(v: &Value) -> Option<&[Value]> {
 impl Walk<'_> {
     fn policy(&mut self, v: &Value, set: &mut RuleSet) {
         let ValueKind::Struct(fields) = &v.kind else {
-            self.problem(&v.span, format!(".policy holds {}; write .policy = .{{ .rules = .{{ ... }} }}", kind_name(&v.kind)));
+            self.problem(
+                &v.span,
+                format!(
+                    ".policy holds {}; write .policy = .{{ .rules = .{{ ... }} }}",
+                    kind_name(&v.kind)
+                ),
+            );
             return;
         };
         for f in fields {
@@ -163,7 +172,9 @@ impl Walk<'_> {
                 }
             };
             match &f.value.kind {
-                ValueKind::EnumLiteral(w) if NetMode::parse(w).is_some() => *slot = NetMode::parse(w),
+                ValueKind::EnumLiteral(w) if NetMode::parse(w).is_some() => {
+                    *slot = NetMode::parse(w);
+                }
                 _ => self.problem(
                     &f.value.span,
                     format!(".{} takes .auto, .none or .filtered", f.name),
@@ -178,7 +189,13 @@ impl Walk<'_> {
             ValueKind::Struct(fields) => Some(fields),
             ValueKind::List(items) if items.is_empty() => Some(&[]),
             other => {
-                self.problem(&v.span, format!("{what} holds {}; it should be a struct .{{ ... }}", kind_name(other)));
+                self.problem(
+                    &v.span,
+                    format!(
+                        "{what} holds {}; it should be a struct .{{ ... }}",
+                        kind_name(other)
+                    ),
+                );
                 None
             }
         }
@@ -194,7 +211,9 @@ impl Walk<'_> {
         };
         let mut seen: Vec<(Pattern, Span)> = Vec::new();
         for item in list {
-            let Some(rule) = self.rule(item) else { continue };
+            let Some(rule) = self.rule(item) else {
+                continue;
+            };
             if let Some((_, first)) = seen.iter().find(|(p, _)| *p == rule.pattern) {
                 let message = format!(
                     "duplicate rule for {}: the first is at line {}, column {}; keep one",
@@ -203,7 +222,7 @@ impl Walk<'_> {
                 self.problem(&item.span, message);
                 continue;
             }
-            seen.push((rule.pattern.clone(), item.span.clone()));
+            seen.push((rule.pattern.clone(), item.span));
             set.rules.push(rule);
         }
     }
@@ -212,7 +231,10 @@ impl Walk<'_> {
         let ValueKind::Struct(fields) = &v.kind else {
             self.problem(
                 &v.span,
-                format!("a rule is a struct, .{{ .action = \"...\", .decision = .allow }}, not {}", kind_name(&v.kind)),
+                format!(
+                    "a rule is a struct, .{{ .action = \"...\", .decision = .allow }}, not {}",
+                    kind_name(&v.kind)
+                ),
             );
             return None;
         };
@@ -252,7 +274,10 @@ impl Walk<'_> {
                         }
                     };
                 }
-                other => self.problem(&f.name_span, format!("unknown field .{other} in a rule: a rule holds .action and .decision")),
+                other => self.problem(
+                    &f.name_span,
+                    format!("unknown field .{other} in a rule: a rule holds .action and .decision"),
+                ),
             }
         }
         if !decision_seen {

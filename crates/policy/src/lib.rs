@@ -11,10 +11,12 @@
 #![forbid(unsafe_code)]
 
 mod action;
+mod check;
 mod decision;
 pub mod defaults;
 mod explain;
 mod index;
+mod load;
 mod net;
 mod pattern;
 mod policy;
@@ -22,7 +24,9 @@ mod rule;
 mod verdict;
 
 pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
+pub use check::{Checked, Problem, check_text};
 pub use decision::{Decision, UnknownDecision};
+pub use load::{LoadError, Sources, load_file};
 pub use net::{NetMode, NetSettings};
 pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};

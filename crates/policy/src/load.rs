@@ -35,7 +35,11 @@ pub struct Sources {
 impl Sources {
     /// The paths for a project directory, from the environment.
     pub fn discover(project_dir: &Path) -> Sources {
-        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let (org, org_required) = match env("CHOCK_ORG_BUNDLE") {
             Some(p) => (Some(p), true),
             None => (Some(PathBuf::from("/etc/chock/org.zon")), false),
@@ -64,13 +68,17 @@ pub enum LoadError {
         source: io::Error,
     },
     /// The file was read and holds problems.
-    #[error("{}", Invalid { path: .path, problems: .problems })]
+    #[error("{}", invalid(.path, .problems))]
     Invalid {
         /// The file.
         path: PathBuf,
         /// Every problem in it.
         problems: Vec<Problem>,
     },
+}
+
+fn invalid<'a>(path: &'a Path, problems: &'a [Problem]) -> Invalid<'a> {
+    Invalid { path, problems }
 }
 
 struct Invalid<'a> {
@@ -82,7 +90,12 @@ impl fmt::Display for Invalid<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
         let s = if n == 1 { "" } else { "s" };
-        write!(f, "the policy file {} has {n} problem{s}, so the session does not start; fix it (`chock policy check {}` lists them):", self.path.display(), self.path.display())?;
+        write!(
+            f,
+            "the policy file {} has {n} problem{s}, and nothing runs under a policy that could not be read whole; fix it (`chock policy check {}` lists them):",
+            self.path.display(),
+            self.path.display()
+        )?;
         for p in self.problems {
             write!(f, "\n  {}:{p}", self.path.display())?;
         }
@@ -132,7 +145,11 @@ fn load_org(path: &Path, required: bool) -> Org {
         },
         Err(LoadError::Invalid { problems, .. }) => Org::Unreadable {
             path: path.to_owned(),
-            reason: problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+            reason: problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
         },
     }
 }

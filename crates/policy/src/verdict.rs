@@ -161,10 +161,14 @@ impl Verdict {
         let _ = writeln!(out, "action:   {}", self.action);
         let outcome = if self.refused() {
             " (refused)"
-        } else if self.permits() {
-            ""
         } else {
-            " (a question)"
+            match self.decision {
+                Decision::Allow => "",
+                Decision::AgentReview => " (a reviewing agent decides)",
+                Decision::Ask => " (a person is asked)",
+                Decision::AgentThenHuman => " (a reviewing agent, then a person)",
+                Decision::Deny => " (refused)",
+            }
         };
         let _ = writeln!(out, "decision: {}{outcome}", self.decision);
         let _ = writeln!(out, "layer:    {}", self.layer.describe());
@@ -180,13 +184,11 @@ impl Verdict {
         if !self.losers.is_empty() {
             let _ = writeln!(out, "lost:");
             for l in &self.losers {
-                let _ = writeln!(
-                    out,
-                    "  - {} ({}, {})",
-                    l.rule.text,
-                    l.rule.location(l.layer),
-                    l.layer.describe()
-                );
+                let place = match &l.rule.file {
+                    Some(_) => format!("{}, {}", l.rule.location(l.layer), l.layer.describe()),
+                    None => l.layer.describe().to_owned(),
+                };
+                let _ = writeln!(out, "  - {} ({place})", l.rule.text);
                 let _ = writeln!(out, "    {}", l.why);
             }
         }

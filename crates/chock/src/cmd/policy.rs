@@ -32,7 +32,8 @@ enum PolicyCommand {
 /// Show the decision for one action, the rule and layer that decided, the
 /// rules that lost and why, and for a refusal or a question the rule to add.
 #[derive(Debug, Args)]
-#[command(after_help = "Action names: call.<tool>, exec.{devshell,nix.store,workspace,path}.<program>, \
+#[command(
+    after_help = "Action names: call.<tool>, exec.{devshell,nix.store,workspace,path}.<program>, \
 exec.unparsed, net.connect.<host>, net.fetch.<host>, net.serve.<port>, web.search, \
 skill.read.{operator,project,packaged}, secret.use.<name>, nix.build.<attr>, nix.net.<host>, \
 nix.net.build.opaque, git.<subcommand>, lsp.<program>, style.parse, device.usb.<vendor>.<product>, \
@@ -41,7 +42,8 @@ plugin.<name>[.tool.<tool>], fs.read, fs.write, provider.<instance>[.<model>], s
 workspace.{apply,integrate}, workspace.bind.<name>, policy.widen, file.write.\n\
 Hosts are written last label first: docs.ziglang.org is net.fetch.org.ziglang.docs.\n\n\
 Examples:\n  chock policy explain call.write_file\n  chock policy explain net.fetch.org.ziglang.docs --json\n  \
-chock policy explain sandbox.jit --before-first-turn --project ../other")]
+chock policy explain sandbox.jit --before-first-turn --project ../other"
+)]
 struct ExplainArgs {
     /// The action name, as a rule writes it (e.g. net.fetch.org.ziglang.docs).
     action: String,
@@ -100,13 +102,19 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let path = args.file.display();
     if checked.problems.is_empty() {
         let n = checked.rules.rules.len();
-        println!("{path}: no problems ({n} rule{})", if n == 1 { "" } else { "s" });
+        println!(
+            "{path}: no problems ({n} rule{})",
+            if n == 1 { "" } else { "s" }
+        );
         return Ok(ExitCode::SUCCESS);
     }
     for p in &checked.problems {
         println!("{path}:{p}");
     }
     let n = checked.problems.len();
-    eprintln!("chock: {path} has {n} problem{}", if n == 1 { "" } else { "s" });
+    eprintln!(
+        "chock: {path} has {n} problem{}",
+        if n == 1 { "" } else { "s" }
+    );
     Ok(ExitCode::from(exit::FAILURE))
 }

@@ -78,7 +78,7 @@ fn a_broken_project_file_stops_the_session_and_is_left_as_it_was() {
     assert_eq!(problems.len(), 11);
     let text = err.to_string();
     assert!(
-        text.contains(&format!("{}:6:61: unknown decision", path.display())),
+        text.contains(&format!("{}:6:56: unknown decision", path.display())),
         "{text}"
     );
     assert!(text.contains("chock policy check"), "{text}");
@@ -95,7 +95,7 @@ fn a_broken_operator_file_stops_the_session() {
     .unwrap();
     let err = Policy::load_from(&sources(dir.path())).unwrap_err();
     assert!(
-        err.to_string().contains("1:47: unknown decision `perhaps`"),
+        err.to_string().contains("1:44: unknown decision `perhaps`"),
         "{err}"
     );
 }
