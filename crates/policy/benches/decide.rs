@@ -98,6 +98,21 @@ fn bench(c: &mut Criterion) {
             }
         });
     });
+    // For comparison only: the most specific rule of the project layer alone
+    // found by scanning every rule, which is what the index replaces.
+    let rules = thousand_rules();
+    g.bench_function("linear_scan_project_layer_1000_rules", |b| {
+        b.iter(|| {
+            for a in &acts {
+                let best = rules
+                    .iter()
+                    .filter(|r| r.pattern.matches(black_box(a.as_str())))
+                    .max_by_key(|r| r.pattern.specificity())
+                    .map(|r| r.decision);
+                black_box(best);
+            }
+        });
+    });
     g.finish();
 }
 
