@@ -6,6 +6,25 @@
 //! segment when a policy is built so [`Policy::decision`] costs one step per
 //! segment of the action, and [`Policy::decide`] redoes the fold keeping every
 //! matching rule when a person (or the session log) needs the reasons.
+//!
+//! ```
+//! use chock_policy::{Action, Decision, Layers, Policy, Rule, RuleSet};
+//!
+//! let rule = Rule::parse(Some("net.fetch.org.ziglang.*"), Decision::Allow).unwrap();
+//! let policy = Policy::new(Layers {
+//!     project: Some(RuleSet::new(vec![rule])),
+//!     ..Layers::default()
+//! });
+//! let docs = Action::net_fetch("docs.ziglang.org").unwrap();
+//! assert_eq!(docs.as_str(), "net.fetch.org.ziglang.docs");
+//! assert_eq!(policy.decision(&docs), Decision::Allow);
+//!
+//! // A host somebody else registered does not match the class: it asks,
+//! // and the verdict says which rule would permit it.
+//! let evil = policy.decide(&Action::net_fetch("ziglang.org.evil.com").unwrap());
+//! assert_eq!(evil.decision, Decision::Ask);
+//! assert!(evil.help.is_some());
+//! ```
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]

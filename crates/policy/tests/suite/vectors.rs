@@ -1001,3 +1001,13 @@ fn redirect_hops_and_devices_are_read_without_asking() {
         "ask refuses for a device"
     );
 }
+
+#[test]
+fn a_deny_further_in_still_refuses_a_published_port() {
+    let mut p = project(&[(Some("net.serve.3000"), Allow)]);
+    assert_eq!(p.published_ports(), vec![3000]);
+    p.restrict(vec![Rule::parse(Some("net.serve.*"), Deny).unwrap()]);
+    assert_eq!(p.decision(&Action::net_serve(3000).unwrap()), Deny);
+    assert!(p.published_ports().is_empty());
+    assert!(!p.could_permit("net.serve"));
+}
