@@ -5,7 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod log;
+mod output;
+mod plan;
 mod policy;
+mod sessions;
+mod usage;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,12 +30,20 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Sessions(sessions::Args),
+    Log(log::Args),
+    Usage(usage::Args),
+    Plan(plan::Args),
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Sessions(args) => sessions::run(args),
+        Command::Log(args) => log::run(args),
+        Command::Usage(args) => usage::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Policy(args) => policy::run(args),
     }
 }
