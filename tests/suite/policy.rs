@@ -212,3 +212,26 @@ fn policy_help_describes_both_subcommands() {
     let out = env.run(&["policy", "explain", "--help"]);
     assert!(env.text(&out).contains("net.fetch.org.ziglang.docs"));
 }
+
+#[test]
+fn explain_reads_the_operator_config_from_xdg_config_home() {
+    let env = Env::new(Some("reference.zon"));
+    let config = env.dir.path().join("state/config/chock");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::copy(fixture("operator.zon"), config.join("config.zon")).unwrap();
+    let out = env.run(&["policy", "explain", "net.connect.com.github", "--json"]);
+    assert!(out.status.success(), "{}", env.text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["decision"], "deny",
+        "the project cannot raise the operator's rule"
+    );
+    assert_eq!(v["layer"], "operator");
+    assert_eq!(v["losers"][0]["layer"], "project");
+    let help = env.run(&["policy", "explain", "net.connect.com.github"]);
+    let text = env.text(&help);
+    assert!(
+        text.contains("to permit it, add this rule to [TMP]/state/config/chock/config.zon"),
+        "{text}"
+    );
+}
