@@ -276,13 +276,19 @@ impl Policy {
                 });
             }
         }
-        let provider = action.starts_with("provider.");
-        let (file, layer) =
-            if decider.layer == LayerKind::Operator || provider || self.project_file.is_none() {
-                (self.operator_file.clone(), LayerKind::Operator)
-            } else {
-                (self.project_file.clone(), LayerKind::Project)
-            };
+        // The rule goes in the file whose rule decided; where no person's
+        // rule matched, in the project's, except for provider rows, which
+        // name instances of the operator's own config.zon.
+        let operator = match decider.layer {
+            LayerKind::Operator => true,
+            LayerKind::Project => false,
+            _ => action.starts_with("provider.") || self.project_file.is_none(),
+        };
+        let (file, layer) = if operator {
+            (self.operator_file.clone(), LayerKind::Operator)
+        } else {
+            (self.project_file.clone(), LayerKind::Project)
+        };
         let Ok(pattern) = crate::Pattern::parse(action) else {
             return None;
         };

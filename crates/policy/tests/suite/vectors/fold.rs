@@ -225,3 +225,30 @@ fn a_refusal_by_an_exact_rule_in_a_file_says_change_that_rule() {
         "{help}"
     );
 }
+
+#[test]
+fn the_rule_to_add_goes_in_the_file_whose_rule_decided() {
+    let files = |project: &[(Option<&str>, Decision)], operator: &[(Option<&str>, Decision)]| {
+        Policy::new(Layers {
+            project: Some(rs(project)),
+            operator: Some(rs(operator)),
+            project_file: Some("/p/chock.zon".into()),
+            operator_file: Some("/home/u/.config/chock/config.zon".into()),
+            ..Layers::default()
+        })
+    };
+    let help = |p: &Policy, name: &str| {
+        p.decide(&a(name))
+            .help
+            .map(|h| h.to_string())
+            .unwrap_or_default()
+    };
+    // A project catch-all reaches the provider rows: the fix is the project's.
+    let catch_all = files(&[(None, Ask)], &[]);
+    assert!(help(&catch_all, "provider.openai").contains("/p/chock.zon"));
+    // No rule matched a provider row that is refused by an operator rule.
+    let operator_denies = files(&[], &[(Some("provider.*"), Deny)]);
+    assert!(help(&operator_denies, "provider.openai").contains("config.zon"));
+    // An unnamed host goes in the project.
+    assert!(help(&files(&[], &[]), "net.fetch.org.ziglang.docs").contains("/p/chock.zon"));
+}
