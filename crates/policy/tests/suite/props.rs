@@ -142,3 +142,25 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn any_text_either_parses_to_itself_or_is_refused(text in "[a-z0-9A-Z._*/:-]{0,40}") {
+        if let Ok(a) = Action::parse(&text) {
+            prop_assert_eq!(a.as_str(), text.as_str());
+        }
+        if let Ok(p) = chock_policy::Pattern::parse(&text) {
+            prop_assert_eq!(p.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn every_host_a_builder_accepts_reads_back(host in "([a-zA-Z0-9-]{1,8}\\.){0,3}[a-zA-Z][a-zA-Z0-9]{0,5}") {
+        if let Ok(a) = Action::net_fetch(&host) {
+            prop_assert_eq!(Action::parse(a.as_str()).unwrap(), a.clone());
+            let class = format!("net.fetch.{}.*", a.as_str().trim_start_matches("net.fetch.").split('.').next().unwrap());
+            let covers = chock_policy::Pattern::parse(&class).unwrap().matches(a.as_str());
+            prop_assert_eq!(covers, a.as_str().split('.').count() > 3);
+        }
+    }
+}
