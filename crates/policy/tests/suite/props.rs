@@ -164,3 +164,26 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn the_segment_index_agrees_with_a_linear_scan(project in rules()) {
+        let p = policy(vec![], vec![], project.clone());
+        for name in ACTIONS {
+            let mut best: Option<&Rule> = None;
+            for r in project.iter().filter(|r| r.pattern.matches(name)) {
+                if best.is_none_or(|b| r.pattern.specificity() > b.pattern.specificity()) {
+                    best = Some(r);
+                }
+            }
+            let v = p.decide(&Action::parse(name).unwrap());
+            match best {
+                Some(r) => {
+                    prop_assert_eq!(v.layer, chock_policy::LayerKind::Project);
+                    prop_assert_eq!(&v.rule.unwrap().text, &r.origin.text);
+                }
+                None => prop_assert_ne!(v.layer, chock_policy::LayerKind::Project),
+            }
+        }
+    }
+}
