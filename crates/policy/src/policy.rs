@@ -199,6 +199,10 @@ fn pick<'a>(layer: LayerKind, rule: &'a Rule, action: &str) -> PersonAnswer<'a> 
     }
 }
 
+fn rules_of(layer: Option<&Arc<Layer>>) -> &[Rule] {
+    layer.map_or(&[], |l| l.rules.as_slice())
+}
+
 impl Policy {
     /// Folds `layers` with the shipped defaults.
     pub fn new(layers: Layers) -> Policy {
@@ -220,18 +224,14 @@ impl Policy {
         let operator = layers.operator.map(Layer::new);
         let project = layers.project.map(Layer::new);
         let defaults = Layer::new(RuleSet::new(defaults::rules()));
-        let rules_of = |l: &Option<Arc<Layer>>| -> Vec<Rule> {
-            l.as_ref().map(|l| l.rules.clone()).unwrap_or_default()
+        let org_layer = match &org {
+            OrgLayer::Rules(l) => Some(l),
+            _ => None,
         };
-        let org_rules = match &org {
-            OrgLayer::Rules(l) => l.rules.clone(),
-            _ => Vec::new(),
-        };
-        let (op_rules, pr_rules) = (rules_of(&operator), rules_of(&project));
         let merged = Arc::new(Merged::build([
-            org_rules.as_slice(),
-            op_rules.as_slice(),
-            pr_rules.as_slice(),
+            rules_of(org_layer),
+            rules_of(operator.as_ref()),
+            rules_of(project.as_ref()),
             defaults.rules.as_slice(),
         ]));
         Policy {
