@@ -51,3 +51,15 @@ pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};
 pub use rule::{LayerKind, Rule, RuleRef, rule_text};
 pub use verdict::{Help, Loser, Timing, Verdict, rule_block};
+
+#[cfg(test)]
+mod tests {
+    fn send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn a_policy_and_its_verdicts_cross_threads() {
+        send_sync::<crate::Policy>();
+        send_sync::<crate::Verdict>();
+        send_sync::<crate::Action>();
+    }
+}
