@@ -5,6 +5,7 @@ mod gateway;
 mod git_dispatcher;
 mod log;
 mod plan;
+mod policy;
 mod session_logs;
 mod sessions;
 mod stop_check;
