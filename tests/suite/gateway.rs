@@ -14,9 +14,19 @@ use super::{Machine, here};
 
 /// One `client.py` run: the SDK connects through the gateway, lists tools, calls one.
 fn sdk_session(m: &Machine, repo: &Path, revision: &str) -> Value {
+    sdk_call(
+        m,
+        repo,
+        revision,
+        "get_current_time",
+        r#"{"timezone":"UTC"}"#,
+    )
+}
+
+fn sdk_call(m: &Machine, repo: &Path, revision: &str, tool: &str, args: &str) -> Value {
     let mut cmd = Command::new("python3");
     cmd.arg(here().join("mcp/client.py"))
-        .args([revision, "get_current_time", r#"{"timezone":"UTC"}"#, "--"])
+        .args([revision, tool, args, "--"])
         .arg(super::chock_bin())
         .args(["gateway", "--server", "time", "--", "mcp-server-time"])
         .current_dir(repo)
@@ -126,10 +136,10 @@ impl Driven {
         }
     }
 
+    /// A gateway that already exited closes its stdin; tests look at its exit.
     fn send(&mut self, message: Value) {
         let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
+        let _ = writeln!(stdin, "{message}").and_then(|()| stdin.flush());
     }
 
     fn recv(&self) -> Value {
@@ -287,4 +297,49 @@ fn a_server_command_that_cannot_start_is_an_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot start the MCP server"));
+}
+
+/// Revision 2025-11-25 with the real server: a project row denying one tool.
+#[test]
+fn a_tool_denied_in_chock_zon_is_hidden_and_its_calls_refused() {
+    let m = Machine::new();
+    let repo = m.repo("shop");
+    std::fs::write(
+        repo.join("chock.zon"),
+        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"mcp.time.tool.convert_time\", .decision = .deny },\n        },\n    },\n}\n",
+    )
+    .unwrap();
+    let args = r#"{"source_timezone":"UTC","time":"12:00","target_timezone":"Europe/Paris"}"#;
+    let out = sdk_call(&m, &repo, "2025-11-25", "convert_time", args);
+    assert_eq!(out["tools"], json!(["get_current_time"]), "{out}");
+    assert_eq!(out["call"]["code"], -31002, "{out}");
+    assert!(
+        out["call"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("mcp.time.tool.convert_time")
+    );
+    assert_eq!(
+        sdk_session(&m, &repo, "2025-11-25")["call"]["ok"],
+        true,
+        "other tools still run"
+    );
+}
+
+#[test]
+fn a_policy_that_cannot_be_read_starts_no_server() {
+    let m = Machine::new();
+    let repo = m.repo("shop");
+    std::fs::write(
+        repo.join("chock.zon"),
+        ".{ .policy = .{ .rules = .{ .{ .decision = .maybe } } } }\n",
+    )
+    .unwrap();
+    let saw = m.root.path().join("saw");
+    let mut gw = Driven::start(&m, &repo, "modern", &saw);
+    gw.send(request(1, "tools/list", json!({})));
+    let (code, stderr) = gw.finish();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("cannot load the policy"), "{stderr}");
+    assert!(!saw.exists(), "the server never ran");
 }

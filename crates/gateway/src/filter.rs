@@ -73,7 +73,9 @@ pub(crate) fn from_client(config: &Config, session: &mut Session, message: &Valu
                 id.map(|id| error_response(&id, ERROR_STOPPED, &text, data)),
             );
         }
-        if let Err(why) = tool_verdict(config, session, &tool) {
+        if let Err(why) = tool_verdict(config, session, &tool)
+            .and_then(|()| config.rules.at_call(&config.server, &tool))
+        {
             let text = format!("denied: {why}");
             log(config, BlockReason::Policy, &action, &text);
             let data =

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use chock_gate::{Agent, StopPaths};
 
 pub use filter::{ERROR_POLICY, ERROR_SERVER_GONE, ERROR_STOPPED};
-pub use rules::{AllowAll, DenyTools, ToolRules};
+pub use rules::{AllowAll, DenyTools, PolicyRules, ToolRules};
 
 /// Everything one gateway run needs.
 #[derive(Debug)]

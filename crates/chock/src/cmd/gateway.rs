@@ -30,6 +30,10 @@ pub(crate) struct GatewayArgs {
 pub(crate) fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
     let project = super::gate::project_dir(args.project)?;
     let env = super::gate::gate_env()?;
+    // A policy that cannot be read whole starts no server: the rows it holds
+    // might deny a tool.
+    let policy = chock_policy::Policy::load(&project)
+        .context("cannot load the policy for the MCP gateway")?;
     let server = args.server.unwrap_or_else(|| {
         std::path::Path::new(&args.command[0])
             .file_name()
@@ -43,7 +47,7 @@ pub(crate) fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         paths: env.paths,
         log: env.log,
         agent: chock_gate::agent::detect_from_env().agent(),
-        rules: Box::new(chock_gateway::AllowAll),
+        rules: Box::new(chock_gateway::PolicyRules(policy)),
     };
     let code = chock_gateway::run(config).context("the MCP gateway failed")?;
     Ok(ExitCode::from(code))
