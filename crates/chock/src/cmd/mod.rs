@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod daemon;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "chock",
@@ -22,8 +24,12 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub(crate) enum Command {}
+pub(crate) enum Command {
+    Daemon(daemon::DaemonArgs),
+}
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
-    match command {}
+    match command {
+        Command::Daemon(args) => daemon::run(args),
+    }
 }
