@@ -241,9 +241,15 @@ impl Client {
             protocol: self.protocol,
         };
         self.write(&mut conn, &greeting.to_line()).await?;
+        // Read raw: a refusal of the greeting is judged by its number, not
+        // turned into an ordinary error line.
         let line = self
-            .next_line(&mut conn)
+            .timed(conn.next_line())
             .await?
+            .map_err(|source| ClientError::Line {
+                address: self.address.clone(),
+                source,
+            })?
             .ok_or_else(|| ClientError::Closed {
                 address: self.address.clone(),
             })?;

@@ -27,9 +27,7 @@ pub(crate) async fn accept_loop(listener: Listener, shared: Arc<Shared>) {
                     tokio::spawn(async move {
                         if let Err(refusal) = chock_control::check_peer(&stream, shared.uid) {
                             tracing::warn!(%refusal, "refused a unix connection");
-                            let mut stream = stream;
-                            let line = Reply::Error(refusal.to_string()).to_line();
-                            let _ = stream.write_all(line.as_bytes()).await;
+                            refuse(stream, &refusal.to_string()).await;
                             return;
                         }
                         handle(shared, stream).await;
@@ -54,6 +52,28 @@ pub(crate) async fn accept_loop(listener: Listener, shared: Arc<Shared>) {
             }
         },
     }
+}
+
+/// Tells a refused peer why, then lets it finish sending its greeting
+/// (read and thrown away) so the refusal is not lost to a reset.
+async fn refuse(mut stream: tokio::net::UnixStream, message: &str) {
+    use tokio::io::AsyncReadExt;
+    let line = Reply::Error(message.to_owned()).to_line();
+    if stream.write_all(line.as_bytes()).await.is_err() {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let drain = async {
+        let mut total = 0;
+        while let Ok(n) = stream.read(&mut sink).await {
+            total += n;
+            if n == 0 || total > 64 << 10 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
 }
 
 async fn handle<S>(shared: Arc<Shared>, stream: S)
@@ -121,7 +141,8 @@ async fn next_line(conn: &mut Conn) -> Option<String> {
         Ok(Ok(None)) => return None,
         Ok(Err(LineError::Io(_))) => return None,
         Ok(Err(LineError::Unterminated(_))) => {
-            "the connection was closed in the middle of a line: end each line with a newline".to_owned()
+            "the connection was closed in the middle of a line: end each line with a newline"
+                .to_owned()
         }
         Ok(Err(err)) => err.to_string(),
         Err(_) => format!(

@@ -34,7 +34,11 @@ pub(crate) struct Feeds {
 impl Feeds {
     /// A receiver for the session's appends from now on, starting a feed if
     /// none runs. Closed when the feed ends.
-    pub(crate) fn subscribe(self: &Arc<Self>, session: &str, path: &Path) -> broadcast::Receiver<Arc<LogEvent>> {
+    pub(crate) fn subscribe(
+        self: &Arc<Self>,
+        session: &str,
+        path: &Path,
+    ) -> broadcast::Receiver<Arc<LogEvent>> {
         let mut map = self.lock();
         if let Some(tx) = map.get(session) {
             return tx.subscribe();
@@ -51,7 +55,10 @@ impl Feeds {
         tokio::spawn(async move {
             run(&path, offset, &tx).await;
             let mut map = feeds.lock();
-            if map.get(&session).is_some_and(|current| current.same_channel(&tx)) {
+            if map
+                .get(&session)
+                .is_some_and(|current| current.same_channel(&tx))
+            {
                 map.remove(&session);
             }
         });
@@ -59,7 +66,9 @@ impl Feeds {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, broadcast::Sender<Arc<LogEvent>>>> {
-        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -113,11 +122,20 @@ struct Inotify {
 impl Inotify {
     fn watch(path: &Path) -> Option<Inotify> {
         use rustix::fs::inotify;
-        let fd = inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?;
-        inotify::add_watch(&fd, PathBuf::from(path), inotify::WatchFlags::MODIFY | inotify::WatchFlags::CLOSE_WRITE).ok()?;
+        let fd =
+            inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?;
+        inotify::add_watch(
+            &fd,
+            PathBuf::from(path),
+            inotify::WatchFlags::MODIFY | inotify::WatchFlags::CLOSE_WRITE,
+        )
+        .ok()?;
         // SAFETY: the `OwnedFd` is moved in and owned by the `AsyncFd` until
         // it drops, so the descriptor stays open and the same throughout.
-        #[expect(unsafe_code, reason = "tokio's registration asks the caller to vouch for the descriptor")]
+        #[expect(
+            unsafe_code,
+            reason = "tokio's registration asks the caller to vouch for the descriptor"
+        )]
         let fd = unsafe { AsyncFd::register(fd) }.ok()?;
         Some(Inotify { fd })
     }

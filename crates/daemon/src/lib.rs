@@ -114,7 +114,9 @@ impl Daemon {
         let listeners = match activated {
             Some(listeners) => {
                 if config.socket.is_some() || config.tcp.is_some() {
-                    tracing::warn!("socket activation passed sockets; --socket and --host are ignored");
+                    tracing::warn!(
+                        "socket activation passed sockets; --socket and --host are ignored"
+                    );
                 }
                 listeners
             }
@@ -144,7 +146,10 @@ impl Daemon {
     /// The addresses a client can reach this daemon at, in the form
     /// `--daemon` and `$CHOCK_DAEMON` take.
     pub fn addresses(&self) -> Vec<Address> {
-        self.listeners.iter().filter_map(Listener::address).collect()
+        self.listeners
+            .iter()
+            .filter_map(Listener::address)
+            .collect()
     }
 
     /// Tells systemd the daemon is ready, when it runs under systemd.
@@ -160,7 +165,10 @@ impl Daemon {
         let mut tasks = tokio::task::JoinSet::new();
         let mut cleanup = Vec::new();
         for listener in self.listeners {
-            if let Listener::Unix { path, remove: true, .. } = &listener {
+            if let Listener::Unix {
+                path, remove: true, ..
+            } = &listener
+            {
                 cleanup.push(path.clone());
             }
             tasks.spawn(conn::accept_loop(listener, Arc::clone(&self.shared)));
@@ -191,7 +199,10 @@ pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), Daem
 
 async fn terminated() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         // Without signal handlers the daemon runs until killed.
         return std::future::pending().await;
     };
@@ -215,7 +226,11 @@ fn raise_fd_limit() {
 /// The state directory: `$CHOCK_STATE_DIR`, else `$XDG_STATE_HOME/chock`,
 /// else `~/.local/state/chock`.
 pub fn state_dir() -> Option<PathBuf> {
-    let set = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let set = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     set("CHOCK_STATE_DIR")
         .or_else(|| set("XDG_STATE_HOME").map(|d| d.join("chock")))
         .or_else(|| set("HOME").map(|d| d.join(".local/state/chock")))

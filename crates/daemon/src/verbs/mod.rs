@@ -62,7 +62,11 @@ impl From<String> for VerbError {
     }
 }
 
-pub(crate) async fn dispatch(shared: &Shared, request: Request, conn: &mut Conn) -> Result<(), VerbError> {
+pub(crate) async fn dispatch(
+    shared: &Shared,
+    request: Request,
+    conn: &mut Conn,
+) -> Result<(), VerbError> {
     match request {
         Request::Hello { .. } => Err(VerbError::Refuse(
             "this connection already greeted: send one verb".to_owned(),
@@ -96,7 +100,9 @@ pub(crate) fn project_dir(project: &str) -> Result<PathBuf, VerbError> {
     }
     match path.canonicalize() {
         Ok(dir) if dir.is_dir() => Ok(dir),
-        Ok(_) => Err(VerbError::Refuse(format!("{project} is not a directory: name the project's directory"))),
+        Ok(_) => Err(VerbError::Refuse(format!(
+            "{project} is not a directory: name the project's directory"
+        ))),
         Err(err) => Err(VerbError::Refuse(format!(
             "no project directory {project} on the daemon's machine ({err}): check the path"
         ))),
@@ -119,8 +125,9 @@ pub(crate) fn session_log(shared: &Shared, session: &str) -> Result<PathBuf, Ver
 /// A session's row: the fold of its log, plus what only the daemon knows
 /// (its child, and how that child ended when the log has no ending).
 pub(crate) fn row(shared: &Shared, session: &str, path: &Path) -> Result<Row, VerbError> {
-    let events = store::read_after(path, 0)
-        .map_err(|err| VerbError::Refuse(format!("cannot read the log of session {session}: {err}")))?;
+    let events = store::read_after(path, 0).map_err(|err| {
+        VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
+    })?;
     let mut row = store::fold_row(session, &events);
     if let Some(child) = shared.children.get(session) {
         let ended = child.ended.borrow().clone().map(|e| e.0);
@@ -129,20 +136,31 @@ pub(crate) fn row(shared: &Shared, session: &str, path: &Path) -> Result<Row, Ve
             row.status = "crashed".to_owned();
             row.reason = Some("crashed".to_owned());
         }
-        row.child = Some(store::ChildRow { pid: child.pid, ended });
+        row.child = Some(store::ChildRow {
+            pid: child.pid,
+            ended,
+        });
     }
     Ok(row)
 }
 
 /// The session's row, refused unless it belongs to `project`.
-pub(crate) fn project_session(shared: &Shared, project: &str, session: &str) -> Result<(PathBuf, Row), VerbError> {
+pub(crate) fn project_session(
+    shared: &Shared,
+    project: &str,
+    session: &str,
+) -> Result<(PathBuf, Row), VerbError> {
     let dir = project_dir(project)?;
     let path = session_log(shared, session)?;
     let row = row(shared, session, &path)?;
     if !store::same_project(&row.project, &dir) {
         return Err(VerbError::Refuse(format!(
             "session {session} belongs to {}, not {project}: name its own project directory",
-            if row.project.is_empty() { "no project" } else { &row.project }
+            if row.project.is_empty() {
+                "no project"
+            } else {
+                &row.project
+            }
         )));
     }
     Ok((path, row))

@@ -19,7 +19,12 @@ use crate::store;
 /// How often the wait for a child's log looks again.
 const READY_POLL: Duration = Duration::from_millis(10);
 
-pub(crate) async fn start(shared: &Shared, project: &str, message: &str, conn: &mut Conn) -> Result<(), VerbError> {
+pub(crate) async fn start(
+    shared: &Shared,
+    project: &str,
+    message: &str,
+    conn: &mut Conn,
+) -> Result<(), VerbError> {
     let dir = project_dir(project)?;
     let session = new_session_id();
     let dir_text = dir.to_string_lossy().into_owned();
@@ -34,7 +39,12 @@ pub(crate) async fn start(shared: &Shared, project: &str, message: &str, conn: &
     .await
 }
 
-pub(crate) async fn adopt(shared: &Shared, project: &str, session: &str, conn: &mut Conn) -> Result<(), VerbError> {
+pub(crate) async fn adopt(
+    shared: &Shared,
+    project: &str,
+    session: &str,
+    conn: &mut Conn,
+) -> Result<(), VerbError> {
     let (path, _) = project_session(shared, project, session)?;
     if let Some(pid) = store::owner(&path) {
         return Err(VerbError::Refuse(format!(
@@ -53,10 +63,21 @@ pub(crate) async fn adopt(shared: &Shared, project: &str, session: &str, conn: &
     .await
 }
 
-fn spawn(shared: &Shared, session: &str, args: &[&str], dir: &Path) -> Result<ChildInfo, VerbError> {
+fn spawn(
+    shared: &Shared,
+    session: &str,
+    args: &[&str],
+    dir: &Path,
+) -> Result<ChildInfo, VerbError> {
     shared
         .children
-        .spawn(session, &shared.chock_exe, args, dir, shared.store.state_dir())
+        .spawn(
+            session,
+            &shared.chock_exe,
+            args,
+            dir,
+            shared.store.state_dir(),
+        )
         .map_err(|err| {
             VerbError::Refuse(format!(
                 "cannot run {} for session {session}: {err}; check the chock installation",

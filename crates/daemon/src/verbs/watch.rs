@@ -76,7 +76,11 @@ pub(crate) async fn watch(
 }
 
 /// Sends every event in the log after `last`; true when the session ended.
-async fn catch_up(path: &std::path::Path, last: &mut u64, conn: &mut Conn) -> Result<bool, VerbError> {
+async fn catch_up(
+    path: &std::path::Path,
+    last: &mut u64,
+    conn: &mut Conn,
+) -> Result<bool, VerbError> {
     let events = store::read_after(path, *last)
         .map_err(|err| VerbError::Refuse(format!("cannot read the session's log: {err}")))?;
     for event in &events {
