@@ -372,6 +372,11 @@ impl Watch {
         &self.header
     }
 
+    /// The header as a [`crate::SessionRow`].
+    pub fn header_row(&self) -> Result<crate::SessionRow, serde_json::Error> {
+        serde_json::from_value(self.header.clone())
+    }
+
     /// The id of the last event received: what to send to resume after a
     /// dropped connection.
     pub fn last_event_id(&self) -> u64 {

@@ -23,6 +23,7 @@ mod lines;
 mod peer;
 mod reply;
 mod request;
+mod row;
 
 pub use address::{Address, AddressError, DAEMON_ENV};
 pub use client::{Client, ClientError, Started, Watch};
@@ -31,6 +32,7 @@ pub use lines::{LineError, LineReader, MAX_REPLY_LINE, MAX_REQUEST_LINE};
 pub use peer::{PeerError, check_peer, own_uid};
 pub use reply::{EventLine, Reply, RowLine, sanitize};
 pub use request::{Answer, Request, RequestError, VERBS};
+pub use row::{ChildRow, SessionRow};
 
 /// The control protocol's own number. It is not the version `chock --version`
 /// prints: it moves only when a client built against the old number would

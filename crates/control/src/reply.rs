@@ -98,6 +98,12 @@ pub struct RowLine {
 }
 
 impl RowLine {
+    /// The row as this client's [`crate::SessionRow`]: unknown fields
+    /// dropped, missing ones defaulted.
+    pub fn session_row(&self) -> Result<crate::SessionRow, serde_json::Error> {
+        serde_json::from_value(self.row.clone())
+    }
+
     pub fn parse(line: &str) -> Option<RowLine> {
         let (started_at, row) = line.split_once('\t')?;
         let row: serde_json::Value = serde_json::from_str(row).ok()?;

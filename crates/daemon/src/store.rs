@@ -146,37 +146,7 @@ pub(crate) fn owner(path: &Path) -> Option<u32> {
     })
 }
 
-/// A session's row: what `list` and a watch's header say about it, folded
-/// from its log. Every field has a default on the reading side, and unknown
-/// fields are ignored there, so adding one here needs no new protocol number.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct Row {
-    pub(crate) id: String,
-    pub(crate) project: String,
-    /// `running`, `ended`, or `crashed` when the process ended without
-    /// writing an ending.
-    pub(crate) status: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) title: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) model: Option<String>,
-    pub(crate) started_at: String,
-    pub(crate) last_event_id: u64,
-    pub(crate) pending_approvals: Vec<String>,
-    /// The daemon's own child for this session, when it started one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) child: Option<ChildRow>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct ChildRow {
-    pub(crate) pid: u32,
-    /// How the child ended (`exit 0`, `signal 9`), absent while it runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) ended: Option<String>,
-}
+pub(crate) use chock_control::{ChildRow, SessionRow as Row};
 
 #[derive(Deserialize, Default)]
 struct Fields {

@@ -1,3 +1,4 @@
 mod client;
 mod golden;
 mod lines;
+mod row;

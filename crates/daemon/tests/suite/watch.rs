@@ -23,6 +23,7 @@ async fn watch_sends_the_header_the_backlog_the_appends_and_ends_with_the_sessio
     let mut watch = h.client().watch(&h.project(), "s1", 0).await.unwrap();
     assert_eq!(watch.header()["id"], "s1");
     assert_eq!(watch.header()["status"], "running");
+    assert_eq!(watch.header_row().unwrap().last_event_id, 2);
     assert_eq!(next_id(&mut watch).await, Some(1));
     assert_eq!(next_id(&mut watch).await, Some(2));
     for _ in 0..50 {
