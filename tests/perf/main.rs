@@ -1,0 +1,221 @@
+//! Whole-process measurements of `chock daemon`, ignored by default (they
+//! print figures and assert nothing about speed). Run with:
+//!
+//! ```text
+//! cargo build --release -p chock
+//! cargo test --release -p chock-e2e --test perf -- --ignored --nocapture --test-threads 1
+//! ```
+//!
+//! `watchers`: 100 watchers on one busy session; for every append, the time
+//! until each watcher has it. `idle`: the daemon's resident memory with 1,000
+//! idle connections, and with 1,000 idle watches.
+
+#![expect(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    reason = "a measurement harness prints and fails loudly"
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use chock_control::{Address, Client};
+
+fn chock_bin() -> PathBuf {
+    let mut dir = std::env::current_exe().unwrap();
+    dir.pop();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    dir.join("chock")
+}
+
+struct Daemon {
+    child: Child,
+    address: Address,
+}
+
+impl Daemon {
+    fn start(state: &Path) -> Daemon {
+        let mut child = Command::new(chock_bin())
+            .arg("daemon")
+            .env("CHOCK_STATE_DIR", state)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let address = Address::parse(line.trim().strip_prefix("listening on ").unwrap()).unwrap();
+        Daemon { child, address }
+    }
+
+    fn rss_kib(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A session log this harness writes, holding the lock as an owner would.
+struct Log {
+    file: std::fs::File,
+    next: u64,
+}
+
+impl Log {
+    fn create(state: &Path, id: &str, project: &Path) -> Log {
+        let dir = state.join("sessions").join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("log.jsonl"))
+            .unwrap();
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        let mut log = Log { file, next: 1 };
+        log.append(&format!(
+            r#""type":"session.open","project":"{}","model":"fake""#,
+            project.display()
+        ));
+        log
+    }
+
+    fn append(&mut self, rest: &str) -> u64 {
+        let id = self.next;
+        let line = format!(
+            "{{\"id\":{id},\"at\":\"2026-11-29T19:00:00Z\",\"sent_ns\":{},{rest}}}\n",
+            now_ns()
+        );
+        self.file.write_all(line.as_bytes()).unwrap();
+        self.next += 1;
+        id
+    }
+}
+
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn percentile(sorted: &[u128], p: f64) -> f64 {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index] as f64 / 1e6
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement: run by hand, see the module docs"]
+async fn watchers() {
+    const WATCHERS: usize = 100;
+    const EVENTS: usize = 1000;
+    let state = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let project_dir = project.path().canonicalize().unwrap();
+    let daemon = Daemon::start(state.path());
+    let mut log = Log::create(state.path(), "busy", &project_dir);
+    let mut tasks = Vec::new();
+    for _ in 0..WATCHERS {
+        let mut watch = Client::new(daemon.address.clone())
+            .watch(&project_dir, "busy", 1)
+            .await
+            .unwrap();
+        tasks.push(tokio::spawn(async move {
+            let mut delays = Vec::with_capacity(EVENTS);
+            while let Some(event) = watch.next_event().await.unwrap() {
+                let received = now_ns();
+                let value: serde_json::Value = serde_json::from_str(&event.line).unwrap();
+                if value["type"] == "tick" {
+                    let sent = value["sent_ns"].as_u64().unwrap() as u128;
+                    delays.push(received.saturating_sub(sent));
+                }
+            }
+            delays
+        }));
+    }
+    let started = Instant::now();
+    for _ in 0..EVENTS {
+        log.append(r#""type":"tick""#);
+        // A busy session: 500 events a second.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    log.append(r#""type":"session.end","reason":"done""#);
+    let mut all = Vec::new();
+    for task in tasks {
+        let delays = task.await.unwrap();
+        assert_eq!(delays.len(), EVENTS, "every watcher gets every event");
+        all.extend(delays);
+    }
+    all.sort_unstable();
+    println!(
+        "daemon watchers: {WATCHERS} watchers x {EVENTS} appends in {:.1} s: append->receipt p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        started.elapsed().as_secs_f64(),
+        percentile(&all, 0.50),
+        percentile(&all, 0.99),
+        percentile(&all, 1.0),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement: run by hand, see the module docs"]
+async fn idle() {
+    const CONNECTIONS: usize = 1000;
+    let state = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let project_dir = project.path().canonicalize().unwrap();
+    let daemon = Daemon::start(state.path());
+    let Address::Unix(socket) = daemon.address.clone() else {
+        unreachable!()
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (base, _) = daemon.rss_kib();
+    let mut held = Vec::new();
+    for _ in 0..CONNECTIONS {
+        let mut stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stream, b"hello chock-control 1\n")
+            .await
+            .unwrap();
+        held.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (greeted, _) = daemon.rss_kib();
+    drop(held);
+    let _log = Log::create(state.path(), "quiet", &project_dir);
+    let mut watches = Vec::new();
+    for _ in 0..CONNECTIONS {
+        watches.push(
+            Client::new(daemon.address.clone())
+                .watch(&project_dir, "quiet", 0)
+                .await
+                .unwrap(),
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (watching, peak) = daemon.rss_kib();
+    println!(
+        "daemon idle: RSS {:.1} MB at rest, {:.1} MB with {CONNECTIONS} greeted idle connections, \
+         {:.1} MB with {CONNECTIONS} idle watches (peak {:.1} MB)",
+        base as f64 / 1024.0,
+        greeted as f64 / 1024.0,
+        watching as f64 / 1024.0,
+        peak as f64 / 1024.0,
+    );
+}
