@@ -80,8 +80,8 @@ fn spawn(
         )
         .map_err(|err| {
             VerbError::Refuse(format!(
-                "cannot run {} for session {session}: {err}; check the chock installation",
-                shared.chock_exe.display()
+                "cannot start 'chock run' for session {session}: {err}; \
+                 check the chock installation on the daemon's machine"
             ))
         })
 }
