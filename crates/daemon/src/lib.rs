@@ -50,7 +50,7 @@ pub enum DaemonError {
     NotASocket(PathBuf),
     #[error("socket activation: {0}; check the .socket unit")]
     Activation(String),
-    #[error("cannot start the daemon's runtime: {0}")]
+    #[error("cannot start the daemon's runtime or its signal handlers: {0}")]
     Runtime(std::io::Error),
 }
 
@@ -189,27 +189,29 @@ pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), Daem
         .build()
         .map_err(DaemonError::Runtime)?;
     runtime.block_on(async move {
+        // Handlers first: a SIGTERM that arrives as soon as the addresses
+        // are announced must stop the daemon cleanly, not kill it.
+        let shutdown = terminated()?;
         let daemon = Daemon::bind(config).await?;
         announce(&daemon.addresses());
         daemon.notify_ready();
-        daemon.serve(terminated()).await;
+        daemon.serve(shutdown).await;
         Ok(())
     })
 }
 
-async fn terminated() {
+/// Completes on SIGTERM or SIGINT; the handlers are installed when this is
+/// called, not when the future is first polled.
+fn terminated() -> Result<impl Future<Output = ()>, DaemonError> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        // Without signal handlers the daemon runs until killed.
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
+    let mut term = signal(SignalKind::terminate()).map_err(DaemonError::Runtime)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(DaemonError::Runtime)?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
 
 /// A thousand connections need a thousand descriptors; the soft limit is

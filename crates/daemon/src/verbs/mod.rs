@@ -123,19 +123,20 @@ pub(crate) fn session_log(shared: &Shared, session: &str) -> Result<PathBuf, Ver
 }
 
 /// A session's row: the fold of its log, plus what only the daemon knows
-/// (its child, and how that child ended when the log has no ending).
+/// (its child, and that a session whose log has no ending and no owner has
+/// crashed: its process is gone and can no longer say so).
 pub(crate) fn row(shared: &Shared, session: &str, path: &Path) -> Result<Row, VerbError> {
     let events = store::read_after(path, 0).map_err(|err| {
         VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
     })?;
     let mut row = store::fold_row(session, &events);
+    if row.status == "running" && store::owner(path).is_none() {
+        row.status = "crashed".to_owned();
+        row.reason = Some("crashed".to_owned());
+        row.pending_approvals.clear();
+    }
     if let Some(child) = shared.children.get(session) {
         let ended = child.ended.borrow().clone().map(|e| e.0);
-        if row.status == "running" && ended.is_some() && store::owner(path).is_none() {
-            // The log cannot say it: its writer died before writing an ending.
-            row.status = "crashed".to_owned();
-            row.reason = Some("crashed".to_owned());
-        }
         row.child = Some(store::ChildRow {
             pid: child.pid,
             ended,
