@@ -93,7 +93,7 @@ async fn run(path: &Path, mut offset: u64, tx: &broadcast::Sender<Arc<LogEvent>>
         offset = next;
         let fresh = !events.is_empty();
         for event in events {
-            let end = event.is_end();
+            let end = event.is_final();
             // No receivers is not an error: the check below ends the feed.
             let _ = tx.send(Arc::new(event));
             if end {

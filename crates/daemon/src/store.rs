@@ -19,12 +19,20 @@ use serde::Deserialize;
 pub(crate) struct LogEvent {
     pub(crate) id: u64,
     pub(crate) kind: String,
+    /// The `reason` of a `session.end`.
+    pub(crate) reason: Option<String>,
     pub(crate) line: String,
 }
 
 impl LogEvent {
-    pub(crate) fn is_end(&self) -> bool {
-        self.kind == "session.end"
+    /// A `session.end` that is the session's last word. A `handover` ending
+    /// is not: the next owner appends a new `session.open` and carries on.
+    pub(crate) fn is_final(&self) -> bool {
+        self.kind == "session.end" && !self.is_handover()
+    }
+
+    pub(crate) fn is_handover(&self) -> bool {
+        self.kind == "session.end" && self.reason.as_deref() == Some("handover")
     }
 }
 
@@ -33,6 +41,8 @@ struct Head {
     id: u64,
     #[serde(rename = "type", default)]
     kind: String,
+    #[serde(default)]
+    reason: Option<serde_json::Value>,
 }
 
 /// The state directory's session logs.
@@ -107,6 +117,10 @@ pub(crate) fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<LogEve
         match serde_json::from_str::<Head>(line) {
             Ok(head) => events.push(LogEvent {
                 id: head.id,
+                reason: match head.reason {
+                    Some(serde_json::Value::String(reason)) => Some(reason),
+                    _ => None,
+                },
                 kind: head.kind,
                 line: line.to_owned(),
             }),
@@ -193,6 +207,9 @@ pub(crate) fn fold_row(session: &str, events: &[LogEvent]) -> Row {
         row.last_event_id = event.id;
         match event.kind.as_str() {
             "session.open" => {
+                // A new owner after a handover: the session runs again.
+                row.status = "running".to_owned();
+                row.reason = None;
                 row.project = fields.project.unwrap_or_default();
                 row.model = fields.model.or(row.model.take());
                 if !fields.at.is_empty() {
@@ -239,6 +256,7 @@ mod tests {
         LogEvent {
             id,
             kind: kind.to_owned(),
+            reason: None,
             line,
         }
     }

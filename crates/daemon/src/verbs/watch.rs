@@ -6,12 +6,22 @@
 //! second, so an append lands in one or the other; ids already sent are
 //! skipped, so nothing repeats. A watcher that falls behind the feed reads
 //! the log again from its last id.
+//!
+//! A `handover` ending is not the end of the session: the daemon's child
+//! takes the log over and appends a new `session.open`. After one, the
+//! watch waits up to [`HANDOVER_GRACE`] for a new owner before it ends.
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
 
 use chock_control::Reply;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{Conn, Shared, VerbError, project_session, row_json};
 use crate::store::{self, LogEvent};
+
+/// How long a watch waits after a handover ending for the next owner.
+pub(crate) const HANDOVER_GRACE: Duration = Duration::from_secs(10);
 
 pub(crate) async fn watch(
     shared: &Shared,
@@ -26,18 +36,19 @@ pub(crate) async fn watch(
         row: row_json(&row),
     })
     .await?;
-    let mut last = after;
-    let mut first = true;
+    let mut state = State {
+        last: after,
+        handover: false,
+    };
     loop {
         let mut feed = shared.feeds.subscribe(session, &path);
-        if catch_up(&path, &mut last, conn).await? {
+        if catch_up(&path, &mut state, conn).await? {
             return Ok(());
         }
-        // A log nobody holds will not grow: its process is gone.
-        if first && store::owner(&path).is_none() {
+        if store::owner(&path).is_none() && !awaits_new_owner(&path, &state, conn).await? {
+            // A log nobody holds, and nobody is taking over, will not grow.
             return Ok(());
         }
-        first = false;
         loop {
             let received = tokio::select! {
                 received = feed.recv() => received,
@@ -47,44 +58,67 @@ pub(crate) async fn watch(
             };
             match received {
                 Ok(event) => {
-                    if event.id <= last {
+                    if event.id <= state.last {
                         continue;
                     }
-                    if send(&event, &mut last, conn).await? {
+                    if send(&event, &mut state, conn).await? {
                         return Ok(());
                     }
                     // Drain what is already queued before flushing once.
                     while let Ok(event) = feed.try_recv() {
-                        if event.id > last && send(&event, &mut last, conn).await? {
+                        if event.id > state.last && send(&event, &mut state, conn).await? {
                             return Ok(());
                         }
                     }
                     conn.flush().await?;
                 }
-                Err(RecvError::Lagged(_)) => break,
-                Err(RecvError::Closed) => {
-                    // The feed saw the end, or an unowned log. Read what is
-                    // left; if the session is still owned, follow it again.
-                    if catch_up(&path, &mut last, conn).await? || store::owner(&path).is_none() {
-                        return Ok(());
-                    }
-                    break;
-                }
+                // Fell behind, or the feed stopped (an ending, or an unowned
+                // log): read the log again and follow afresh if it still lives.
+                Err(RecvError::Lagged(_) | RecvError::Closed) => break,
             }
         }
     }
 }
 
-/// Sends every event in the log after `last`; true when the session ended.
-async fn catch_up(
-    path: &std::path::Path,
-    last: &mut u64,
-    conn: &mut Conn,
-) -> Result<bool, VerbError> {
-    let events = store::read_after(path, *last)
+struct State {
+    last: u64,
+    /// The newest event sent is a `handover` ending.
+    handover: bool,
+}
+
+/// After a recent handover ending, waits for a new owner; true when one
+/// came (or the log grew), false when the session is over.
+async fn awaits_new_owner(path: &Path, state: &State, conn: &mut Conn) -> Result<bool, VerbError> {
+    let recent = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|at| SystemTime::now().duration_since(at).ok())
+        .is_some_and(|age| age < HANDOVER_GRACE);
+    if !state.handover || !recent {
+        return Ok(false);
+    }
+    let deadline = Instant::now() + HANDOVER_GRACE;
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    while Instant::now() < deadline {
+        let grew = std::fs::metadata(path).is_ok_and(|m| m.len() > len);
+        if grew || store::owner(path).is_some() {
+            return Ok(true);
+        }
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(50)) => {}
+            _ = conn.lines.next_line() => return Err(VerbError::Gone),
+        }
+    }
+    Ok(false)
+}
+
+/// Sends every event in the log after the last one sent; true when the
+/// session ended.
+async fn catch_up(path: &Path, state: &mut State, conn: &mut Conn) -> Result<bool, VerbError> {
+    let events = store::read_after(path, state.last)
         .map_err(|err| VerbError::Refuse(format!("cannot read the session's log: {err}")))?;
     for event in &events {
-        if send(event, last, conn).await? {
+        if send(event, state, conn).await? {
             return Ok(true);
         }
     }
@@ -92,11 +126,12 @@ async fn catch_up(
     Ok(false)
 }
 
-/// Queues one event; true when it was the session's ending (flushed then).
-async fn send(event: &LogEvent, last: &mut u64, conn: &mut Conn) -> Result<bool, VerbError> {
+/// Queues one event; true when it was the session's final ending (flushed then).
+async fn send(event: &LogEvent, state: &mut State, conn: &mut Conn) -> Result<bool, VerbError> {
     conn.queue(&Reply::Event(event.line.clone())).await?;
-    *last = event.id;
-    if event.is_end() {
+    state.last = event.id;
+    state.handover = event.is_handover();
+    if event.is_final() {
         conn.flush().await?;
         return Ok(true);
     }

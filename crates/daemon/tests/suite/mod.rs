@@ -150,6 +150,24 @@ impl LiveLog {
         log
     }
 
+    /// Takes over a log another owner let go of, as `chock run --adopt`
+    /// does: lock it, carry on the ids, and append a new `session.open`.
+    pub(crate) fn adopt(dir: &Path, id: &str, project: &str) -> LiveLog {
+        let path = dir.join("log.jsonl");
+        let next = std::fs::read_to_string(&path).unwrap().lines().count() as u64 + 1;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        let mut log = LiveLog { file, next };
+        log.append(
+            "session.open",
+            &format!(r#""session":"{id}","project":"{project}","model":"fake""#),
+        );
+        log
+    }
+
     /// Appends one event; returns its id.
     pub(crate) fn append(&mut self, kind: &str, fields: &str) -> u64 {
         let id = self.next;

@@ -118,3 +118,27 @@ async fn watching_a_session_of_another_project_is_refused() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_watch_follows_a_session_across_a_handover() {
+    let h = Harness::boot("finish").await;
+    let mut log = h.live_log("s1");
+    let mut watch = h.client().watch(&h.project(), "s1", 0).await.unwrap();
+    assert_eq!(next_id(&mut watch).await, Some(1));
+    let handover = log.append("session.end", r#""reason":"handover""#);
+    drop(log); // the first owner exits 8 and lets go
+    assert_eq!(next_id(&mut watch).await, Some(handover));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let log = super::LiveLog::adopt(&h.session_dir("s1"), "s1", &h.project_text());
+    let reopened = handover + 1;
+    assert_eq!(
+        next_id(&mut watch).await,
+        Some(reopened),
+        "the new owner's session.open"
+    );
+    let end = log.end();
+    assert_eq!(next_id(&mut watch).await, Some(end));
+    assert_eq!(next_id(&mut watch).await, None);
+    let rows = h.client().list(&h.project()).await.unwrap();
+    assert_eq!(rows[0].row["status"], "ended");
+}
