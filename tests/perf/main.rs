@@ -10,11 +10,7 @@
 //! until each watcher has it. `idle`: the daemon's resident memory with 1,000
 //! idle connections, and with 1,000 idle watches.
 
-#![expect(
-    clippy::unwrap_used,
-    clippy::print_stdout,
-    reason = "a measurement harness prints and fails loudly"
-)]
+#![expect(clippy::unwrap_used, reason = "a measurement harness fails loudly")]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
