@@ -45,7 +45,7 @@ impl Feeds {
         }
         // The feed starts at the end of what is there now, before the caller
         // reads the log itself: an append in between is in one or the other.
-        let offset = store::read_from(path, 0).map_or(0, |(_, end)| end);
+        let offset = store::end_offset(path).unwrap_or(0);
         let (tx, rx) = broadcast::channel(CAPACITY);
         map.insert(session.to_owned(), tx.clone());
         drop(map);

@@ -132,6 +132,25 @@ pub(crate) fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<LogEve
     Ok((events, offset + complete as u64))
 }
 
+/// The offset just past the log's last complete line, found from its tail
+/// so a long log is not read whole.
+pub(crate) fn end_offset(path: &Path) -> std::io::Result<u64> {
+    const WINDOW: u64 = 64 << 10;
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(WINDOW);
+    file.seek(SeekFrom::Start(start))?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail)?;
+    match tail.iter().rposition(|&b| b == b'\n') {
+        Some(at) => Ok(start + at as u64 + 1),
+        // No newline in the window: a very long torn line, or no complete
+        // line at all; the slow way settles it.
+        None if start == 0 => Ok(0),
+        None => read_from(path, 0).map(|(_, end)| end),
+    }
+}
+
 /// The events with an id greater than `after`: "I already have this one".
 pub(crate) fn read_after(path: &Path, after: u64) -> std::io::Result<Vec<LogEvent>> {
     let (events, _) = read_from(path, 0)?;
@@ -313,6 +332,7 @@ mod tests {
         assert_eq!(read_after(&path, 1).unwrap().len(), 1);
         let (rest, _) = read_from(&path, offset).unwrap();
         assert!(rest.is_empty());
+        assert_eq!(end_offset(&path).unwrap(), offset);
     }
 
     #[test]

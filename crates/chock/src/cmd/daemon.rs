@@ -11,7 +11,7 @@ use crate::exit;
 
 /// Run the daemon that owns sessions and serves their logs.
 ///
-/// Listens on the unix socket <state dir>/daemon.sock (mode 0600; any uid but
+/// Listens on the unix socket daemon.sock in the state directory (mode 0600; any uid but
 /// this user's is refused). --host adds a TCP listener, which checks nobody:
 /// put an authenticating proxy in front of it. Under systemd, sockets come
 /// from socket activation and readiness is reported with sd-notify. Prints
@@ -19,7 +19,7 @@ use crate::exit;
 #[derive(Debug, Args)]
 #[command(after_help = "See docs/daemon.md and docs/protocol.md.")]
 pub(crate) struct DaemonArgs {
-    /// The unix socket to listen on [default: <state dir>/daemon.sock].
+    /// The unix socket to listen on [default: daemon.sock in the state directory].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
 
