@@ -2,6 +2,11 @@
 
 mod cli;
 mod daemon;
+mod log;
+mod plan;
+mod session_logs;
+mod sessions;
+mod usage;
 
 use std::path::PathBuf;
 use std::process::Command;

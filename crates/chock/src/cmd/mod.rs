@@ -6,6 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod daemon;
+mod log;
+mod output;
+mod plan;
+mod sessions;
+mod usage;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,10 +31,18 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     Daemon(daemon::DaemonArgs),
+    Sessions(sessions::Args),
+    Log(log::Args),
+    Usage(usage::Args),
+    Plan(plan::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Daemon(args) => daemon::run(args),
+        Command::Sessions(args) => sessions::run(args),
+        Command::Log(args) => log::run(args),
+        Command::Usage(args) => usage::run(args),
+        Command::Plan(args) => plan::run(args),
     }
 }
