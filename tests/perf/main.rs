@@ -12,12 +12,15 @@
 
 #![expect(clippy::unwrap_used, reason = "a measurement harness fails loudly")]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use chock_control::{Address, Client};
+
+const BUSY: &str = "20261129-190000-001-00000001";
+const QUIET: &str = "20261129-190000-002-00000002";
 
 fn chock_bin() -> PathBuf {
     let mut dir = std::env::current_exe().unwrap();
@@ -70,39 +73,32 @@ impl Drop for Daemon {
     }
 }
 
-/// A session log this harness writes, holding the lock as an owner would.
+/// A session log this harness writes with the real writer, holding the
+/// lock as an owner would.
 struct Log {
-    file: std::fs::File,
-    next: u64,
+    writer: chock_log::LogWriter,
 }
 
 impl Log {
     fn create(state: &Path, id: &str, project: &Path) -> Log {
-        let dir = state.join("sessions").join(id);
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("log.jsonl"))
-            .unwrap();
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
-        let mut log = Log { file, next: 1 };
+        let id = chock_log::SessionId::parse(id).unwrap();
+        let writer = chock_log::LogWriter::create(&chock_log::StateDir::at(state), &id).unwrap();
+        let mut log = Log { writer };
         log.append(&format!(
-            r#""type":"session.open","project":"{}","model":"fake""#,
+            r#""type":"session.open","session_id":"{id}","project":"{}","model":"fake""#,
             project.display()
         ));
         log
     }
 
+    /// Appends `{"type":...,<rest>}` with the send time in `sent_ns`.
     fn append(&mut self, rest: &str) -> u64 {
-        let id = self.next;
         let line = format!(
-            "{{\"id\":{id},\"at\":\"2026-11-29T19:00:00Z\",\"sent_ns\":{},{rest}}}\n",
+            r#"{{"id":1,"at":"2026-11-29T19:00:00Z","sent_ns":{},{rest}}}"#,
             now_ns()
         );
-        self.file.write_all(line.as_bytes()).unwrap();
-        self.next += 1;
-        id
+        let event = chock_log::Event::parse(line.as_bytes()).unwrap();
+        self.writer.append(event.body).unwrap().id.0
     }
 }
 
@@ -127,11 +123,11 @@ async fn watchers() {
     let project = tempfile::tempdir().unwrap();
     let project_dir = project.path().canonicalize().unwrap();
     let daemon = Daemon::start(state.path());
-    let mut log = Log::create(state.path(), "busy", &project_dir);
+    let mut log = Log::create(state.path(), BUSY, &project_dir);
     let mut tasks = Vec::new();
     for _ in 0..WATCHERS {
         let mut watch = Client::new(daemon.address.clone())
-            .watch(&project_dir, "busy", 1)
+            .watch(&project_dir, BUSY, 1)
             .await
             .unwrap();
         tasks.push(tokio::spawn(async move {
@@ -153,7 +149,7 @@ async fn watchers() {
         // A busy session: 500 events a second.
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    log.append(r#""type":"session.end","reason":"done""#);
+    log.append(r#""type":"session.end","reason":"done","detail":"finished""#);
     let mut all = Vec::new();
     for task in tasks {
         let delays = task.await.unwrap();
@@ -194,12 +190,12 @@ async fn idle() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (greeted, _) = daemon.rss_kib();
     drop(held);
-    let _log = Log::create(state.path(), "quiet", &project_dir);
+    let _log = Log::create(state.path(), QUIET, &project_dir);
     let mut watches = Vec::new();
     for _ in 0..CONNECTIONS {
         watches.push(
             Client::new(daemon.address.clone())
-                .watch(&project_dir, "quiet", 0)
+                .watch(&project_dir, QUIET, 0)
                 .await
                 .unwrap(),
         );

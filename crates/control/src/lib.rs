@@ -23,16 +23,18 @@ mod lines;
 mod peer;
 mod reply;
 mod request;
-mod row;
 
 pub use address::{Address, AddressError, DAEMON_ENV};
+/// A session's row as `list` and a watch's header carry it: the fold's own
+/// row, so it says what every other view says. Every field has a default and
+/// unknown fields are ignored. The daemon adds `child` (see docs/protocol.md).
+pub use chock_log::SessionRow;
 pub use client::{Client, ClientError, Started, Watch};
 pub use greeting::{Greeting, GreetingError, check_greeting_reply};
 pub use lines::{LineError, LineReader, MAX_REPLY_LINE, MAX_REQUEST_LINE};
 pub use peer::{PeerError, check_peer, own_uid};
 pub use reply::{EventLine, Reply, RowLine, sanitize};
 pub use request::{Answer, Request, RequestError, VERBS};
-pub use row::{ChildRow, SessionRow};
 
 /// The control protocol's own number. It is not the version `chock --version`
 /// prints: it moves only when a client built against the old number would

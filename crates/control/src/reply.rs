@@ -98,8 +98,8 @@ pub struct RowLine {
 }
 
 impl RowLine {
-    /// The row as this client's [`crate::SessionRow`]: unknown fields
-    /// dropped, missing ones defaulted.
+    /// The row as a [`crate::SessionRow`]: unknown fields dropped, missing
+    /// ones defaulted.
     pub fn session_row(&self) -> Result<crate::SessionRow, serde_json::Error> {
         serde_json::from_value(self.row.clone())
     }

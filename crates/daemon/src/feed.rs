@@ -107,7 +107,7 @@ async fn run(path: &Path, mut offset: u64, tx: &broadcast::Sender<Arc<LogEvent>>
         // Every second of quiet, ask whether anyone still owns the log.
         if quiet * tick.as_millis() as u32 >= 1000 {
             quiet = 0;
-            if store::owner(path).is_none() {
+            if !store::is_owned(path) {
                 return;
             }
         }

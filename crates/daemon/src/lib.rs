@@ -224,16 +224,3 @@ fn raise_fd_limit() {
         let _ = setrlimit(Resource::Nofile, limit);
     }
 }
-
-/// The state directory: `$CHOCK_STATE_DIR`, else `$XDG_STATE_HOME/chock`,
-/// else `~/.local/state/chock`.
-pub fn state_dir() -> Option<PathBuf> {
-    let set = |name| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    set("CHOCK_STATE_DIR")
-        .or_else(|| set("XDG_STATE_HOME").map(|d| d.join("chock")))
-        .or_else(|| set("HOME").map(|d| d.join(".local/state/chock")))
-}

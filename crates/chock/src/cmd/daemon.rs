@@ -46,14 +46,13 @@ pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
             args.port.unwrap_or(chock_daemon::DEFAULT_PORT)
         );
     }
-    let state_dir = chock_daemon::state_dir()
-        .context("cannot find the state directory: set CHOCK_STATE_DIR, XDG_STATE_HOME or HOME")?;
+    let state = chock_log::StateDir::resolve().context("cannot start the daemon")?;
     let chock_exe = match args.run_exe {
         Some(path) => path,
         None => std::env::current_exe()
             .context("cannot find this chock executable to run sessions with")?,
     };
-    let mut config = chock_daemon::Config::new(state_dir, chock_exe);
+    let mut config = chock_daemon::Config::new(state.root().to_owned(), chock_exe);
     config.socket = args.socket;
     config.tcp = args
         .host

@@ -16,18 +16,18 @@ pub(crate) async fn answer(
     answer: Answer,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
-    let (_, row) = project_session(shared, project, session)?;
-    if row.status != "running" {
+    let (id, _, row) = project_session(shared, project, session)?;
+    if row.ended() {
+        let how = if row.row.reason.as_deref() == Some("crashed") {
+            "crashed"
+        } else {
+            "ended"
+        };
         return Err(VerbError::Refuse(format!(
-            "session {session} has {}: there is nobody to answer",
-            if row.status == "crashed" {
-                "crashed"
-            } else {
-                "ended"
-            }
+            "session {session} has {how}: there is nobody to answer"
         )));
     }
-    let socket = shared.store.approve_socket(session);
+    let socket = shared.store.approve_socket(&id);
     chock_control::approve::answer(&socket, request, answer)
         .await
         .map_err(|err| VerbError::Refuse(undelivered(session, &err)))?;

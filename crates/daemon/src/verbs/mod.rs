@@ -14,7 +14,9 @@ use chock_control::{LineReader, Reply, Request};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 use crate::Shared;
-use crate::store::{self, Row};
+use chock_log::{SessionId, SessionRow};
+
+use crate::store;
 
 pub(crate) type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
 pub(crate) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
@@ -109,12 +111,16 @@ pub(crate) fn project_dir(project: &str) -> Result<PathBuf, VerbError> {
     }
 }
 
-/// A session's log, checked to exist; the id is checked before it names a path.
-pub(crate) fn session_log(shared: &Shared, session: &str) -> Result<PathBuf, VerbError> {
-    store::check_session_id(session)?;
-    let path = shared.store.log_path(session);
+/// A session's id and log, checked to exist; the id is checked before it
+/// names a path.
+pub(crate) fn session_log(
+    shared: &Shared,
+    session: &str,
+) -> Result<(SessionId, PathBuf), VerbError> {
+    let id = store::parse_session_id(session)?;
+    let path = shared.store.log_path(&id);
     if path.is_file() {
-        Ok(path)
+        Ok((id, path))
     } else {
         Err(VerbError::Refuse(format!(
             "no session {session} on this daemon's machine: 'list <project directory>' shows the sessions"
@@ -122,27 +128,62 @@ pub(crate) fn session_log(shared: &Shared, session: &str) -> Result<PathBuf, Ver
     }
 }
 
+/// A session's row as the daemon sends it: the fold's row, plus what only
+/// the daemon knows.
+#[derive(Debug)]
+pub(crate) struct Row {
+    pub(crate) row: SessionRow,
+    /// The daemon's own child for the session: its pid, and how it ended.
+    child: Option<(u32, Option<String>)>,
+}
+
+impl Row {
+    /// `<started at>` as `list` writes it; `-` for a log with no events.
+    pub(crate) fn started_at(&self) -> String {
+        self.row
+            .started_at
+            .map_or_else(|| "-".to_owned(), |at| at.to_string())
+    }
+
+    pub(crate) fn ended(&self) -> bool {
+        self.row.status == "ended"
+    }
+
+    /// The row as one line of JSON, with the daemon's `child` field.
+    pub(crate) fn json(&self) -> String {
+        let mut value = serde_json::to_value(&self.row).unwrap_or_default();
+        if let (Some((pid, ended)), Some(map)) = (&self.child, value.as_object_mut()) {
+            let mut child = serde_json::Map::new();
+            child.insert("pid".to_owned(), (*pid).into());
+            if let Some(ended) = ended {
+                child.insert("ended".to_owned(), ended.clone().into());
+            }
+            map.insert("child".to_owned(), child.into());
+        }
+        value.to_string()
+    }
+}
+
 /// A session's row: the fold of its log, plus what only the daemon knows
 /// (its child, and that a session whose log has no ending and no owner has
 /// crashed: its process is gone and can no longer say so).
-pub(crate) fn row(shared: &Shared, session: &str, path: &Path) -> Result<Row, VerbError> {
-    let events = store::read_after(path, 0).map_err(|err| {
-        VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
-    })?;
-    let mut row = store::fold_row(session, &events);
-    if row.status == "running" && store::owner(path).is_none() {
-        row.status = "crashed".to_owned();
-        row.reason = Some("crashed".to_owned());
-        row.pending_approvals.clear();
-    }
-    if let Some(child) = shared.children.get(session) {
+pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, VerbError> {
+    let mut row = store::fold_row(id, path)
+        .map_err(|err| VerbError::Refuse(format!("cannot read the log of session {id}: {err}")))?;
+    let child = shared.children.get(id.as_str()).map(|child| {
         let ended = child.ended.borrow().clone().map(|e| e.0);
-        row.child = Some(store::ChildRow {
-            pid: child.pid,
-            ended,
+        (child.pid, ended)
+    });
+    if !row.status.is_empty() && row.status != "ended" && !store::is_owned(path) {
+        row.status = "ended".to_owned();
+        row.reason = Some("crashed".to_owned());
+        row.detail = Some(match child.as_ref().and_then(|(_, ended)| ended.as_ref()) {
+            Some(ending) => format!("its process ended ({ending}) without writing an ending"),
+            None => "its process is gone without writing an ending".to_owned(),
         });
+        row.pending_approvals = 0;
     }
-    Ok(row)
+    Ok(Row { row, child })
 }
 
 /// The session's row, refused unless it belongs to `project`.
@@ -150,24 +191,19 @@ pub(crate) fn project_session(
     shared: &Shared,
     project: &str,
     session: &str,
-) -> Result<(PathBuf, Row), VerbError> {
+) -> Result<(SessionId, PathBuf, Row), VerbError> {
     let dir = project_dir(project)?;
-    let path = session_log(shared, session)?;
-    let row = row(shared, session, &path)?;
-    if !store::same_project(&row.project, &dir) {
+    let (id, path) = session_log(shared, session)?;
+    let row = row(shared, &id, &path)?;
+    if !store::same_project(&row.row.project, &dir) {
+        let theirs = if row.row.project.as_os_str().is_empty() {
+            "no project".to_owned()
+        } else {
+            row.row.project.display().to_string()
+        };
         return Err(VerbError::Refuse(format!(
-            "session {session} belongs to {}, not {project}: name its own project directory",
-            if row.project.is_empty() {
-                "no project"
-            } else {
-                &row.project
-            }
+            "session {session} belongs to {theirs}, not {project}: name its own project directory"
         )));
     }
-    Ok((path, row))
-}
-
-pub(crate) fn row_json(row: &Row) -> String {
-    // A struct of strings and numbers always serialises.
-    serde_json::to_string(row).unwrap_or_else(|_| "{}".to_owned())
+    Ok((id, path, row))
 }

@@ -12,7 +12,7 @@ pub(crate) async fn read(
     after: u64,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
-    let path = session_log(shared, session)?;
+    let (_, path) = session_log(shared, session)?;
     let events = store::read_after(&path, after).map_err(|err| {
         VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
     })?;

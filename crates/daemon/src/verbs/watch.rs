@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 use chock_control::Reply;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{Conn, Shared, VerbError, project_session, row_json};
+use super::{Conn, Shared, VerbError, project_session};
 use crate::store::{self, LogEvent};
 
 /// How long a watch waits after a handover ending for the next owner.
@@ -30,10 +30,10 @@ pub(crate) async fn watch(
     after: u64,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
-    let (path, row) = project_session(shared, project, session)?;
+    let (_, path, row) = project_session(shared, project, session)?;
     conn.send(&Reply::WatchHeader {
         session: session.to_owned(),
-        row: row_json(&row),
+        row: row.json(),
     })
     .await?;
     let mut state = State {
@@ -45,7 +45,7 @@ pub(crate) async fn watch(
         if catch_up(&path, &mut state, conn).await? {
             return Ok(());
         }
-        if store::owner(&path).is_none() && !awaits_new_owner(&path, &state, conn).await? {
+        if !store::is_owned(&path) && !awaits_new_owner(&path, &state, conn).await? {
             // A log nobody holds, and nobody is taking over, will not grow.
             return Ok(());
         }
@@ -101,7 +101,7 @@ async fn awaits_new_owner(path: &Path, state: &State, conn: &mut Conn) -> Result
     let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     while Instant::now() < deadline {
         let grew = std::fs::metadata(path).is_ok_and(|m| m.len() > len);
-        if grew || store::owner(path).is_some() {
+        if grew || store::is_owned(path) {
             return Ok(true);
         }
         tokio::select! {

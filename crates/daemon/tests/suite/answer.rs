@@ -3,7 +3,7 @@
 
 use chock_control::{Answer, ClientError};
 
-use super::{Harness, wait_for};
+use super::{Harness, S1, wait_for};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_reaches_the_session_which_records_it() {
@@ -19,14 +19,14 @@ async fn an_answer_reaches_the_session_which_records_it() {
     })
     .await;
     let rows = client.list(&h.project()).await.unwrap();
-    assert_eq!(rows[0].row["pending_approvals"], serde_json::json!(["r1"]));
+    assert_eq!(rows[0].row["pending_approvals"], 1);
     client
         .answer(&h.project(), &started.session, "r1", Answer::Yes)
         .await
         .unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
-        text.contains(r#""type": "approval.answer", "request": "r1", "answer": "yes""#),
+        text.contains(r#""type": "approval.answer", "request_id": "r1", "answer": "yes""#),
         "{text}"
     );
     // The same request again: the session refuses, and the daemon says so.
@@ -52,13 +52,13 @@ async fn an_answer_reaches_the_session_which_records_it() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_nobody_can_take_is_a_failure_never_ok_answered() {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
-    log.append("approval.request", r#""request":"r1""#);
+    let mut log = h.live_log(S1);
+    log.append("approval.request", r#""request_id":"r1""#);
     // Owned and waiting, but with no approval socket to deliver to.
     let raw = h
         .raw(
             format!(
-                "hello chock-control 1\nanswer {}\ts1\tr1\tyes\n",
+                "hello chock-control 1\nanswer {}\t{S1}\tr1\tyes\n",
                 h.project_text()
             )
             .as_bytes(),
@@ -66,7 +66,9 @@ async fn an_answer_nobody_can_take_is_a_failure_never_ok_answered() {
         .await;
     assert_eq!(raw.len(), 2, "{raw:?}");
     assert!(
-        raw[1].starts_with("error the answer was not delivered: session s1 is not taking answers"),
+        raw[1].starts_with(&format!(
+            "error the answer was not delivered: session {S1} is not taking answers"
+        )),
         "{raw:?}"
     );
     assert!(!raw.iter().any(|l| l.contains("ok answered")));
@@ -79,14 +81,14 @@ async fn an_answer_nobody_can_take_is_a_failure_never_ok_answered() {
 #[tokio::test(flavor = "multi_thread")]
 async fn answering_an_ended_session_is_refused() {
     let h = Harness::boot("finish").await;
-    h.live_log("s1").end();
+    h.live_log(S1).end();
     let err = h
         .client()
-        .answer(&h.project(), "s1", "r1", Answer::Yes)
+        .answer(&h.project(), S1, "r1", Answer::Yes)
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ClientError::Daemon { message, .. } if message == "session s1 has ended: there is nobody to answer"),
+        matches!(&err, ClientError::Daemon { message, .. } if *message == format!("session {S1} has ended: there is nobody to answer")),
         "{err}"
     );
 }

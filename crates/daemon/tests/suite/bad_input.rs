@@ -6,16 +6,16 @@ use pretty_assertions::assert_eq;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 
-use super::{GREETING, Harness, read_all};
+use super::{GREETING, Harness, S1, read_all};
 
 async fn still_serving(h: &Harness) {
-    let events = h.client().read("s1", 0).await.unwrap();
+    let events = h.client().read(S1, 0).await.unwrap();
     assert_eq!(events.len(), 2, "the log and the daemon are intact");
 }
 
 async fn harness() -> Harness {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
+    let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     std::mem::forget(log); // keep the lock for the test's life
     h
@@ -78,7 +78,7 @@ async fn half_closed_connections_are_answered_or_closed() {
     // A whole request, then the write side closed: still answered.
     let mut stream = UnixStream::connect(h.socket()).await.unwrap();
     stream
-        .write_all(b"hello chock-control 1\nread s1 1\n")
+        .write_all(format!("hello chock-control 1\nread {S1} 1\n").as_bytes())
         .await
         .unwrap();
     stream.shutdown().await.unwrap();
@@ -87,7 +87,7 @@ async fn half_closed_connections_are_answered_or_closed() {
     // Half a line, then closed: told so.
     let mut stream = UnixStream::connect(h.socket()).await.unwrap();
     stream
-        .write_all(b"hello chock-control 1\nread s1")
+        .write_all(format!("hello chock-control 1\nread {S1}").as_bytes())
         .await
         .unwrap();
     stream.shutdown().await.unwrap();

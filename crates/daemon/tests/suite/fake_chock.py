@@ -52,7 +52,7 @@ def serve_approvals(listener):
         if len(words) == 3 and words[0] == "answer" and words[2] in ("yes", "no"):
             if words[1] in pending:
                 pending.discard(words[1])
-                emit("approval.answer", request=words[1], answer=words[2])
+                emit("approval.answer", request_id=words[1], answer=words[2], by="daemon")
                 conn.sendall(b"ok\n")
             else:
                 conn.sendall(("error no pending request %s\n" % words[1]).encode())
@@ -61,8 +61,10 @@ def serve_approvals(listener):
         conn.close()
 
 
-if message is not None:
-    emit("session.open", session=sid, project=os.getcwd(), model="fake", pid=os.getpid())
+if message is None:
+    emit("session.open", session_id=sid, project=os.getcwd(), model="fake", pid=os.getpid(), chock_version="fake")
+else:
+    emit("session.open", session_id=sid, project=os.getcwd(), model="fake", pid=os.getpid(), chock_version="fake")
     emit("user.message", text=message)
 if BEHAVIOUR == "crash":
     time.sleep(3600)
@@ -76,7 +78,7 @@ listener.listen(8)
 threading.Thread(target=serve_approvals, args=(listener,), daemon=True).start()
 if message is not None:
     pending.add("r1")
-    emit("approval.request", request="r1", action="exec.git.push")
+    emit("approval.request", request_id="r1", action="exec.git.push", question="push?")
 
 release = os.path.join(sdir, "release")
 deadline = time.time() + 120
@@ -85,4 +87,4 @@ while not os.path.exists(release) and time.time() < deadline:
 emit("assistant.message", text="done")
 emit("turn.end")
 os.unlink(approve)
-emit("session.end", reason="done")
+emit("session.end", reason="done", detail="finished")

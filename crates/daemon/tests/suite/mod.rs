@@ -11,13 +11,14 @@ mod spawn;
 mod watch;
 
 use std::fs::File;
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chock_control::{Address, Client};
 use chock_daemon::{Config, Daemon};
+use chock_log::event::SessionOpen;
+use chock_log::{Event, LogWriter, SessionId, StateDir};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 
@@ -83,7 +84,7 @@ impl Harness {
 
     /// A session log this test writes itself, holding the lock as an owner would.
     pub(crate) fn live_log(&self, id: &str) -> LiveLog {
-        LiveLog::create(&self.session_dir(id), id, &self.project_text())
+        LiveLog::create(self.state.path(), id, &self.project_text())
     }
 
     /// Sends `input` raw, then reads every reply line until the daemon closes.
@@ -127,62 +128,61 @@ pub(crate) fn fake_chock(dir: &Path, behaviour: &str) -> PathBuf {
     path
 }
 
-/// A log this test owns: an exclusive flock, and one write per event.
+/// Session ids for logs a test writes itself.
+pub(crate) const S1: &str = "20261129-190000-001-00000001";
+pub(crate) const S2: &str = "20261129-190000-002-00000002";
+pub(crate) const S3: &str = "20261129-190000-003-00000003";
+
+/// A log this test owns, written by the real log writer: an exclusive
+/// flock, ids from 1, one write per event.
 pub(crate) struct LiveLog {
-    file: File,
-    next: u64,
+    writer: LogWriter,
 }
 
 impl LiveLog {
-    pub(crate) fn create(dir: &Path, id: &str, project: &str) -> LiveLog {
-        std::fs::create_dir_all(dir).unwrap();
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("log.jsonl"))
-            .unwrap();
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
-        let mut log = LiveLog { file, next: 1 };
-        log.append(
-            "session.open",
-            &format!(r#""session":"{id}","project":"{project}","model":"fake""#),
-        );
+    pub(crate) fn create(state: &Path, id: &str, project: &str) -> LiveLog {
+        let id = SessionId::parse(id).unwrap();
+        let writer = LogWriter::create(&StateDir::at(state), &id).unwrap();
+        let mut log = LiveLog { writer };
+        log.open(&id, project);
         log
     }
 
     /// Takes over a log another owner let go of, as `chock run --adopt`
     /// does: lock it, carry on the ids, and append a new `session.open`.
-    pub(crate) fn adopt(dir: &Path, id: &str, project: &str) -> LiveLog {
-        let path = dir.join("log.jsonl");
-        let next = std::fs::read_to_string(&path).unwrap().lines().count() as u64 + 1;
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
-        let mut log = LiveLog { file, next };
-        log.append(
-            "session.open",
-            &format!(r#""session":"{id}","project":"{project}","model":"fake""#),
-        );
+    pub(crate) fn adopt(state: &Path, id: &str, project: &str) -> LiveLog {
+        let id = SessionId::parse(id).unwrap();
+        let writer = LogWriter::open(StateDir::at(state).log_path(&id)).unwrap();
+        let mut log = LiveLog { writer };
+        log.open(&id, project);
         log
     }
 
-    /// Appends one event; returns its id.
+    fn open(&mut self, id: &SessionId, project: &str) {
+        self.writer
+            .append(SessionOpen {
+                session_id: id.clone(),
+                project: project.into(),
+                model: "fake".into(),
+                pid: std::process::id(),
+                chock_version: "test".into(),
+            })
+            .unwrap();
+    }
+
+    /// Appends one event of type `kind` with the given JSON fields
+    /// (`"a":1,"b":2`); returns its id.
     pub(crate) fn append(&mut self, kind: &str, fields: &str) -> u64 {
-        let id = self.next;
         let comma = if fields.is_empty() { "" } else { "," };
-        let line = format!(
-            "{{\"id\":{id},\"at\":\"2026-11-29T19:00:00.{id:06}Z\",\"type\":\"{kind}\"{comma}{fields}}}\n"
-        );
-        self.file.write_all(line.as_bytes()).unwrap();
-        self.next += 1;
-        id
+        let line =
+            format!(r#"{{"id":1,"at":"2026-11-29T19:00:00Z","type":"{kind}"{comma}{fields}}}"#);
+        let event = Event::parse(line.as_bytes()).unwrap();
+        self.writer.append(event.body).unwrap().id.0
     }
 
     /// Ends the session and lets go of the log.
     pub(crate) fn end(mut self) -> u64 {
-        self.append("session.end", r#""reason":"done""#)
+        self.append("session.end", r#""reason":"done","detail":"finished""#)
     }
 }
 

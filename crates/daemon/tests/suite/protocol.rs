@@ -146,18 +146,21 @@ async fn well_formed_requests_with_bad_values_are_refused_by_name() {
     let h = Harness::boot("finish").await;
     let project = h.project_text();
     let cases = [
-        ("read ../../etc 0".to_owned(), "error '../../etc' is not a session id: ids are letters, digits, '-', '_' and '.'".to_owned()),
         (
-            "read nosuch 0".to_owned(),
-            "error no session nosuch on this daemon's machine: 'list <project directory>' shows the sessions".to_owned(),
+            "read ../../etc 0".to_owned(),
+            "error '../../etc' is not a session id (ids look like 20261129-192736-123-7f3a9c1e): 'list <project directory>' shows the sessions".to_owned(),
+        ),
+        (
+            "read 20991231-235959-999-ffffffff 0".to_owned(),
+            "error no session 20991231-235959-999-ffffffff on this daemon's machine: 'list <project directory>' shows the sessions".to_owned(),
         ),
         (
             "list relative/dir".to_owned(),
             "error project directory 'relative/dir' is not an absolute path: send the full path".to_owned(),
         ),
         (
-            format!("watch {project}\tnosuch\t0"),
-            "error no session nosuch on this daemon's machine: 'list <project directory>' shows the sessions".to_owned(),
+            format!("watch {project}\t20991231-235959-999-ffffffff\t0"),
+            "error no session 20991231-235959-999-ffffffff on this daemon's machine: 'list <project directory>' shows the sessions".to_owned(),
         ),
     ];
     for (line, reply) in cases {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use pretty_assertions::assert_eq;
 
-use super::{Harness, wait_for};
+use super::{Harness, S1, wait_for};
 
 async fn status(h: &Harness, session: &str) -> serde_json::Value {
     let rows = h.client().list(&h.project()).await.unwrap();
@@ -38,7 +38,10 @@ async fn start_replies_with_the_session_and_its_log_once_the_child_holds_it() {
         "{events:?}"
     );
     let row = status(&h, &started.session).await;
-    assert_eq!(row["status"], "running");
+    assert_eq!(
+        row["status"], "waiting",
+        "it asked a question and waits for the answer"
+    );
     assert!(row["child"]["pid"].as_u64().unwrap() > 0);
     h.release(&started.session);
     let mut watch = h
@@ -106,13 +109,17 @@ async fn a_child_killed_with_sigkill_leaves_the_daemon_serving_others() {
     while watch.next_event().await.unwrap().is_some() {}
     let row = wait_for("the crash to be recorded", || {
         let row = futures_row(&h, &doomed.session);
-        (row["status"] == "crashed").then_some(row)
+        (row["reason"] == "crashed").then_some(row)
     })
     .await;
-    assert_eq!(row["reason"], "crashed");
+    assert_eq!(row["status"], "ended");
     assert_eq!(row["child"]["ended"], "signal 9");
+    assert_eq!(
+        row["detail"],
+        "its process ended (signal 9) without writing an ending"
+    );
     // Everyone else is still served.
-    assert_eq!(status(&h, &other.session).await["status"], "running");
+    assert_eq!(status(&h, &other.session).await["status"], "waiting");
     h.client()
         .answer(
             &h.project(),
@@ -138,41 +145,49 @@ async fn a_child_killed_with_sigkill_leaves_the_daemon_serving_others() {
 #[tokio::test(flavor = "multi_thread")]
 async fn adopt_runs_chock_run_adopt_on_a_log_nobody_holds() {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
+    let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     drop(log); // the first owner let go
-    let adopted = h.client().adopt(&h.project(), "s1").await.unwrap();
-    assert_eq!(adopted.session, "s1");
+    let adopted = h.client().adopt(&h.project(), S1).await.unwrap();
+    assert_eq!(adopted.session, S1);
     // Now the daemon's child holds it, so a second adopt is refused.
-    let err = h.client().adopt(&h.project(), "s1").await.unwrap_err();
+    let err = h.client().adopt(&h.project(), S1).await.unwrap_err();
     assert!(
         err.to_string()
-            .contains("session s1 is still owned by process"),
+            .contains(&format!("session {S1} is still owned by process")),
         "{err}"
     );
-    h.release("s1");
-    let mut watch = h.client().watch(&h.project(), "s1", 2).await.unwrap();
+    h.release(S1);
+    let mut watch = h.client().watch(&h.project(), S1, 2).await.unwrap();
     let mut kinds = Vec::new();
     while let Some(event) = watch.next_event().await.unwrap() {
         let value: serde_json::Value = serde_json::from_str(&event.line).unwrap();
         kinds.push(value["type"].as_str().unwrap().to_owned());
     }
-    assert_eq!(kinds, ["assistant.message", "turn.end", "session.end"]);
+    assert_eq!(
+        kinds,
+        [
+            "session.open",
+            "assistant.message",
+            "turn.end",
+            "session.end"
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn adopt_of_a_session_someone_holds_or_of_another_project_is_refused() {
     let h = Harness::boot("finish").await;
-    let _held = h.live_log("s1");
-    let err = h.client().adopt(&h.project(), "s1").await.unwrap_err();
+    let _held = h.live_log(S1);
+    let err = h.client().adopt(&h.project(), S1).await.unwrap_err();
     assert!(
         err.to_string().contains(&format!(
-            "session s1 is still owned by process {}: hand it over with 'chock detach s1'",
+            "session {S1} is still owned by process {}: hand it over with 'chock detach {S1}'",
             std::process::id()
         )),
         "{err}"
     );
     let other = tempfile::tempdir().unwrap();
-    let err = h.client().adopt(other.path(), "s1").await.unwrap_err();
+    let err = h.client().adopt(other.path(), S1).await.unwrap_err();
     assert!(err.to_string().contains("belongs to"), "{err}");
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
-use super::Harness;
+use super::{Harness, S1};
 
 async fn next_id(watch: &mut chock_control::Watch) -> Option<u64> {
     tokio::time::timeout(Duration::from_secs(20), watch.next_event())
@@ -18,12 +18,12 @@ async fn next_id(watch: &mut chock_control::Watch) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_sends_the_header_the_backlog_the_appends_and_ends_with_the_session() {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
+    let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
-    let mut watch = h.client().watch(&h.project(), "s1", 0).await.unwrap();
-    assert_eq!(watch.header()["id"], "s1");
+    let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
+    assert_eq!(watch.header()["id"], S1);
     assert_eq!(watch.header()["status"], "running");
-    assert_eq!(watch.header_row().unwrap().last_event_id, 2);
+    assert_eq!(watch.header_row().unwrap().events, 2);
     assert_eq!(next_id(&mut watch).await, Some(1));
     assert_eq!(next_id(&mut watch).await, Some(2));
     for _ in 0..50 {
@@ -42,12 +42,12 @@ async fn watch_sends_the_header_the_backlog_the_appends_and_ends_with_the_sessio
 #[tokio::test(flavor = "multi_thread")]
 async fn a_resumed_watch_has_no_gap_and_no_repeat() {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
+    let mut log = h.live_log(S1);
     for _ in 0..9 {
         log.append("assistant.message", r#""text":"a""#);
     }
     let mut seen = Vec::new();
-    let mut watch = h.client().watch(&h.project(), "s1", 0).await.unwrap();
+    let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
     for _ in 0..5 {
         seen.push(next_id(&mut watch).await.unwrap());
     }
@@ -57,7 +57,7 @@ async fn a_resumed_watch_has_no_gap_and_no_repeat() {
     for _ in 0..10 {
         log.append("assistant.message", r#""text":"b""#);
     }
-    let mut watch = h.client().watch(&h.project(), "s1", last).await.unwrap();
+    let mut watch = h.client().watch(&h.project(), S1, last).await.unwrap();
     let appender = tokio::spawn(async move {
         for _ in 0..10 {
             log.append("assistant.message", r#""text":"c""#);
@@ -75,10 +75,10 @@ async fn a_resumed_watch_has_no_gap_and_no_repeat() {
 #[tokio::test(flavor = "multi_thread")]
 async fn many_watchers_of_one_session_each_get_every_event_once() {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
+    let mut log = h.live_log(S1);
     let mut watches = Vec::new();
     for _ in 0..20 {
-        watches.push(h.client().watch(&h.project(), "s1", 0).await.unwrap());
+        watches.push(h.client().watch(&h.project(), S1, 0).await.unwrap());
     }
     for _ in 0..100 {
         log.append("assistant.message", r#""text":"x""#);
@@ -96,11 +96,12 @@ async fn many_watchers_of_one_session_each_get_every_event_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn watching_a_log_nobody_holds_ends_after_its_events() {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
+    let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     drop(log); // its process died without writing an ending
-    let mut watch = h.client().watch(&h.project(), "s1", 0).await.unwrap();
-    assert_eq!(watch.header()["status"], "crashed");
+    let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
+    assert_eq!(watch.header()["status"], "ended");
+    assert_eq!(watch.header()["reason"], "crashed");
     assert_eq!(next_id(&mut watch).await, Some(1));
     assert_eq!(next_id(&mut watch).await, Some(2));
     assert_eq!(next_id(&mut watch).await, None);
@@ -109,12 +110,15 @@ async fn watching_a_log_nobody_holds_ends_after_its_events() {
 #[tokio::test(flavor = "multi_thread")]
 async fn watching_a_session_of_another_project_is_refused() {
     let h = Harness::boot("finish").await;
-    let _log = h.live_log("s1");
+    let _log = h.live_log(S1);
     let other = tempfile::tempdir().unwrap();
-    let err = h.client().watch(other.path(), "s1", 0).await.unwrap_err();
+    let err = h.client().watch(other.path(), S1, 0).await.unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains(&format!("session s1 belongs to {}, not", h.project_text())),
+        text.contains(&format!(
+            "session {S1} belongs to {}, not",
+            h.project_text()
+        )),
         "{text}"
     );
 }
@@ -122,14 +126,14 @@ async fn watching_a_session_of_another_project_is_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_watch_follows_a_session_across_a_handover() {
     let h = Harness::boot("finish").await;
-    let mut log = h.live_log("s1");
-    let mut watch = h.client().watch(&h.project(), "s1", 0).await.unwrap();
+    let mut log = h.live_log(S1);
+    let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
     assert_eq!(next_id(&mut watch).await, Some(1));
     let handover = log.append("session.end", r#""reason":"handover""#);
     drop(log); // the first owner exits 8 and lets go
     assert_eq!(next_id(&mut watch).await, Some(handover));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let log = super::LiveLog::adopt(&h.session_dir("s1"), "s1", &h.project_text());
+    let log = super::LiveLog::adopt(h.state.path(), S1, &h.project_text());
     let reopened = handover + 1;
     assert_eq!(
         next_id(&mut watch).await,
