@@ -3,7 +3,9 @@
 
 use chock_control::Reply;
 
-use super::{Conn, Shared, VerbError, project_dir, row};
+use chock_log::SessionRow;
+
+use super::{Conn, Shared, VerbError, project_dir, with_daemon_facts};
 
 pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Result<(), VerbError> {
     let dir = project_dir(project)?;
@@ -12,11 +14,9 @@ pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Res
     for (path, why) in &listed.skipped {
         tracing::warn!(path = %path.display(), %why, "list skipped an entry");
     }
-    for (id, _) in listed.sessions {
+    for (id, state) in listed.sessions {
         let path = shared.store.log_path(&id);
-        let Ok(row) = row(shared, &id, &path) else {
-            continue;
-        };
+        let row = with_daemon_facts(shared, &id, &path, SessionRow::from_state(&id, &state));
         conn.queue(&Reply::Row {
             started_at: row.started_at(),
             row: row.json(),

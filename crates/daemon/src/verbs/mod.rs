@@ -168,8 +168,18 @@ impl Row {
 /// (its child, and that a session whose log has no ending and no owner has
 /// crashed: its process is gone and can no longer say so).
 pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, VerbError> {
-    let mut row = store::fold_row(id, path)
+    let row = store::fold_row(id, path)
         .map_err(|err| VerbError::Refuse(format!("cannot read the log of session {id}: {err}")))?;
+    Ok(with_daemon_facts(shared, id, path, row))
+}
+
+/// Adds to a folded row what only the daemon knows.
+pub(crate) fn with_daemon_facts(
+    shared: &Shared,
+    id: &SessionId,
+    path: &Path,
+    mut row: SessionRow,
+) -> Row {
     let child = shared.children.get(id.as_str()).map(|child| {
         let ended = child.ended.borrow().clone().map(|e| e.0);
         (child.pid, ended)
@@ -183,7 +193,7 @@ pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, V
         });
         row.pending_approvals = 0;
     }
-    Ok(Row { row, child })
+    Row { row, child }
 }
 
 /// The session's row, refused unless it belongs to `project`.
