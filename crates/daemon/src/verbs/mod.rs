@@ -164,9 +164,9 @@ impl Row {
     }
 }
 
-/// A session's row: the fold of its log, plus what only the daemon knows
-/// (its child, and that a session whose log has no ending and no owner has
-/// crashed: its process is gone and can no longer say so).
+/// A session's row: the fold of its log, whether anyone holds the log, and
+/// what only the daemon knows (its child, and that a child which ended
+/// without writing an ending crashed: the log cannot say so).
 pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, VerbError> {
     let row = store::fold_row(id, path)
         .map_err(|err| VerbError::Refuse(format!("cannot read the log of session {id}: {err}")))?;
@@ -178,19 +178,20 @@ pub(crate) fn with_daemon_facts(
     shared: &Shared,
     id: &SessionId,
     path: &Path,
-    mut row: SessionRow,
+    row: SessionRow,
 ) -> Row {
     let child = shared.children.get(id.as_str()).map(|child| {
         let ended = child.ended.borrow().clone().map(|e| e.0);
         (child.pid, ended)
     });
-    if !row.status.is_empty() && row.status != "ended" && !store::is_owned(path) {
+    let mut row = row.with_owner(path);
+    let crashed = child.as_ref().and_then(|(_, ended)| ended.clone());
+    if let Some(ending) = crashed.filter(|_| row.status != "ended" && row.owned != Some(true)) {
         row.status = "ended".to_owned();
         row.reason = Some("crashed".to_owned());
-        row.detail = Some(match child.as_ref().and_then(|(_, ended)| ended.as_ref()) {
-            Some(ending) => format!("its process ended ({ending}) without writing an ending"),
-            None => "its process is gone without writing an ending".to_owned(),
-        });
+        row.detail = Some(format!(
+            "its process ended ({ending}) without writing an ending"
+        ));
         row.pending_approvals = 0;
     }
     Row { row, child }
