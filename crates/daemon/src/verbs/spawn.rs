@@ -108,7 +108,7 @@ async fn wait_ready(
         let held = store::owner(path) == Some(child.pid);
         let grew = match adopted_len {
             // A fresh log with one complete event is a started session.
-            None => store::end_offset(path).is_ok_and(|end| end > 0),
+            None => store::last_id(path).is_ok_and(|last| last > 0),
             Some(before) => std::fs::metadata(path).is_ok_and(|m| m.len() > before),
         };
         if held || grew {
