@@ -4,9 +4,10 @@
 //!
 //! The daemon only ever reads a log; the session's own process is its only
 //! writer. Readers never lock, so ownership is learnt from `/proc/locks`
-//! (`chock_log::locks`). The one thing read here directly is the envelope
-//! (`id`, `type`, `reason`) of lines appended after a known offset, which is
-//! what a feed needs to broadcast appends without parsing every body.
+//! (`chock_log::locks`). What this module reads itself is small: the
+//! envelope (`id`, `type`, `reason`) of lines `chock-log` returned, which is
+//! what a watch needs to know where a session ends, and the id of the last
+//! line from the log's tail, where a feed starts following.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
