@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod daemon;
 mod log;
 mod output;
 mod plan;
@@ -30,6 +31,7 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Daemon(daemon::DaemonArgs),
     Sessions(sessions::Args),
     Log(log::Args),
     Usage(usage::Args),
@@ -40,6 +42,7 @@ pub(crate) enum Command {
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Daemon(args) => daemon::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Log(args) => log::run(args),
         Command::Usage(args) => usage::run(args),
