@@ -1,6 +1,7 @@
 //! Shared helpers for the end-to-end suite.
 
 mod cli;
+mod daemon;
 mod gateway;
 mod git_dispatcher;
 mod log;

@@ -1,6 +1,7 @@
 //! The subcommands, one file each. `dispatch` is a single exhaustive match:
 //! adding a variant to [`Command`] is a compile error until it is handled.
 
+mod daemon;
 mod decisions;
 mod gate;
 mod gateway;
@@ -45,6 +46,7 @@ pub(crate) enum Command {
     Gate(gate::GateArgs),
     Gateway(gateway::GatewayArgs),
     Decisions(decisions::DecisionsArgs),
+    Daemon(daemon::DaemonArgs),
     Sessions(sessions::Args),
     Log(log::Args),
     Usage(usage::Args),
@@ -61,6 +63,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Gate(args) => gate::run(args),
         Command::Gateway(args) => gateway::run(args),
         Command::Decisions(args) => decisions::run(args),
+        Command::Daemon(args) => daemon::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Log(args) => log::run(args),
         Command::Usage(args) => usage::run(args),
