@@ -253,3 +253,74 @@ fn a_script_provider_runs_a_whole_session_offline() {
     assert_eq!(folded.state.model.as_deref(), Some("demo/script"));
     assert_eq!(folded.state.conversation.len(), 4);
 }
+
+#[test]
+fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(
+        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .deny },\n        },\n    },\n}\n",
+    );
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "w1",
+                "write_file",
+                &json!({"path": "x.txt", "content": "x"}),
+            )
+            .into(),
+        Turn::text("I may not write files here.").into(),
+    ]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let out = run(state.path(), project.path(), "write x.txt", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !project.join("x.txt").exists(),
+        "the refused call did not run"
+    );
+    let log = std::fs::read_to_string(only_log(state.path())).unwrap();
+    let decision: serde_json::Value = log
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|event| event["type"] == "decision")
+        .unwrap();
+    assert_eq!(decision["action"], "call.write_file");
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["layer"], "project");
+    assert_eq!(decision["call_id"], "w1");
+    assert!(
+        !log.contains("\"type\":\"tool.call\""),
+        "a refused call is not a tool.call"
+    );
+    let second = fake.requests()[1].json();
+    let result = second["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        result.starts_with("call.write_file is denied by the policy."),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_model_the_policy_refuses_is_not_used_and_no_session_starts() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(
+        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"provider.fake\", .decision = .deny },\n        },\n    },\n}\n",
+    );
+    let fake = FakeModel::start();
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let out = run(state.path(), project.path(), "hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("chock: the policy does not let this session use the model 'fake/m'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("provider.fake"), "{stderr}");
+    assert!(fake.requests().is_empty());
+    assert!(!state.path().join("sessions").exists());
+}

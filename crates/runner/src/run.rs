@@ -43,6 +43,14 @@ pub enum RunError {
     Provider(#[from] ProviderError),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(transparent)]
+    Policy(#[from] chock_policy::LoadError),
+    #[error("the model '{model}' cannot be used: {reason}")]
+    ModelName { model: String, reason: String },
+    #[error(
+        "the policy does not let this session use the model '{model}' (model.select is read before the first turn, so only allow lets a model be used):\n{explanation}"
+    )]
+    ModelRefused { model: String, explanation: String },
     #[error("cannot start the session's runtime: {0}")]
     Runtime(std::io::Error),
 }
@@ -64,8 +72,21 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     }
     let config = Config::load(&options.config)?;
     let chosen = config.choose(options.model.as_deref(), &options.config)?;
-    let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     let label = format!("{}/{}", chosen.instance, chosen.model);
+    let policy = chock_policy::Policy::load(&project)?;
+    let verdict = policy
+        .model_select(chosen.instance, chosen.model)
+        .map_err(|err| RunError::ModelName {
+            model: label.clone(),
+            reason: err.to_string(),
+        })?;
+    if verdict.refused() {
+        return Err(RunError::ModelRefused {
+            model: label,
+            explanation: verdict.render(),
+        });
+    }
+    let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -76,6 +97,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         model_label: &label,
         model: chosen.model,
         provider: &provider,
+        policy: &policy,
         system: SYSTEM_PROMPT,
         limits: TurnLimits::default(),
     };

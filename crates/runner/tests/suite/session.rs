@@ -29,6 +29,7 @@ async fn session(
         model_label: "fake/test-model",
         model: "test-model",
         provider: &provider,
+        policy: &chock_policy::Policy::shipped(),
         system: "you are a test",
         limits: TurnLimits::default(),
     };
@@ -96,6 +97,7 @@ async fn a_session_that_edits_a_file_is_recorded_event_by_event() {
                 "session.open",
                 "user.message",
                 "assistant.message",
+                "decision",
                 "tool.call",
                 "tool.result",
                 "tool.call",
@@ -238,6 +240,7 @@ async fn an_interrupt_during_a_slow_answer_ends_the_session_interrupted() {
         model_label: "fake/test-model",
         model: "test-model",
         provider: &provider,
+        policy: &chock_policy::Policy::shipped(),
         system: "",
         limits: TurnLimits::default(),
     };
