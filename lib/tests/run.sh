@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Evaluation tests of the builtins-only Nix (lib/): every .nix file in the
+# repository parses; lib/tests/zon.nix has no failures; every case of
+# lib/tests/bad.nix stops evaluation with its message. Needs nix-instantiate
+# only (Debian's nix-bin), no nixpkgs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v nix-instantiate >/dev/null || { echo "lib/tests/run.sh: nix-instantiate is missing: apt-get install nix-bin" >&2; exit 1; }
+
+failed=0
+parsed=0
+while IFS= read -r -d '' file; do
+    if ! nix-instantiate --parse "$file" >/dev/null; then
+        echo "FAIL parse $file" >&2
+        failed=1
+    fi
+    parsed=$((parsed + 1))
+done < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
+echo "parsed $parsed .nix files"
+
+out=$(nix-instantiate --eval --strict --json -E '(import ./lib/tests/zon.nix)')
+python3 - "$out" <<'PY' || failed=1
+import json, sys
+r = json.loads(sys.argv[1])
+for f in r["failures"]:
+    print("FAIL", f, file=sys.stderr)
+print(f"{r['count'] - len(r['failures'])} of {r['count']} evaluation cases pass")
+sys.exit(1 if r["failures"] else 0)
+PY
+
+names=$(nix-instantiate --eval --strict --json -E 'builtins.attrNames (import ./lib/tests/bad.nix)' |
+    python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
+bad=0
+for name in $names; do
+    want=$(nix-instantiate --eval --strict --json -E "(import ./lib/tests/bad.nix).\"$name\".error" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin))')
+    if err=$(nix-instantiate --eval --strict -E "(import ./lib/tests/bad.nix).\"$name\".expr" 2>&1); then
+        echo "FAIL $name: evaluated, but must be refused with: $want" >&2
+        failed=1
+    elif [[ "$err" != *"$want"* ]]; then
+        echo "FAIL $name: the error does not say: $want" >&2
+        echo "$err" >&2
+        failed=1
+    fi
+    bad=$((bad + 1))
+done
+echo "$bad refusal cases checked"
+exit $failed
