@@ -99,10 +99,8 @@
           # lib/zon.nix still renders the checked-in fixture the Rust suite
           # parses, and refuses what ZON cannot hold.
           zon =
-            let
-              cases = import ./lib/tests/zon.nix;
-            in
-            assert cases.failures == [ ];
+            assert (import ./lib/tests/zon.nix).failures == [ ];
+            assert (import ./lib/tests/modules.nix).failures == [ ];
             pkgs.runCommand "chock-zon-check" { } "touch $out";
 
           home-manager-module =

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Evaluation tests of the builtins-only Nix (lib/): every .nix file in the
-# repository parses; lib/tests/zon.nix has no failures; every case of
-# lib/tests/bad.nix stops evaluation with its message. Needs nix-instantiate
+# repository parses; lib/tests/zon.nix (the generators) and
+# lib/tests/modules.nix (the modules, called with the stub lib of stub.nix)
+# have no failures; every case of lib/tests/bad.nix stops evaluation with its
+# message. Needs nix-instantiate
 # only (Debian's nix-bin), no nixpkgs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,15 +20,17 @@ while IFS= read -r -d '' file; do
 done < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
 echo "parsed $parsed .nix files"
 
-out=$(nix-instantiate --eval --strict --json -E '(import ./lib/tests/zon.nix)')
-python3 - "$out" <<'PY' || failed=1
+for cases in zon modules; do
+    out=$(nix-instantiate --eval --strict --json -E "(import ./lib/tests/$cases.nix)") || { failed=1; continue; }
+    python3 - "$cases" "$out" <<'PY' || failed=1
 import json, sys
-r = json.loads(sys.argv[1])
+name, r = sys.argv[1], json.loads(sys.argv[2])
 for f in r["failures"]:
-    print("FAIL", f, file=sys.stderr)
-print(f"{r['count'] - len(r['failures'])} of {r['count']} evaluation cases pass")
+    print(f"FAIL {name}: {f}", file=sys.stderr)
+print(f"lib/tests/{name}.nix: {r['count'] - len(r['failures'])} of {r['count']} cases pass")
 sys.exit(1 if r["failures"] else 0)
 PY
+done
 
 names=$(nix-instantiate --eval --strict --json -E 'builtins.attrNames (import ./lib/tests/bad.nix)' |
     python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
