@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Socket activation of the chock user units under a real systemd.
 #
-#   vm-tests/systemd-units.sh [--protocol N] [BINARY]
+#   vm-tests/systemd-units.sh [--protocol N] [--show-diagnostics] [BINARY]
 #
 # Boots a minimal Debian 12 (debootstrap, cached) with systemd-nspawn, with a
 # lingering user and the user units lib/units.nix produces (the same function
@@ -15,6 +15,8 @@
 # systemd (LISTEN_FDS, READY=1, the control greeting). Without one, the
 # script builds vm-tests/systemd/standin.rs, a stand-in that does only that.
 # --protocol N is the control protocol number to greet with (default 1).
+# --show-diagnostics prints what the checks saw (replies, unit status, the
+# daemon's journal) even when every check passes.
 #
 # Needs root, debootstrap, systemd-nspawn (systemd-container), nix-instantiate
 # (nix-bin) and python3; rustc for the stand-in. The Debian tree is cached in
@@ -27,9 +29,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 protocol=1
 binary=
+show=0
 while [ $# -gt 0 ]; do
     case $1 in
     --protocol) protocol=$2; shift 2 ;;
+    --show-diagnostics) show=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "systemd-units.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) binary=$1; shift ;;
@@ -132,6 +136,7 @@ if [ "$status" = 124 ] || [ "$status" = 137 ]; then
     echo "systemd-units.sh: the container did not power off within ${bound}s" >&2
 fi
 if [ -f "$result" ] && grep -qx done "$result" && ! grep -q '^FAIL' "$result"; then
+    [ "$show" = 1 ] && cat "$root/chock-vmtest/diagnostics"
     echo "== systemd units: all checks passed"
     exit 0
 fi
