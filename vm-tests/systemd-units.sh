@@ -12,8 +12,10 @@
 # by the next connection. See vm-tests/systemd/inside.sh for each check.
 #
 # BINARY is run as `BINARY daemon`; it must behave like `chock daemon` under
-# systemd (LISTEN_FDS, READY=1, the control greeting). Without one, the
-# script builds vm-tests/systemd/standin.rs, a stand-in that does only that.
+# systemd (LISTEN_FDS, READY=1, the control greeting). When `BINARY serve
+# --help` succeeds, serve's units are installed and checked too (200 to the
+# user, 403 to another). Without a BINARY, the script builds
+# vm-tests/systemd/standin.rs, a stand-in that does only that, for both.
 # --protocol N is the control protocol number to greet with (default 1).
 # --show-diagnostics prints what the checks saw (replies, unit status, the
 # daemon's journal) even when every check passes.
@@ -87,11 +89,13 @@ if [ -z "$binary" ]; then
     standin=1
 fi
 [ -x "$binary" ] || die "$binary is not an executable"
+serve=0
+if [ "$standin" = 1 ] || "$binary" serve --help >/dev/null 2>&1; then serve=1; fi
 install -D -m 0755 "$binary" "$root/opt/chock/bin/chock"
 
 # The units, rendered by the same Nix function the modules use.
 nix-instantiate --eval --strict --json "$here/systemd/units.nix" \
-    --argstr chock /opt/chock/bin/chock >"$run/units.json"
+    --argstr chock /opt/chock/bin/chock --argstr serve "$serve" >"$run/units.json"
 python3 - "$run/units.json" "$root/etc/systemd/user" <<'EOF'
 import json, os, sys
 units, target = json.load(open(sys.argv[1])), sys.argv[2]
@@ -111,6 +115,7 @@ USER_UID=1000
 OTHER_USER=bob
 PROTOCOL=$protocol
 STANDIN=$standin
+SERVE=$serve
 EOF
 cat >"$root/etc/systemd/system/chock-vmtest.service" <<'EOF'
 [Unit]

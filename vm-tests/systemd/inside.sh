@@ -4,13 +4,15 @@
 # /chock-vmtest/result, one line each ("ok ..." or "FAIL ..."), ending with
 # "done"; the host reads that file after the container powers off.
 set -u
-. /chock-vmtest/env # USER_NAME USER_UID OTHER_USER PROTOCOL STANDIN
+. /chock-vmtest/env # USER_NAME USER_UID OTHER_USER PROTOCOL STANDIN SERVE
 
 out=/chock-vmtest/result
 diag=/chock-vmtest/diagnostics
 : >"$out"
 : >"$diag"
-sock=/home/$USER_NAME/.local/state/chock/daemon.sock
+state=/home/$USER_NAME/.local/state/chock
+sock=$state/daemon.sock
+serve_sock=$state/serve.sock
 
 pass() { echo "ok   $*" >>"$out"; }
 fail() { echo "FAIL $*" >>"$out"; }
@@ -90,6 +92,32 @@ reply=$(greet)
 check "the next connection starts it again" \
     test "${reply%%$'\n'*}" = "ok chock-control $PROTOCOL"
 check "and it is active again" wait_for 20 test "$(service_state)" = active
+
+# 7. serve: socket-activated the same way, 200 to its user, 403 to another.
+if [ "$SERVE" = 1 ]; then
+    http_status() { # user, then: the first line of serve's answer to GET /
+        runuser -u "$1" -- sh -c "printf 'GET / HTTP/1.0\r\n\r\n' | socat -t 10 - UNIX-CONNECT:$serve_sock" |
+            head -n 1 | tr -d '\r'
+    }
+    check "chock-serve.socket is active at boot" uctl is-active --quiet chock-serve.socket
+    check "serve's socket is beside the daemon's, mode 0600" \
+        test "$(stat -c '%U %a %F' "$serve_sock" 2>&1)" = "$USER_NAME 600 socket"
+    check "chock-serve.service is not running before a request" \
+        test "$(uctl is-active chock-serve.service)" = inactive
+    status=$(http_status "$USER_NAME")
+    echo "serve to its user: $status" >>"$diag"
+    check "a request is answered 200 to the user" test "$status" = "HTTP/1.1 200 OK"
+    check "the request started chock-serve.service" \
+        wait_for 20 test "$(uctl is-active chock-serve.service)" = active
+    # The units keep the socket 0600 in a 0700 directory; open both so the
+    # peer check itself is what the other user meets.
+    chmod o+x "/home/$USER_NAME" "/home/$USER_NAME/.local" "/home/$USER_NAME/.local/state" "$state"
+    chmod o+rw "$serve_sock"
+    status=$(http_status "$OTHER_USER")
+    echo "serve to another user: $status" >>"$diag"
+    check "another user who reaches the socket is answered 403" \
+        test "$status" = "HTTP/1.1 403 Forbidden"
+fi
 
 {
     echo "--- systemctl --user status"

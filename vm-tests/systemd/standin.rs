@@ -1,10 +1,12 @@
-//! A minimal socket-activated stand-in for `chock daemon`, used to prove the
-//! systemd harness in vm-tests/systemd-units.sh before (or without) the real
-//! daemon. It does only what the unit files promise the daemon will do:
-//! take its listener from LISTEN_FDS, send READY=1 to NOTIFY_SOCKET, log to
-//! stderr (the journal under systemd), and answer the control greeting. It
-//! also answers `probe-userns`, which runs `unshare` from inside the service
-//! to show the unit's hardening still lets a child make user namespaces.
+//! A minimal socket-activated stand-in for `chock daemon` and `chock serve`,
+//! used to prove the systemd harness in vm-tests/systemd-units.sh before (or
+//! without) the real binary. It does only what the unit files promise chock
+//! will do: take its listener from LISTEN_FDS, send READY=1 to
+//! NOTIFY_SOCKET, and log to stderr (the journal under systemd). As the
+//! daemon it answers the control greeting, and `probe-userns`, which runs
+//! `unshare` from inside the service to show the unit's hardening still lets
+//! a child make user namespaces. As serve it answers any HTTP request 200 to
+//! its own uid and 403 Forbidden to any other, as serve's peer check does.
 //!
 //! Built by the script with a bare `rustc`, std only; not a workspace member.
 
@@ -14,6 +16,54 @@ use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::process::Command;
 
 const SD_LISTEN_FDS_START: i32 = 3;
+const SOL_SOCKET: i32 = 1;
+const SO_PEERCRED: i32 = 17;
+
+#[repr(C)]
+struct UCred {
+    pid: i32,
+    uid: u32,
+    gid: u32,
+}
+
+unsafe extern "C" {
+    fn getsockopt(fd: i32, level: i32, name: i32, value: *mut UCred, len: *mut u32) -> i32;
+    fn getuid() -> u32;
+}
+
+/// The uid the kernel puts on a unix socket connection, if it names one.
+fn peer_uid(stream: &UnixStream) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    let mut cred = UCred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<UCred>() as u32;
+    // SAFETY: `cred` and `len` are valid for writes of the sizes given, and
+    // the fd belongs to `stream`, which outlives the call.
+    let rc = unsafe { getsockopt(stream.as_raw_fd(), SOL_SOCKET, SO_PEERCRED, &mut cred, &mut len) };
+    (rc == 0).then_some(cred.uid)
+}
+
+fn serve_http(stream: UnixStream) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    let mut line = String::new();
+    // The request head ends at its first empty line.
+    while reader.read_line(&mut line)? > 0 && !line.trim_end().is_empty() {
+        line.clear();
+    }
+    // SAFETY: getuid cannot fail and touches no memory.
+    let own = unsafe { getuid() };
+    let (status, body) = match peer_uid(&writer) {
+        Some(uid) if uid == own => ("200 OK", "chock serve stand-in\n".to_string()),
+        Some(uid) => ("403 Forbidden", format!("uid {uid} is not this server's user\n")),
+        None => ("403 Forbidden", "the kernel did not name the peer\n".to_string()),
+    };
+    log(&format!("answered {status}"));
+    write!(
+        writer,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
 
 fn log(line: &str) {
     eprintln!("chock-standin: {line}");
@@ -88,10 +138,15 @@ fn serve(stream: UnixStream) -> std::io::Result<()> {
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() != Some("daemon") {
-        log("usage: standin daemon");
-        std::process::exit(2);
-    }
+    let verb = std::env::args().nth(1).unwrap_or_default();
+    let handle: fn(UnixStream) -> std::io::Result<()> = match verb.as_str() {
+        "daemon" => serve,
+        "serve" => serve_http,
+        _ => {
+            log("usage: standin daemon | standin serve");
+            std::process::exit(2);
+        }
+    };
     let listener = match listener() {
         Ok(l) => l,
         Err(e) => {
@@ -100,7 +155,7 @@ fn main() {
         }
     };
     let journal = if std::env::var_os("JOURNAL_STREAM").is_some() { "set" } else { "unset" };
-    log(&format!("socket activation: one listener on fd 3; JOURNAL_STREAM {journal}"));
+    log(&format!("{verb}: socket activation: one listener on fd 3; JOURNAL_STREAM {journal}"));
     if let Err(e) = notify("READY=1\nSTATUS=serving") {
         log(&format!("sd-notify failed: {e}"));
         std::process::exit(1);
@@ -108,7 +163,7 @@ fn main() {
     for stream in listener.incoming() {
         match stream {
             Ok(s) => {
-                if let Err(e) = serve(s) {
+                if let Err(e) = handle(s) {
                     log(&format!("connection failed: {e}"));
                 }
             }
