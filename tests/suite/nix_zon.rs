@@ -12,10 +12,8 @@ use chock_zon::{Field, Span, Value, ValueKind};
 use pretty_assertions::assert_eq;
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the repository root")
-        .to_path_buf()
+    // The e2e package is the repository's `tests/` directory.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn fixture() -> String {
@@ -112,10 +110,7 @@ fn expected() -> Value {
                         ("action", s("git.push")),
                         ("decision", en("agent_then_human")),
                     ]),
-                    st(vec![
-                        ("action", s("sandbox.jit")),
-                        ("decision", en("deny")),
-                    ]),
+                    st(vec![("action", s("sandbox.jit")), ("decision", en("deny"))]),
                 ]),
             )]),
         ),

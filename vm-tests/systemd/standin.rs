@@ -34,11 +34,23 @@ unsafe extern "C" {
 /// The uid the kernel puts on a unix socket connection, if it names one.
 fn peer_uid(stream: &UnixStream) -> Option<u32> {
     use std::os::fd::AsRawFd;
-    let mut cred = UCred { pid: 0, uid: 0, gid: 0 };
+    let mut cred = UCred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
     let mut len = std::mem::size_of::<UCred>() as u32;
     // SAFETY: `cred` and `len` are valid for writes of the sizes given, and
     // the fd belongs to `stream`, which outlives the call.
-    let rc = unsafe { getsockopt(stream.as_raw_fd(), SOL_SOCKET, SO_PEERCRED, &mut cred, &mut len) };
+    let rc = unsafe {
+        getsockopt(
+            stream.as_raw_fd(),
+            SOL_SOCKET,
+            SO_PEERCRED,
+            &mut cred,
+            &mut len,
+        )
+    };
     (rc == 0).then_some(cred.uid)
 }
 
@@ -54,8 +66,14 @@ fn serve_http(stream: UnixStream) -> std::io::Result<()> {
     let own = unsafe { getuid() };
     let (status, body) = match peer_uid(&writer) {
         Some(uid) if uid == own => ("200 OK", "chock serve stand-in\n".to_string()),
-        Some(uid) => ("403 Forbidden", format!("uid {uid} is not this server's user\n")),
-        None => ("403 Forbidden", "the kernel did not name the peer\n".to_string()),
+        Some(uid) => (
+            "403 Forbidden",
+            format!("uid {uid} is not this server's user\n"),
+        ),
+        None => (
+            "403 Forbidden",
+            "the kernel did not name the peer\n".to_string(),
+        ),
     };
     log(&format!("answered {status}"));
     write!(
@@ -79,9 +97,11 @@ fn notify(state: &str) -> Result<(), String> {
         use std::os::linux::net::SocketAddrExt;
         let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
             .map_err(|e| e.to_string())?;
-        sock.send_to_addr(state.as_bytes(), &addr).map_err(|e| e.to_string())?;
+        sock.send_to_addr(state.as_bytes(), &addr)
+            .map_err(|e| e.to_string())?;
     } else {
-        sock.send_to(state.as_bytes(), &path).map_err(|e| e.to_string())?;
+        sock.send_to(state.as_bytes(), &path)
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -96,7 +116,9 @@ fn listener() -> Result<UnixListener, String> {
         .parse()
         .map_err(|_| "LISTEN_FDS is not a number".to_string())?;
     if fds != 1 {
-        return Err(format!("expected one inherited socket, got LISTEN_FDS={fds}"));
+        return Err(format!(
+            "expected one inherited socket, got LISTEN_FDS={fds}"
+        ));
     }
     // SAFETY: systemd passed fd 3 as a listening socket (checked above via
     // LISTEN_PID/LISTEN_FDS) and nothing else in this process owns it.
@@ -105,14 +127,29 @@ fn listener() -> Result<UnixListener, String> {
 
 fn probe_userns() -> String {
     let out = Command::new("unshare")
-        .args(["--user", "--map-root-user", "--mount", "--pid", "--fork", "--ipc", "--uts", "--net"])
+        .args([
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--pid",
+            "--fork",
+            "--ipc",
+            "--uts",
+            "--net",
+        ])
         .args(["sh", "-c", "id -u"])
         .output();
     match out {
         Ok(o) if o.status.success() => {
-            format!("ok userns uid={}", String::from_utf8_lossy(&o.stdout).trim())
+            format!(
+                "ok userns uid={}",
+                String::from_utf8_lossy(&o.stdout).trim()
+            )
         }
-        Ok(o) => format!("error userns: {}", String::from_utf8_lossy(&o.stderr).trim()),
+        Ok(o) => format!(
+            "error userns: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
         Err(e) => format!("error userns: {e}"),
     }
 }
@@ -154,8 +191,14 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let journal = if std::env::var_os("JOURNAL_STREAM").is_some() { "set" } else { "unset" };
-    log(&format!("{verb}: socket activation: one listener on fd 3; JOURNAL_STREAM {journal}"));
+    let journal = if std::env::var_os("JOURNAL_STREAM").is_some() {
+        "set"
+    } else {
+        "unset"
+    };
+    log(&format!(
+        "{verb}: socket activation: one listener on fd 3; JOURNAL_STREAM {journal}"
+    ));
     if let Err(e) = notify("READY=1\nSTATUS=serving") {
         log(&format!("sd-notify failed: {e}"));
         std::process::exit(1);
