@@ -124,6 +124,8 @@ fn expected() -> Value {
                 ("enabled", v(ValueKind::Bool(false))),
                 ("offset", int(-3)),
                 ("scale", v(ValueKind::Float(0.001))),
+                ("big", v(ValueKind::Float(1.0e20))),
+                ("tiny", v(ValueKind::Float(-2.5e-7))),
                 ("tags", list(vec![])),
                 ("extra", st(vec![])),
             ]),
