@@ -77,6 +77,7 @@ cleanup() {
     rm -rf "$run"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # so the EXIT trap unmounts on a signal too
 mkdir -p "$run/upper" "$run/work" "$run/root"
 mount -t overlay overlay -o "lowerdir=$image,upperdir=$run/upper,workdir=$run/work" "$run/root"
 root=$run/root
