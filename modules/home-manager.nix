@@ -124,6 +124,10 @@ in
 
   config = mkMerge [
     {
+      # For settings written in a configuration that cannot see the flake:
+      # `config.lib.chock.zon.enum "allow"` is `.allow`.
+      lib.chock.zon = zon;
+
       assertions = [
         {
           assertion = cfg.serve.enable -> cfg.enable;

@@ -179,6 +179,10 @@ in
 
   config = mkMerge [
     {
+      # For settings written in a configuration that cannot see the flake:
+      # `config.lib.chock.zon.enum "allow"` is `.allow`.
+      lib.chock.zon = zon;
+
       # Outside mkIf: serve enabled on its own must still be refused.
       assertions = [
         {

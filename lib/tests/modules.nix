@@ -151,6 +151,14 @@ let
         "L %h/.config/chock/config.zon - - - - /etc/xdg/chock/config.zon"
       ];
     };
+    nixos-exposes-zon = {
+      got = full.lib.chock.zon.enum "allow";
+      want = zon.enum "allow";
+    };
+    hm-exposes-zon = {
+      got = home.lib.chock.zon.enum "deny";
+      want = zon.enum "deny";
+    };
     nixos-org-zon = {
       got = full.environment.etc."chock/org.zon".text;
       want = ".{\n    .policy = .{\n        .rules = .{\n            .{\n                .action = \"sandbox.jit\",\n                .decision = .deny,\n            },\n        },\n    },\n}\n";
@@ -188,6 +196,7 @@ let
       want = [
         "assertions"
         "environment"
+        "lib"
         "systemd"
       ];
     };
@@ -211,7 +220,10 @@ let
         failed = [
           "services.chock.serve.enable is set but services.chock.enable is not: serve is a client of the daemon, so set services.chock.enable = true as well"
         ];
-        defines = [ "assertions" ];
+        defines = [
+          "assertions"
+          "lib"
+        ];
       };
     };
     nixos-devshell-closure = {
