@@ -103,6 +103,9 @@ in
   # Every reason the list cannot be used, each naming `option` and the entry.
   problems = listProblems;
 
+  # Every reason one entry cannot be used, each starting with `where`.
+  entryProblems = entryProblems;
+
   # True when one entry has one of the two shapes and valid ids.
   valid = d: entryProblems "device" d == [ ];
 

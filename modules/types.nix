@@ -46,10 +46,23 @@ rec {
   # A whole .zon file: one struct.
   file = types.attrsOf value;
 
+  # The check only asks for an attribute set; merge is where an entry is
+  # checked, so that a bad one is refused with what is wrong with it
+  # ("...vendor = "1D50": hex digits must be lower case; write "1d50"")
+  # rather than only with the type's description.
   device = mkOptionType {
     name = "chockDevice";
     description = ''USB device { vendor = "1d50"; product = "6018"; } or serial adapter { serial = "A10KZ3XQ"; }, USB ids four lower-case hex digits'';
-    check = devices.valid;
-    merge = lib.options.mergeEqualOption;
+    check = builtins.isAttrs;
+    merge =
+      loc: defs:
+      let
+        value = lib.options.mergeEqualOption loc defs;
+        found = devices.entryProblems (lib.showOption loc) value;
+      in
+      if found == [ ] then
+        value
+      else
+        throw ("invalid device:\n" + lib.concatMapStringsSep "\n" (p: "  - ${p}") found);
   };
 }

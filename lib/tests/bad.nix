@@ -4,8 +4,22 @@
 let
   zon = import ../zon.nix;
   devices = import ../devices.nix;
+  stub = import ./stub.nix;
+  chockTypes = import ../../modules/types.nix { inherit (stub) lib; };
 in
 {
+  # What the module system prints for a bad entry of services.chock.devices.
+  device-type-upper-case = {
+    expr = chockTypes.device.merge [ "services" "chock" "devices" "[definition 1-entry 1]" ] [
+      {
+        value = {
+          vendor = "1D50";
+          product = "6018";
+        };
+      }
+    ];
+    error = "services.chock.devices.[definition 1-entry 1].vendor = \"1D50\": hex digits must be lower case; write \"1d50\"";
+  };
   settings-function = {
     expr = zon.render "services.chock.settings" {
       policy.rules = [ { decision = x: x; } ];

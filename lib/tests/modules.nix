@@ -289,7 +289,7 @@ let
     };
 
     type-device-accepts = {
-      got = map types.device.check [
+      got = map (d: types.device.merge deviceLoc [ { value = d; } ]) [
         {
           vendor = "1d50";
           product = "6018";
@@ -297,12 +297,15 @@ let
         { serial = "A10KZ3XQ"; }
       ];
       want = [
-        true
-        true
+        {
+          vendor = "1d50";
+          product = "6018";
+        }
+        { serial = "A10KZ3XQ"; }
       ];
     };
     type-device-refuses = {
-      got = map types.device.check [
+      got = map (d: (builtins.tryEval (types.device.merge deviceLoc [ { value = d; } ])).success) [
         {
           vendor = "1D50";
           product = "6018";
@@ -313,20 +316,28 @@ let
         }
         { vendor = "1d50"; }
         { serial = "a b"; }
-        "1d50:6018"
       ];
       want = [
         false
         false
         false
         false
-        false
       ];
+    };
+    type-device-needs-an-attribute-set = {
+      got = types.device.check "1d50:6018";
+      want = false;
     };
   };
 
   inherit (stub) lib;
   types = import ../../modules/types.nix { inherit (stub) lib; };
+  deviceLoc = [
+    "services"
+    "chock"
+    "devices"
+    "[definition 1-entry 1]"
+  ];
 in
 {
   failures = builtins.concatLists (

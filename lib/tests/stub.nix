@@ -69,6 +69,8 @@ let
       oneOf = typeFn "oneOf";
     };
     options.mergeEqualOption = _loc: defs: (builtins.head defs).value;
+    showOption = builtins.concatStringsSep ".";
+    concatMapStringsSep = sep: f: list: builtins.concatStringsSep sep (map f list);
     inherit mapAttrs;
     mapAttrsToList = f: attrs: map (n: f n attrs.${n}) (attrNames attrs);
     escape = chars: replaceStrings chars (map (c: "\\${c}") chars);
