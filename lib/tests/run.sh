@@ -2,7 +2,8 @@
 # Evaluation tests of the builtins-only Nix (lib/): every .nix file in the
 # repository parses; lib/tests/zon.nix (the generators) and
 # lib/tests/modules.nix (the modules, called with the stub lib of stub.nix)
-# have no failures; every case of lib/tests/bad.nix stops evaluation with its
+# and lib/tests/outputs.nix (the flake's outputs, with stand-in inputs) have
+# no failures; every case of lib/tests/bad.nix stops evaluation with its
 # message. Needs nix-instantiate
 # only (Debian's nix-bin), no nixpkgs.
 set -euo pipefail
@@ -20,7 +21,7 @@ while IFS= read -r -d '' file; do
 done < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
 echo "parsed $parsed .nix files"
 
-for cases in zon modules; do
+for cases in zon modules outputs; do
     out=$(nix-instantiate --eval --strict --json -E "(import ./lib/tests/$cases.nix)") || { failed=1; continue; }
     python3 - "$cases" "$out" <<'PY' || failed=1
 import json, sys
