@@ -95,7 +95,7 @@ if [ "$standin" = 1 ] || "$binary" serve --help >/dev/null 2>&1; then serve=1; f
 install -D -m 0755 "$binary" "$root/opt/chock/bin/chock"
 
 # The units, rendered by the same Nix function the modules use.
-nix-instantiate --eval --strict --json "$here/systemd/units.nix" \
+nix-instantiate --store dummy:// --eval --strict --json "$here/systemd/units.nix" \
     --argstr chock /opt/chock/bin/chock --argstr serve "$serve" >"$run/units.json"
 python3 - "$run/units.json" "$root/etc/systemd/user" <<'EOF'
 import json, os, sys

@@ -13,7 +13,7 @@ command -v nix-instantiate >/dev/null || { echo "lib/tests/run.sh: nix-instantia
 failed=0
 parsed=0
 while IFS= read -r -d '' file; do
-    if ! nix-instantiate --parse "$file" >/dev/null; then
+    if ! nix-instantiate --store dummy:// --parse "$file" >/dev/null; then
         echo "FAIL parse $file" >&2
         failed=1
     fi
@@ -22,7 +22,7 @@ done < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
 echo "parsed $parsed .nix files"
 
 for cases in zon modules outputs; do
-    out=$(nix-instantiate --eval --strict --json -E "(import ./lib/tests/$cases.nix)") || { failed=1; continue; }
+    out=$(nix-instantiate --store dummy:// --eval --strict --json -E "(import ./lib/tests/$cases.nix)") || { failed=1; continue; }
     python3 - "$cases" "$out" <<'PY' || failed=1
 import json, sys
 name, r = sys.argv[1], json.loads(sys.argv[2])
@@ -33,13 +33,13 @@ sys.exit(1 if r["failures"] else 0)
 PY
 done
 
-names=$(nix-instantiate --eval --strict --json -E 'builtins.attrNames (import ./lib/tests/bad.nix)' |
+names=$(nix-instantiate --store dummy:// --eval --strict --json -E 'builtins.attrNames (import ./lib/tests/bad.nix)' |
     python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
 bad=0
 for name in $names; do
-    want=$(nix-instantiate --eval --strict --json -E "(import ./lib/tests/bad.nix).\"$name\".error" |
+    want=$(nix-instantiate --store dummy:// --eval --strict --json -E "(import ./lib/tests/bad.nix).\"$name\".error" |
         python3 -c 'import json,sys; print(json.load(sys.stdin))')
-    if err=$(nix-instantiate --eval --strict -E "(import ./lib/tests/bad.nix).\"$name\".expr" 2>&1); then
+    if err=$(nix-instantiate --store dummy:// --eval --strict -E "(import ./lib/tests/bad.nix).\"$name\".expr" 2>&1); then
         echo "FAIL $name: evaluated, but must be refused with: $want" >&2
         failed=1
     elif [[ "$err" != *"$want"* ]]; then

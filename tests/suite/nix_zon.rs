@@ -248,8 +248,12 @@ fn nix_generator_still_renders_the_checked_in_fixture() {
     let root = repo_root();
     let expr = "let zon = import ./lib/zon.nix; in zon.render \"services.chock.settings\" \
                 (import ./vm-tests/fixtures/settings.nix { inherit zon; })";
+    // The dummy store: evaluation only, so no store or daemon is needed
+    // and any user can run it.
     let out = match Command::new("nix-instantiate")
-        .args(["--eval", "--strict", "--json", "-E", expr])
+        .args([
+            "--store", "dummy://", "--eval", "--strict", "--json", "-E", expr,
+        ])
         .current_dir(&root)
         .output()
     {
