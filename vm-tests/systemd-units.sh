@@ -91,7 +91,7 @@ if [ -z "$binary" ]; then
 fi
 [ -x "$binary" ] || die "$binary is not an executable"
 serve=0
-if [ "$standin" = 1 ] || "$binary" serve --help >/dev/null 2>&1; then serve=1; fi
+if [ "$standin" = 1 ] || timeout 10 "$binary" serve --help >/dev/null 2>&1 </dev/null; then serve=1; fi
 install -D -m 0755 "$binary" "$root/opt/chock/bin/chock"
 
 # The units, rendered by the same Nix function the modules use.
