@@ -199,12 +199,11 @@ fn ctrl_c_during_a_slow_answer_ends_the_session_interrupted() {
         .spawn()
         .unwrap();
     fake.wait_for_requests(1, std::time::Duration::from_secs(20));
-    let kill = std::process::Command::new("kill")
-        .arg("-INT")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
