@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod sandbox;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "chock",
@@ -22,8 +24,12 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub(crate) enum Command {}
+pub(crate) enum Command {
+    Sandbox(sandbox::Args),
+}
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
-    match command {}
+    match command {
+        Command::Sandbox(args) => sandbox::run(args),
+    }
 }
