@@ -40,6 +40,7 @@ pub(crate) mod step {
     pub(crate) const CHDIR: u32 = 16;
     pub(crate) const STDIO: u32 = 17;
     pub(crate) const EXEC: u32 = 18;
+    pub(crate) const LOOPBACK: u32 = 19;
     pub(crate) const OP_BASE: u32 = 1000;
 }
 
@@ -190,6 +191,7 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
         if !ok {
             fail(w, step::UID_MAP, errno());
         }
+        loopback_up(w);
         let rc = libc::mount(nul, c"/".as_ptr(), nul, libc::MS_REC | libc::MS_PRIVATE, nul.cast());
         check(w, step::PRIVATE, rc.into());
         let rc = libc::mount(c"tmpfs".as_ptr(), c"/tmp".as_ptr(), c"tmpfs".as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, c"mode=0755".as_ptr().cast());
@@ -209,6 +211,32 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
         check(w, step::OLD_ROOT, libc::rmdir(c"/oldroot".as_ptr()).into());
         check(w, step::ROOT_RO, set_attrs(c"/".as_ptr(), ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, false));
         libc::umask(0o022);
+    }
+}
+
+/// `struct ifreq` with the flags member, padded to the kernel's 40 bytes.
+#[repr(C)]
+struct IfReqFlags {
+    name: [u8; 16],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// Brings up `lo` in the new network namespace (it starts down), so a
+/// command can serve and reach its own loopback. The namespace has no other
+/// interface: nothing leaves it.
+unsafe fn loopback_up(w: c_int) {
+    // SAFETY: socket/ioctl/close on a stack struct.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check(w, step::LOOPBACK, s.into());
+        let mut req = IfReqFlags { name: [0; 16], flags: 0, _pad: [0; 22] };
+        req.name[0] = b'l';
+        req.name[1] = b'o';
+        req.flags = (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as libc::c_short;
+        let rc = libc::ioctl(s, libc::SIOCSIFFLAGS, &raw mut req);
+        check(w, step::LOOPBACK, rc.into());
+        libc::close(s);
     }
 }
 

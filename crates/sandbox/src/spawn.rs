@@ -122,6 +122,13 @@ impl Sandbox {
         Ok(Self { prep, spec, force_no_userns, force_no_landlock })
     }
 
+    /// Pretends user namespaces and/or landlock are missing, as
+    /// [`FORCE_ENV`] does: for testing the degraded paths only.
+    pub fn force_missing(&mut self, no_userns: bool, no_landlock: bool) {
+        self.force_no_userns |= no_userns;
+        self.force_no_landlock |= no_landlock;
+    }
+
     /// The spec this sandbox was built from.
     pub fn spec(&self) -> &SandboxSpec {
         &self.spec
@@ -325,6 +332,7 @@ impl Sandbox {
             step::SECCOMP => "install the seccomp filter".into(),
             step::CHDIR => format!("enter the working directory {}", self.prep.layout.cwd.to_string_lossy()),
             step::STDIO => "connect standard input and output".into(),
+            step::LOOPBACK => "bring up the loopback interface".into(),
             n if n >= step::OP_BASE => self
                 .prep
                 .layout

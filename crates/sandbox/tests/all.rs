@@ -1,0 +1,5 @@
+//! The integration tests of chock-sandbox: the escape suite (each attempt
+//! with its positive control), spawning and waiting, the degraded modes, and
+//! the unprivileged rerun of the escape suite.
+
+mod suite;
