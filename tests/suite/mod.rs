@@ -1,6 +1,7 @@
 //! Shared helpers for the end-to-end suite.
 
 mod cli;
+mod sandbox;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,12 +2,18 @@
 //! that drives Chock may rely on every number here.
 
 /// The command did what it was asked.
-#[expect(dead_code, reason = "listed for docs/cli.md; subcommands return it as they land")]
+#[expect(
+    dead_code,
+    reason = "listed for docs/cli.md; subcommands return it as they land"
+)]
 pub(crate) const SUCCESS: u8 = 0;
 /// The command failed; stderr says what happened and what to do.
 pub(crate) const FAILURE: u8 = 1;
 /// The command line could not be parsed (clap's own code).
-#[expect(dead_code, reason = "clap exits with this itself; named here for docs/cli.md")]
+#[expect(
+    dead_code,
+    reason = "clap exits with this itself; named here for docs/cli.md"
+)]
 pub(crate) const USAGE: u8 = 2;
 /// `chock sandbox`: the sandbox could not be built (stderr names the step).
 pub(crate) const SANDBOX_FAILED: u8 = 125;

@@ -14,11 +14,11 @@ pub(crate) fn install(verbose: u8) {
     };
     let filter = EnvFilter::try_from_env("CHOCK_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let registry = tracing_subscriber::registry().with(filter);
-    if stderr_is_journal() {
-        if let Ok(journald) = tracing_journald::layer() {
-            registry.with(journald).init();
-            return;
-        }
+    if stderr_is_journal()
+        && let Ok(journald) = tracing_journald::layer()
+    {
+        registry.with(journald).init();
+        return;
     }
     registry
         .with(

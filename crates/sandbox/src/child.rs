@@ -48,7 +48,9 @@ pub(crate) mod step {
 static COMMAND_PID: AtomicI32 = AtomicI32::new(0);
 
 fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 /// Writes the failure record and exits. Never returns.
@@ -79,10 +81,18 @@ pub(crate) unsafe fn main(prep: &Prepared, spawn: &PerSpawn) -> ! {
     let w = spawn.setup_w;
     // SAFETY: raw system calls on prepared data, see the module comment.
     unsafe {
-        check(w, step::PDEATHSIG, libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL).into());
+        check(
+            w,
+            step::PDEATHSIG,
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL).into(),
+        );
         // The parent blocks reading the setup pipe until we exec: if its read
         // end is gone, the parent died before PDEATHSIG was armed.
-        let mut pfd = libc::pollfd { fd: w, events: 0, revents: 0 };
+        let mut pfd = libc::pollfd {
+            fd: w,
+            events: 0,
+            revents: 0,
+        };
         if libc::poll(&raw mut pfd, 1, 0) > 0 && pfd.revents & libc::POLLERR != 0 {
             libc::_exit(125);
         }
@@ -152,11 +162,23 @@ struct MountAttr {
 }
 
 unsafe fn set_attrs(path: *const c_char, attrs: u64, recursive: bool) -> libc::c_long {
-    let attr = MountAttr { attr_set: attrs, attr_clr: 0, propagation: 0, userns_fd: 0 };
+    let attr = MountAttr {
+        attr_set: attrs,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
     let flags = if recursive { libc::AT_RECURSIVE } else { 0 };
     // SAFETY: mount_setattr with a valid struct of the right size.
     let rc = unsafe {
-        libc::syscall(libc::SYS_mount_setattr, libc::AT_FDCWD, path, flags, &raw const attr, size_of::<MountAttr>())
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path,
+            flags,
+            &raw const attr,
+            size_of::<MountAttr>(),
+        )
     };
     if rc < 0 && errno() == libc::ENOSYS {
         // Before Linux 5.12: a plain remount, not recursive.
@@ -174,7 +196,16 @@ unsafe fn set_attrs(path: *const c_char, attrs: u64, recursive: bool) -> libc::c
             flags |= libc::MS_NOEXEC;
         }
         // SAFETY: remount of an existing mount point.
-        return unsafe { libc::mount(std::ptr::null(), path, std::ptr::null(), flags, std::ptr::null()) }.into();
+        return unsafe {
+            libc::mount(
+                std::ptr::null(),
+                path,
+                std::ptr::null(),
+                flags,
+                std::ptr::null(),
+            )
+        }
+        .into();
     }
     rc
 }
@@ -192,13 +223,33 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
             fail(w, step::UID_MAP, errno());
         }
         loopback_up(w);
-        let rc = libc::mount(nul, c"/".as_ptr(), nul, libc::MS_REC | libc::MS_PRIVATE, nul.cast());
+        let rc = libc::mount(
+            nul,
+            c"/".as_ptr(),
+            nul,
+            libc::MS_REC | libc::MS_PRIVATE,
+            nul.cast(),
+        );
         check(w, step::PRIVATE, rc.into());
-        let rc = libc::mount(c"tmpfs".as_ptr(), c"/tmp".as_ptr(), c"tmpfs".as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, c"mode=0755".as_ptr().cast());
+        let rc = libc::mount(
+            c"tmpfs".as_ptr(),
+            c"/tmp".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=0755".as_ptr().cast(),
+        );
         check(w, step::BASE, rc.into());
         check(w, step::PIVOT, libc::chdir(c"/tmp".as_ptr()).into());
-        check(w, step::PIVOT, libc::mkdir(c"oldroot".as_ptr(), 0o755).into());
-        check(w, step::PIVOT, libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c"oldroot".as_ptr()));
+        check(
+            w,
+            step::PIVOT,
+            libc::mkdir(c"oldroot".as_ptr(), 0o755).into(),
+        );
+        check(
+            w,
+            step::PIVOT,
+            libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c"oldroot".as_ptr()),
+        );
         check(w, step::PIVOT, libc::chdir(c"/".as_ptr()).into());
         libc::umask(0);
 
@@ -207,9 +258,17 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
             run_op(&s.op, w, id);
         }
 
-        check(w, step::OLD_ROOT, libc::umount2(c"/oldroot".as_ptr(), libc::MNT_DETACH).into());
+        check(
+            w,
+            step::OLD_ROOT,
+            libc::umount2(c"/oldroot".as_ptr(), libc::MNT_DETACH).into(),
+        );
         check(w, step::OLD_ROOT, libc::rmdir(c"/oldroot".as_ptr()).into());
-        check(w, step::ROOT_RO, set_attrs(c"/".as_ptr(), ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, false));
+        check(
+            w,
+            step::ROOT_RO,
+            set_attrs(c"/".as_ptr(), ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, false),
+        );
         libc::umask(0o022);
     }
 }
@@ -230,7 +289,11 @@ unsafe fn loopback_up(w: c_int) {
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
         check(w, step::LOOPBACK, s.into());
-        let mut req = IfReqFlags { name: [0; 16], flags: 0, _pad: [0; 22] };
+        let mut req = IfReqFlags {
+            name: [0; 16],
+            flags: 0,
+            _pad: [0; 22],
+        };
         req.name[0] = b'l';
         req.name[1] = b'o';
         req.flags = (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as libc::c_short;
@@ -255,7 +318,11 @@ unsafe fn run_op(op: &Op, w: c_int, id: u32) {
                 }
             }
             Op::Touch { path } => {
-                let fd = libc::open(path.as_ptr(), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0o644);
+                let fd = libc::open(
+                    path.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                );
                 if fd < 0 {
                     let e = errno();
                     if libc::access(path.as_ptr(), libc::F_OK) != 0 {
@@ -271,30 +338,64 @@ unsafe fn run_op(op: &Op, w: c_int, id: u32) {
                 }
             }
             Op::Bind { src, dst, attrs } => {
-                let rc = libc::mount(src.as_ptr(), dst.as_ptr(), nul, libc::MS_BIND | libc::MS_REC, nul.cast());
+                let rc = libc::mount(
+                    src.as_ptr(),
+                    dst.as_ptr(),
+                    nul,
+                    libc::MS_BIND | libc::MS_REC,
+                    nul.cast(),
+                );
                 check(w, id, rc.into());
                 check(w, id, set_attrs(dst.as_ptr(), *attrs, true));
             }
             Op::Tmpfs { dst, data } => {
-                let rc = libc::mount(c"tmpfs".as_ptr(), dst.as_ptr(), c"tmpfs".as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, data.as_ptr().cast());
+                let rc = libc::mount(
+                    c"tmpfs".as_ptr(),
+                    dst.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    data.as_ptr().cast(),
+                );
                 check(w, id, rc.into());
             }
             Op::Proc { dst } => {
                 let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-                let rc = libc::mount(c"proc".as_ptr(), dst.as_ptr(), c"proc".as_ptr(), flags, nul.cast());
+                let rc = libc::mount(
+                    c"proc".as_ptr(),
+                    dst.as_ptr(),
+                    c"proc".as_ptr(),
+                    flags,
+                    nul.cast(),
+                );
                 check(w, id, rc.into());
             }
             Op::Devpts { dst } => {
                 let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
                 let data = c"newinstance,ptmxmode=0666,mode=620";
-                let rc = libc::mount(c"devpts".as_ptr(), dst.as_ptr(), c"devpts".as_ptr(), flags, data.as_ptr().cast());
+                let rc = libc::mount(
+                    c"devpts".as_ptr(),
+                    dst.as_ptr(),
+                    c"devpts".as_ptr(),
+                    flags,
+                    data.as_ptr().cast(),
+                );
                 check(w, id, rc.into());
             }
             Op::RemountRo { dst } => {
                 if libc::access(dst.as_ptr(), libc::F_OK) == 0 {
-                    let rc = libc::mount(dst.as_ptr(), dst.as_ptr(), nul, libc::MS_BIND | libc::MS_REC, nul.cast());
+                    let rc = libc::mount(
+                        dst.as_ptr(),
+                        dst.as_ptr(),
+                        nul,
+                        libc::MS_BIND | libc::MS_REC,
+                        nul.cast(),
+                    );
                     check(w, id, rc.into());
-                    check(w, id, set_attrs(dst.as_ptr(), ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, true));
+                    check(
+                        w,
+                        id,
+                        set_attrs(dst.as_ptr(), ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, true),
+                    );
                 }
             }
         }
@@ -316,7 +417,14 @@ unsafe fn pid_one(prep: &Prepared, spawn: &PerSpawn) -> ! {
     unsafe {
         // Nothing inside may read this process's memory through /proc/1/mem.
         libc::prctl(libc::PR_SET_DUMPABLE, 0);
-        let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD, 0usize, 0usize, 0usize, 0usize);
+        let pid = libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        );
         if pid < 0 {
             fail(w, step::FORK, errno());
         }
@@ -327,7 +435,14 @@ unsafe fn pid_one(prep: &Prepared, spawn: &PerSpawn) -> ! {
         COMMAND_PID.store(pid, Ordering::Relaxed);
         // Pid 1 ignores signals it has no handler for, even from outside the
         // namespace; forwarding makes `kill -TERM` reach the command.
-        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2] {
+        for sig in [
+            libc::SIGTERM,
+            libc::SIGINT,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+        ] {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = forward as extern "C" fn(c_int) as usize;
             sa.sa_flags = libc::SA_RESTART;
@@ -406,13 +521,28 @@ unsafe fn command(prep: &Prepared, spawn: &PerSpawn) -> ! {
         // A new session has no controlling terminal: TIOCSTI cannot reach
         // the person's.
         check(w, step::SETSID, libc::setsid().into());
-        check(w, step::PDEATHSIG, libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL).into());
+        check(
+            w,
+            step::PDEATHSIG,
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL).into(),
+        );
         for (res, soft, hard) in &prep.rlimits {
-            let lim = libc::rlimit { rlim_cur: *soft, rlim_max: *hard };
-            check(w, step::RLIMIT, libc::setrlimit(*res, &raw const lim).into());
+            let lim = libc::rlimit {
+                rlim_cur: *soft,
+                rlim_max: *hard,
+            };
+            check(
+                w,
+                step::RLIMIT,
+                libc::setrlimit(*res, &raw const lim).into(),
+            );
         }
         drop_caps(w);
-        check(w, step::NNP, libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).into());
+        check(
+            w,
+            step::NNP,
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0).into(),
+        );
         if let Some(fd) = spawn.landlock_fd {
             if spawn.namespaces {
                 for r in &prep.layout.child_rules {
@@ -420,12 +550,19 @@ unsafe fn command(prep: &Prepared, spawn: &PerSpawn) -> ! {
                     if pfd < 0 {
                         continue;
                     }
-                    let attr = PathBeneath { allowed_access: r.access, parent_fd: pfd };
+                    let attr = PathBeneath {
+                        allowed_access: r.access,
+                        parent_fd: pfd,
+                    };
                     libc::syscall(libc::SYS_landlock_add_rule, fd, 1u32, &raw const attr, 0u32);
                     libc::close(pfd);
                 }
             }
-            check(w, step::LANDLOCK, libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32));
+            check(
+                w,
+                step::LANDLOCK,
+                libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32),
+            );
             libc::close(fd);
         }
         if !prep.jit {
@@ -434,10 +571,22 @@ unsafe fn command(prep: &Prepared, spawn: &PerSpawn) -> ! {
             libc::prctl(libc::PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0);
         }
         check(w, step::CHDIR, libc::chdir(prep.layout.cwd.as_ptr()).into());
-        let filters = if spawn.namespaces { &prep.filters_ns } else { &prep.filters_degraded };
+        let filters = if spawn.namespaces {
+            &prep.filters_ns
+        } else {
+            &prep.filters_degraded
+        };
         for prog in &filters.programs {
-            let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr().cast_mut().cast() };
-            let rc = libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0u32, &raw const fprog);
+            let fprog = libc::sock_fprog {
+                len: prog.len() as u16,
+                filter: prog.as_ptr().cast_mut().cast(),
+            };
+            let rc = libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0u32,
+                &raw const fprog,
+            );
             check(w, step::SECCOMP, rc);
         }
         let mut last = libc::ENOENT;
@@ -471,9 +620,22 @@ unsafe fn drop_caps(w: c_int) {
                 break;
             }
         }
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-        let mut hdr = CapHeader { version: 0x2008_0522, pid: 0 };
-        let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let mut hdr = CapHeader {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
         let rc = libc::syscall(libc::SYS_capset, &raw mut hdr, data.as_ptr());
         check(w, step::CAPS, rc);
     }

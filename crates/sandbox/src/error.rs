@@ -11,7 +11,9 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum SpecError {
     /// The workspace directory does not exist or is not a directory.
-    #[error("workspace {path} does not exist or is not a directory: create it or pass another --workspace")]
+    #[error(
+        "workspace {path} does not exist or is not a directory: create it or pass another --workspace"
+    )]
     WorkspaceMissing {
         /// The path as given.
         path: PathBuf,
@@ -43,10 +45,14 @@ pub enum SpawnError {
     #[error("no command given: pass the program to run after '--'")]
     EmptyCommand,
     /// An argument or variable holds a NUL byte.
-    #[error("argument or environment value {0:?} holds a NUL byte and cannot be passed to a program")]
+    #[error(
+        "argument or environment value {0:?} holds a NUL byte and cannot be passed to a program"
+    )]
     Nul(String),
     /// The program was not found in the sandbox's PATH (or at its path).
-    #[error("command not found in the sandbox: {program} (exit status 127): check the name, or that its directory is bound into the sandbox")]
+    #[error(
+        "command not found in the sandbox: {program} (exit status 127): check the name, or that its directory is bound into the sandbox"
+    )]
     NotFound {
         /// The program as given.
         program: String,
@@ -61,7 +67,9 @@ pub enum SpawnError {
     },
     /// Neither user namespaces nor landlock are available: running would be
     /// unsandboxed, which only a person's policy may allow.
-    #[error("refusing to run {program}: no isolation available ({missing}); enable unprivileged user namespaces or landlock")]
+    #[error(
+        "refusing to run {program}: no isolation available ({missing}); enable unprivileged user namespaces or landlock"
+    )]
     NoIsolation {
         /// The program as given.
         program: String,

@@ -31,7 +31,12 @@ pub(crate) fn kernel_abi() -> u32 {
     *ABI_VERSION.get_or_init(|| {
         // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attr only asks.
         let v = unsafe {
-            libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32)
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                1u32,
+            )
         };
         u32::try_from(v).unwrap_or(0)
     })
@@ -56,7 +61,10 @@ pub(crate) fn state(forced_off: bool) -> LandlockState {
     match abi {
         0 => LandlockState::Unavailable,
         a if a >= TARGET => LandlockState::Full { abi: a },
-        a => LandlockState::Partial { abi: a, missing: missing_for(a) },
+        a => LandlockState::Partial {
+            abi: a,
+            missing: missing_for(a),
+        },
     }
 }
 
@@ -84,7 +92,8 @@ pub(crate) fn masks(abi: u32) -> Masks {
     let abi = abi_enum(abi);
     let all = AccessFs::from_all(abi);
     let read = AccessFs::from_read(abi);
-    let file_rw = (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev) & all;
+    let file_rw =
+        (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev) & all;
     Masks {
         all: all.bits(),
         read: read.bits(),
@@ -119,7 +128,9 @@ pub(crate) fn create(host: &HostRules, no_inet: bool) -> Result<OwnedFd, String>
         .scope(Scope::from_all(abi))
         .map_err(|e| e.to_string())?;
     if no_inet {
-        ruleset = ruleset.handle_access(AccessNet::from_all(abi)).map_err(|e| e.to_string())?;
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(|e| e.to_string())?;
     }
     let dev = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
     let created = ruleset
@@ -131,7 +142,8 @@ pub(crate) fn create(host: &HostRules, no_inet: bool) -> Result<OwnedFd, String>
         .map_err(|e| e.to_string())?
         .add_rules(path_beneath_rules(&host.devices, dev))
         .map_err(|e| e.to_string())?;
-    Option::<OwnedFd>::from(created).ok_or_else(|| "landlock is not supported by this kernel".to_owned())
+    Option::<OwnedFd>::from(created)
+        .ok_or_else(|| "landlock is not supported by this kernel".to_owned())
 }
 
 #[cfg(test)]

@@ -33,17 +33,38 @@ pub(crate) const ATTR_NOEXEC: u64 = 0x8;
 #[derive(Debug, Clone)]
 pub(crate) enum Op {
     /// `mkdir`, tolerating an existing directory.
-    Mkdir { path: CString, mode: u32 },
+    Mkdir {
+        path: CString,
+        mode: u32,
+    },
     /// An empty file to bind a file onto.
-    Touch { path: CString },
-    Symlink { target: CString, link: CString },
+    Touch {
+        path: CString,
+    },
+    Symlink {
+        target: CString,
+        link: CString,
+    },
     /// A recursive bind with attributes set recursively afterwards.
-    Bind { src: CString, dst: CString, attrs: u64 },
-    Tmpfs { dst: CString, data: CString },
-    Proc { dst: CString },
-    Devpts { dst: CString },
+    Bind {
+        src: CString,
+        dst: CString,
+        attrs: u64,
+    },
+    Tmpfs {
+        dst: CString,
+        data: CString,
+    },
+    Proc {
+        dst: CString,
+    },
+    Devpts {
+        dst: CString,
+    },
     /// Bind a path onto itself read-only, when it exists.
-    RemountRo { dst: CString },
+    RemountRo {
+        dst: CString,
+    },
 }
 
 /// One op and the words for it.
@@ -66,7 +87,9 @@ pub(crate) struct Layout {
 }
 
 pub(crate) fn cstring(path: &Path) -> Result<CString, SpecError> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| SpecError::BadPath { path: path.to_path_buf() })
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SpecError::BadPath {
+        path: path.to_path_buf(),
+    })
 }
 
 fn c(s: &str) -> CString {
@@ -100,13 +123,23 @@ impl Builder {
     fn mkdirs(&mut self, path: &Path, include_self: bool) -> Result<(), SpecError> {
         let mut cur = PathBuf::from("/");
         let comps: Vec<Component<'_>> = path.components().collect();
-        let upto = if include_self { comps.len() } else { comps.len().saturating_sub(1) };
+        let upto = if include_self {
+            comps.len()
+        } else {
+            comps.len().saturating_sub(1)
+        };
         for comp in comps.iter().take(upto) {
             if let Component::Normal(name) = comp {
                 cur.push(name);
                 if self.made.insert(cur.clone()) {
                     let what = format!("create mount point {}", cur.display());
-                    self.push(Op::Mkdir { path: cstring(&cur)?, mode: 0o755 }, what);
+                    self.push(
+                        Op::Mkdir {
+                            path: cstring(&cur)?,
+                            mode: 0o755,
+                        },
+                        what,
+                    );
                 }
             }
         }
@@ -114,19 +147,34 @@ impl Builder {
     }
 
     fn bind(&mut self, src: &Path, dst: &Path, mode: Mode) -> Result<(), SpecError> {
-        let meta = std::fs::metadata(src).map_err(|_| SpecError::PathMissing { what: "path", path: src.to_path_buf() })?;
+        let meta = std::fs::metadata(src).map_err(|_| SpecError::PathMissing {
+            what: "path",
+            path: src.to_path_buf(),
+        })?;
         if meta.is_dir() {
             self.mkdirs(dst, true)?;
         } else {
             self.mkdirs(dst, false)?;
-            self.push(Op::Touch { path: cstring(dst)? }, format!("create mount point {}", dst.display()));
+            self.push(
+                Op::Touch {
+                    path: cstring(dst)?,
+                },
+                format!("create mount point {}", dst.display()),
+            );
         }
         let (attrs, word) = match mode {
             Mode::ReadOnly => (ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, "read-only"),
             Mode::Writable => (ATTR_NOSUID | ATTR_NODEV, "read-write"),
         };
         let what = format!("bind {} {word}", dst.display());
-        self.push(Op::Bind { src: old(src)?, dst: cstring(dst)?, attrs }, what);
+        self.push(
+            Op::Bind {
+                src: old(src)?,
+                dst: cstring(dst)?,
+                attrs,
+            },
+            what,
+        );
         Ok(())
     }
 }
@@ -141,7 +189,9 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
     let workspace = std::fs::canonicalize(&spec.workspace)
         .ok()
         .filter(|p| p.is_dir())
-        .ok_or_else(|| SpecError::WorkspaceMissing { path: spec.workspace.clone() })?;
+        .ok_or_else(|| SpecError::WorkspaceMissing {
+            path: spec.workspace.clone(),
+        })?;
 
     // (destination, source, mode, is a system symlink to recreate)
     let mut entries: Vec<(PathBuf, PathBuf, Mode)> = Vec::new();
@@ -152,42 +202,63 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         if !p.is_absolute() {
             return Err(SpecError::BadPath { path: p.clone() });
         }
-        let Ok(lmeta) = std::fs::symlink_metadata(p) else { continue };
+        let Ok(lmeta) = std::fs::symlink_metadata(p) else {
+            continue;
+        };
         if lmeta.file_type().is_symlink() && SYSTEM_PATHS.iter().any(|s| Path::new(s) == p) {
             if let Ok(target) = std::fs::read_link(p) {
                 symlinks.push((p.clone(), target));
             }
             continue;
         }
-        let Ok(real) = std::fs::canonicalize(p) else { continue };
+        let Ok(real) = std::fs::canonicalize(p) else {
+            continue;
+        };
         entries.push((p.clone(), real, Mode::ReadOnly));
     }
     for p in &spec.closure {
-        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing { what: "dev-shell closure path", path: p.clone() })?;
+        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing {
+            what: "dev-shell closure path",
+            path: p.clone(),
+        })?;
         entries.push((p.clone(), real, Mode::ReadOnly));
     }
     for p in &spec.writable {
-        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing { what: "writable path", path: p.clone() })?;
+        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing {
+            what: "writable path",
+            path: p.clone(),
+        })?;
         entries.push((real.clone(), real, Mode::Writable));
     }
     entries.push((workspace.clone(), workspace.clone(), Mode::Writable));
     if let TmpMode::Host(dir) = &spec.tmp {
-        let real = std::fs::canonicalize(dir).map_err(|_| SpecError::PathMissing { what: "temp dir", path: dir.clone() })?;
+        let real = std::fs::canonicalize(dir).map_err(|_| SpecError::PathMissing {
+            what: "temp dir",
+            path: dir.clone(),
+        })?;
         entries.push((PathBuf::from("/tmp"), real, Mode::Writable));
     }
 
     // A bind under an ancestor bound the same way adds nothing.
     let all = entries.clone();
     entries.retain(|(dst, _, mode)| {
-        !all.iter().any(|(other, _, m)| other != dst && dst.starts_with(other) && m == mode && *mode == Mode::ReadOnly)
+        !all.iter().any(|(other, _, m)| {
+            other != dst && dst.starts_with(other) && m == mode && *mode == Mode::ReadOnly
+        })
     });
     entries.sort_by_key(|(dst, _, _)| depth(dst));
     entries.dedup_by(|a, b| a.0 == b.0);
 
-    let mut b = Builder { steps: Vec::new(), made: BTreeSet::new() };
+    let mut b = Builder {
+        steps: Vec::new(),
+        made: BTreeSet::new(),
+    };
     for (link, target) in &symlinks {
         b.push(
-            Op::Symlink { target: cstring(target)?, link: cstring(link)? },
+            Op::Symlink {
+                target: cstring(target)?,
+                link: cstring(link)?,
+            },
             format!("link {} -> {}", link.display(), target.display()),
         );
     }
@@ -213,13 +284,28 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
     proc(&mut b)?;
 
     let mut child_rules = vec![
-        ChildRule { path: c("/"), access: masks.read_dir },
-        ChildRule { path: c("/proc"), access: masks.read },
-        ChildRule { path: c("/dev/pts"), access: masks.dev },
-        ChildRule { path: c("/dev/shm"), access: masks.all },
+        ChildRule {
+            path: c("/"),
+            access: masks.read_dir,
+        },
+        ChildRule {
+            path: c("/proc"),
+            access: masks.read,
+        },
+        ChildRule {
+            path: c("/dev/pts"),
+            access: masks.dev,
+        },
+        ChildRule {
+            path: c("/dev/shm"),
+            access: masks.all,
+        },
     ];
     if fresh_tmp {
-        child_rules.push(ChildRule { path: c("/tmp"), access: masks.all });
+        child_rules.push(ChildRule {
+            path: c("/tmp"),
+            access: masks.all,
+        });
     }
 
     let cwd = match &spec.cwd {
@@ -227,12 +313,24 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         Some(p) => cstring(&workspace.join(p))?,
         None => cstring(&workspace)?,
     };
-    Ok(Layout { steps: b.steps, host_rules, child_rules, workspace, cwd })
+    Ok(Layout {
+        steps: b.steps,
+        host_rules,
+        child_rules,
+        workspace,
+        cwd,
+    })
 }
 
 fn tmp(b: &mut Builder) -> Result<(), SpecError> {
     b.mkdirs(Path::new("/tmp"), true)?;
-    b.push(Op::Tmpfs { dst: c("/tmp"), data: c("mode=1777") }, "mount a private /tmp".to_owned());
+    b.push(
+        Op::Tmpfs {
+            dst: c("/tmp"),
+            data: c("mode=1777"),
+        },
+        "mount a private /tmp".to_owned(),
+    );
     Ok(())
 }
 
@@ -240,22 +338,52 @@ fn tmp(b: &mut Builder) -> Result<(), SpecError> {
 /// devpts instance, /dev/shm, and the conventional links.
 fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
     b.mkdirs(Path::new("/dev"), true)?;
-    b.push(Op::Tmpfs { dst: c("/dev"), data: c("mode=0755") }, "mount /dev".to_owned());
+    b.push(
+        Op::Tmpfs {
+            dst: c("/dev"),
+            data: c("mode=0755"),
+        },
+        "mount /dev".to_owned(),
+    );
     for name in ["null", "zero", "full", "random", "urandom", "tty"] {
         let path = PathBuf::from("/dev").join(name);
         if !path.exists() {
             continue;
         }
-        b.push(Op::Touch { path: cstring(&path)? }, format!("create {}", path.display()));
         b.push(
-            Op::Bind { src: old(&path)?, dst: cstring(&path)?, attrs: ATTR_NOSUID | ATTR_NOEXEC },
+            Op::Touch {
+                path: cstring(&path)?,
+            },
+            format!("create {}", path.display()),
+        );
+        b.push(
+            Op::Bind {
+                src: old(&path)?,
+                dst: cstring(&path)?,
+                attrs: ATTR_NOSUID | ATTR_NOEXEC,
+            },
             format!("bind device {}", path.display()),
         );
         host_rules.devices.push(path);
     }
-    b.push(Op::Mkdir { path: c("/dev/pts"), mode: 0o755 }, "create /dev/pts".to_owned());
-    b.push(Op::Devpts { dst: c("/dev/pts") }, "mount a fresh devpts on /dev/pts".to_owned());
-    b.push(Op::Mkdir { path: c("/dev/shm"), mode: 0o1777 }, "create /dev/shm".to_owned());
+    b.push(
+        Op::Mkdir {
+            path: c("/dev/pts"),
+            mode: 0o755,
+        },
+        "create /dev/pts".to_owned(),
+    );
+    b.push(
+        Op::Devpts { dst: c("/dev/pts") },
+        "mount a fresh devpts on /dev/pts".to_owned(),
+    );
+    b.push(
+        Op::Mkdir {
+            path: c("/dev/shm"),
+            mode: 0o1777,
+        },
+        "create /dev/shm".to_owned(),
+    );
     for (link, target) in [
         ("/dev/ptmx", "pts/ptmx"),
         ("/dev/fd", "/proc/self/fd"),
@@ -263,7 +391,13 @@ fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
         ("/dev/stdout", "/proc/self/fd/1"),
         ("/dev/stderr", "/proc/self/fd/2"),
     ] {
-        b.push(Op::Symlink { target: c(target), link: c(link) }, format!("link {link}"));
+        b.push(
+            Op::Symlink {
+                target: c(target),
+                link: c(link),
+            },
+            format!("link {link}"),
+        );
     }
     Ok(())
 }
@@ -271,7 +405,10 @@ fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
 /// /proc of the new pid namespace, with the kernel-tuning parts read-only.
 fn proc(b: &mut Builder) -> Result<(), SpecError> {
     b.mkdirs(Path::new("/proc"), true)?;
-    b.push(Op::Proc { dst: c("/proc") }, "mount /proc of the new pid namespace".to_owned());
+    b.push(
+        Op::Proc { dst: c("/proc") },
+        "mount /proc of the new pid namespace".to_owned(),
+    );
     for p in ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"] {
         b.push(Op::RemountRo { dst: c(p) }, format!("make {p} read-only"));
     }
@@ -304,7 +441,13 @@ mod tests {
     #[test]
     fn exec_candidates_search_path_only_without_a_slash() {
         let c = exec_candidates(OsStr::new("ls"), Some(OsStr::new("/a::/b")));
-        assert_eq!(c, vec![CString::new("/a/ls").unwrap(), CString::new("/b/ls").unwrap()]);
+        assert_eq!(
+            c,
+            vec![
+                CString::new("/a/ls").unwrap(),
+                CString::new("/b/ls").unwrap()
+            ]
+        );
         let c = exec_candidates(OsStr::new("./x"), Some(OsStr::new("/a")));
         assert_eq!(c, vec![CString::new("./x").unwrap()]);
     }
@@ -315,9 +458,15 @@ mod tests {
         let spec = SandboxSpec::new(ws.path());
         let l = layout(&spec, crate::landlock::masks(7)).unwrap();
         let whats: Vec<&str> = l.steps.iter().map(|s| s.what.as_str()).collect();
-        let tmp = whats.iter().position(|w| *w == "mount a private /tmp").unwrap();
+        let tmp = whats
+            .iter()
+            .position(|w| *w == "mount a private /tmp")
+            .unwrap();
         let real = std::fs::canonicalize(ws.path()).unwrap();
-        let wsb = whats.iter().position(|w| *w == format!("bind {} read-write", real.display())).unwrap();
+        let wsb = whats
+            .iter()
+            .position(|w| *w == format!("bind {} read-write", real.display()))
+            .unwrap();
         assert!(tmp < wsb, "{whats:#?}");
         assert!(whats.contains(&"bind /usr read-only"));
     }

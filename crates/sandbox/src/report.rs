@@ -58,7 +58,11 @@ impl fmt::Display for SandboxReport {
         write!(
             f,
             "{}, {ll}, seccomp, {}",
-            if self.namespaces { "namespaces" } else { "no namespaces" },
+            if self.namespaces {
+                "namespaces"
+            } else {
+                "no namespaces"
+            },
             if self.jit { "jit allowed" } else { "W^X" },
         )?;
         for d in &self.degraded {

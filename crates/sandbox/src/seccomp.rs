@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 
 use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op, SeccompCondition as Cond,
-    SeccompFilter, SeccompRule, TargetArch,
+    BpfProgram, SeccompAction, SeccompCmpArgLen as Len, SeccompCmpOp as Op,
+    SeccompCondition as Cond, SeccompFilter, SeccompRule, TargetArch,
 };
 
 use crate::SpecError;
@@ -102,7 +102,8 @@ fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProg
 /// Builds the filters. `inet` false also refuses AF_INET and AF_INET6 (the
 /// degraded mode has no network namespace to keep the network out).
 pub(crate) fn build(jit: bool, inet: bool) -> Result<Filters, SpecError> {
-    let mut eperm: BTreeMap<i64, Vec<SeccompRule>> = DENIED.iter().map(|(nr, _)| (*nr, Vec::new())).collect();
+    let mut eperm: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|(nr, _)| (*nr, Vec::new())).collect();
     // The ioctl request is an `unsigned int` to the kernel: compare only the
     // low 32 bits, or `TIOCSTI | 1 << 32` would slip past.
     eperm.insert(
@@ -114,32 +115,53 @@ pub(crate) fn build(jit: bool, inet: bool) -> Result<Filters, SpecError> {
     );
     let mut clone_rules = Vec::new();
     for flag in NAMESPACE_FLAGS {
-        clone_rules.push(rule(vec![cond(0, Len::Qword, Op::MaskedEq(*flag), *flag)?])?);
+        clone_rules.push(rule(vec![cond(
+            0,
+            Len::Qword,
+            Op::MaskedEq(*flag),
+            *flag,
+        )?])?);
     }
     eperm.insert(libc::SYS_clone, clone_rules);
     // personality(0xffffffff) only queries; refuse setting READ_IMPLIES_EXEC.
     eperm.insert(
         libc::SYS_personality,
         vec![rule(vec![
-            cond(0, Len::Dword, Op::MaskedEq(READ_IMPLIES_EXEC), READ_IMPLIES_EXEC)?,
+            cond(
+                0,
+                Len::Dword,
+                Op::MaskedEq(READ_IMPLIES_EXEC),
+                READ_IMPLIES_EXEC,
+            )?,
             cond(0, Len::Dword, Op::Ne, 0xffff_ffff)?,
         ])?],
     );
 
     let mut programs = vec![compile(eperm, libc::EPERM)?];
-    programs.push(compile(BTreeMap::from([(libc::SYS_clone3, Vec::new())]), libc::ENOSYS)?);
+    programs.push(compile(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        libc::ENOSYS,
+    )?);
 
     let mut families = vec![cond(0, Len::Dword, Op::Ne, libc::AF_UNIX as u64)?];
     if inet {
         families.push(cond(0, Len::Dword, Op::Ne, libc::AF_INET as u64)?);
         families.push(cond(0, Len::Dword, Op::Ne, libc::AF_INET6 as u64)?);
     }
-    programs.push(compile(BTreeMap::from([(libc::SYS_socket, vec![rule(families)?])]), libc::EAFNOSUPPORT)?);
+    programs.push(compile(
+        BTreeMap::from([(libc::SYS_socket, vec![rule(families)?])]),
+        libc::EAFNOSUPPORT,
+    )?);
 
     if !jit {
         let wx = (libc::PROT_WRITE | libc::PROT_EXEC) as u64;
         let wx_rule = |arg| -> Result<Vec<SeccompRule>, SpecError> {
-            Ok(vec![rule(vec![cond(arg, Len::Dword, Op::MaskedEq(wx), wx)?])?])
+            Ok(vec![rule(vec![cond(
+                arg,
+                Len::Dword,
+                Op::MaskedEq(wx),
+                wx,
+            )?])?])
         };
         programs.push(compile(
             BTreeMap::from([

@@ -83,7 +83,10 @@ pub struct SandboxChild {
 }
 
 fn os(what: &'static str) -> SpawnError {
-    SpawnError::Os { what, source: io::Error::last_os_error() }
+    SpawnError::Os {
+        what,
+        source: io::Error::last_os_error(),
+    }
 }
 
 fn pipe() -> Result<(OwnedFd, OwnedFd), SpawnError> {
@@ -119,7 +122,12 @@ impl Sandbox {
                 (libc::RLIMIT_NPROC, nproc, nproc),
             ],
         };
-        Ok(Self { prep, spec, force_no_userns, force_no_landlock })
+        Ok(Self {
+            prep,
+            spec,
+            force_no_userns,
+            force_no_landlock,
+        })
     }
 
     /// Pretends user namespaces and/or landlock are missing, as
@@ -142,11 +150,18 @@ impl Sandbox {
     /// Runs `argv` in the sandbox. Returns once the program has been
     /// executed; fails if it was not found, or the sandbox could not be built.
     pub fn spawn<S: AsRef<OsStr>>(&self, argv: &[S]) -> Result<SandboxChild, SpawnError> {
-        let program = argv.first().ok_or(SpawnError::EmptyCommand)?.as_ref().to_owned();
+        let program = argv
+            .first()
+            .ok_or(SpawnError::EmptyCommand)?
+            .as_ref()
+            .to_owned();
         let landlock = ll::state(self.force_no_landlock);
         if !self.force_no_userns {
             match self.spawn_mode(argv, true, landlock) {
-                Err(SpawnError::Os { what: "clone", source }) if refused(&source) => {}
+                Err(SpawnError::Os {
+                    what: "clone",
+                    source,
+                }) if refused(&source) => {}
                 other => return other,
             }
         }
@@ -159,14 +174,29 @@ impl Sandbox {
         self.spawn_mode(argv, false, landlock)
     }
 
-    fn spawn_mode<S: AsRef<OsStr>>(&self, argv: &[S], namespaces: bool, landlock: LandlockState) -> Result<SandboxChild, SpawnError> {
-        let program = argv.first().ok_or(SpawnError::EmptyCommand)?.as_ref().to_owned();
+    fn spawn_mode<S: AsRef<OsStr>>(
+        &self,
+        argv: &[S],
+        namespaces: bool,
+        landlock: LandlockState,
+    ) -> Result<SandboxChild, SpawnError> {
+        let program = argv
+            .first()
+            .ok_or(SpawnError::EmptyCommand)?
+            .as_ref()
+            .to_owned();
         let env = self.spec.environment(std::env::vars_os());
-        let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
+        let path_var = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone());
         let candidates = plan::exec_candidates(&program, path_var.as_deref());
         let c_argv = argv
             .iter()
-            .map(|a| CString::new(a.as_ref().as_bytes()).map_err(|_| SpawnError::Nul(a.as_ref().to_string_lossy().into_owned())))
+            .map(|a| {
+                CString::new(a.as_ref().as_bytes())
+                    .map_err(|_| SpawnError::Nul(a.as_ref().to_string_lossy().into_owned()))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let c_envp = env
             .iter()
@@ -174,7 +204,8 @@ impl Sandbox {
                 let mut kv = OsString::from(k);
                 kv.push("=");
                 kv.push(v);
-                CString::new(kv.as_bytes()).map_err(|_| SpawnError::Nul(kv.to_string_lossy().into_owned()))
+                CString::new(kv.as_bytes())
+                    .map_err(|_| SpawnError::Nul(kv.to_string_lossy().into_owned()))
             })
             .collect::<Result<Vec<_>, _>>()?;
 
@@ -185,19 +216,28 @@ impl Sandbox {
                 if !namespaces {
                     rules.read.push("/proc".into());
                 }
-                Some(ll::create(&rules, !namespaces).map_err(|e| SpawnError::Setup {
-                    step: "create the landlock ruleset".to_owned(),
-                    source: io::Error::other(e),
-                })?)
+                Some(
+                    ll::create(&rules, !namespaces).map_err(|e| SpawnError::Setup {
+                        step: "create the landlock ruleset".to_owned(),
+                        source: io::Error::other(e),
+                    })?,
+                )
             }
         };
 
         let (setup_r, setup_w) = pipe()?;
-        let (status_r, status_w) = if namespaces { pipe().map(|(r, w)| (Some(r), Some(w)))? } else { (None, None) };
+        let (status_r, status_w) = if namespaces {
+            pipe().map(|(r, w)| (Some(r), Some(w)))?
+        } else {
+            (None, None)
+        };
         let mut held: Vec<OwnedFd> = Vec::new();
         let mut ours: [Option<OwnedFd>; 3] = [None, None, None];
         let mut stdio: [Option<c_int>; 3] = [None; 3];
-        for (i, mode) in [self.spec.stdin, self.spec.stdout, self.spec.stderr].into_iter().enumerate() {
+        for (i, mode) in [self.spec.stdin, self.spec.stdout, self.spec.stderr]
+            .into_iter()
+            .enumerate()
+        {
             match mode {
                 Stdio::Inherit => {}
                 Stdio::Null => {
@@ -205,7 +245,10 @@ impl Sandbox {
                         .read(i == 0)
                         .write(i != 0)
                         .open("/dev/null")
-                        .map_err(|source| SpawnError::Os { what: "open /dev/null", source })?;
+                        .map_err(|source| SpawnError::Os {
+                            what: "open /dev/null",
+                            source,
+                        })?;
                     let fd = OwnedFd::from(fd);
                     stdio[i] = Some(fd.as_raw_fd());
                     held.push(fd);
@@ -252,7 +295,16 @@ impl Sandbox {
         let mut pidfd: c_int = -1;
         // SAFETY: a fork-style clone (no new stack); the child only runs
         // `child::main`, which never returns and makes raw calls only.
-        let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, &raw mut pidfd, 0usize, 0usize) };
+        let pid = unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                flags,
+                0usize,
+                &raw mut pidfd,
+                0usize,
+                0usize,
+            )
+        };
         if pid < 0 {
             return Err(os("clone"));
         }
@@ -270,24 +322,46 @@ impl Sandbox {
         let failure = read_failure(setup_r.as_fd())?;
         let report = self.report(namespaces, landlock);
         let [stdin, stdout, stderr] = ours;
-        let mut child = SandboxChild { pid: pid as i32, pidfd, status_r, exited: None, report, stdin, stdout, stderr };
+        let mut child = SandboxChild {
+            pid: pid as i32,
+            pidfd,
+            status_r,
+            exited: None,
+            report,
+            stdin,
+            stdout,
+            stderr,
+        };
         if let Some((st, errno)) = failure {
             // The child exits right after writing; reap it so nothing lingers.
             let _ = child.wait();
             let source = io::Error::from_raw_os_error(errno);
             let name = program.to_string_lossy().into_owned();
             return Err(match st {
-                step::EXEC if errno == libc::ENOENT || errno == libc::ENOTDIR => SpawnError::NotFound { program: name },
-                step::EXEC => SpawnError::NotExecutable { program: name, source },
+                step::EXEC if errno == libc::ENOENT || errno == libc::ENOTDIR => {
+                    SpawnError::NotFound { program: name }
+                }
+                step::EXEC => SpawnError::NotExecutable {
+                    program: name,
+                    source,
+                },
                 step::UID_MAP | step::PRIVATE | step::BASE if namespaces && refused(&source) => {
                     // User namespaces exist but confer nothing (an LSM
                     // restriction): degrade like a refused clone.
                     if landlock == LandlockState::Unavailable {
-                        return Err(SpawnError::NoIsolation { program: name, missing: format!("user namespaces do not work ({source}) and landlock is unavailable") });
+                        return Err(SpawnError::NoIsolation {
+                            program: name,
+                            missing: format!(
+                                "user namespaces do not work ({source}) and landlock is unavailable"
+                            ),
+                        });
                     }
                     return self.spawn_mode(argv, false, landlock);
                 }
-                _ => SpawnError::Setup { step: self.describe(st), source },
+                _ => SpawnError::Setup {
+                    step: self.describe(st),
+                    source,
+                },
             });
         }
         Ok(child)
@@ -303,14 +377,25 @@ impl Sandbox {
         }
         match landlock {
             LandlockState::Full { .. } => {}
-            LandlockState::Partial { abi, missing } => degraded.push(format!("landlock only partly enforced (kernel ABI {abi}: {missing})")),
-            LandlockState::Unavailable => degraded.push("landlock unavailable: the mount namespace is the only file-system wall".to_owned()),
+            LandlockState::Partial { abi, missing } => degraded.push(format!(
+                "landlock only partly enforced (kernel ABI {abi}: {missing})"
+            )),
+            LandlockState::Unavailable => degraded.push(
+                "landlock unavailable: the mount namespace is the only file-system wall".to_owned(),
+            ),
         }
         let mdwe = !self.prep.jit && mdwe_available();
         if self.prep.jit {
             degraded.push("sandbox.jit allowed: pages may be writable and executable".to_owned());
         }
-        SandboxReport { namespaces, landlock, seccomp: true, jit: self.prep.jit, mdwe, degraded }
+        SandboxReport {
+            namespaces,
+            landlock,
+            seccomp: true,
+            jit: self.prep.jit,
+            mdwe,
+            degraded,
+        }
     }
 
     fn describe(&self, st: u32) -> String {
@@ -330,7 +415,10 @@ impl Sandbox {
             step::NNP => "set no_new_privs".into(),
             step::LANDLOCK => "enforce the landlock ruleset".into(),
             step::SECCOMP => "install the seccomp filter".into(),
-            step::CHDIR => format!("enter the working directory {}", self.prep.layout.cwd.to_string_lossy()),
+            step::CHDIR => format!(
+                "enter the working directory {}",
+                self.prep.layout.cwd.to_string_lossy()
+            ),
             step::STDIO => "connect standard input and output".into(),
             step::LOOPBACK => "bring up the loopback interface".into(),
             n if n >= step::OP_BASE => self
@@ -345,7 +433,10 @@ impl Sandbox {
 }
 
 fn refused(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES | libc::ENOSPC | libc::EINVAL | libc::EUSERS))
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EACCES | libc::ENOSPC | libc::EINVAL | libc::EUSERS)
+    )
 }
 
 fn mdwe_available() -> bool {
@@ -407,7 +498,15 @@ impl SandboxChild {
             return Ok(());
         }
         // SAFETY: pidfd_send_signal on our pidfd.
-        let rc = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, self.pidfd.as_raw_fd(), sig, 0usize, 0u32) };
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.pidfd.as_raw_fd(),
+                sig,
+                0usize,
+                0u32,
+            )
+        };
         if rc < 0 {
             let e = io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::ESRCH) {
@@ -438,7 +537,12 @@ impl SandboxChild {
         // SAFETY: waitid on our pidfd with a zeroed siginfo.
         let info = unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
-            let rc = libc::waitid(libc::P_PIDFD, self.pidfd.as_raw_fd() as libc::id_t, &raw mut info, libc::WEXITED | extra);
+            let rc = libc::waitid(
+                libc::P_PIDFD,
+                self.pidfd.as_raw_fd() as libc::id_t,
+                &raw mut info,
+                libc::WEXITED | extra,
+            );
             if rc < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted {
@@ -453,7 +557,11 @@ impl SandboxChild {
         if pid == 0 {
             return Ok(None);
         }
-        let own = if code == libc::CLD_EXITED { ExitStatus::Code(status) } else { ExitStatus::Signal(status) };
+        let own = if code == libc::CLD_EXITED {
+            ExitStatus::Code(status)
+        } else {
+            ExitStatus::Signal(status)
+        };
         let st = match self.status_r.take() {
             Some(fd) => read_status(&fd).unwrap_or(own),
             None => own,
@@ -487,5 +595,9 @@ fn read_status(fd: &OwnedFd) -> Option<ExitStatus> {
         return None;
     }
     let raw = i32::from_ne_bytes(buf);
-    Some(if libc::WIFSIGNALED(raw) { ExitStatus::Signal(libc::WTERMSIG(raw)) } else { ExitStatus::Code(libc::WEXITSTATUS(raw)) })
+    Some(if libc::WIFSIGNALED(raw) {
+        ExitStatus::Signal(libc::WTERMSIG(raw))
+    } else {
+        ExitStatus::Code(libc::WEXITSTATUS(raw))
+    })
 }

@@ -79,8 +79,16 @@ pub struct SandboxSpec {
 
 /// System directories every command needs, bound read-only when present.
 pub const SYSTEM_PATHS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix/store",
-    "/run/current-system/sw", "/opt",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/nix/store",
+    "/run/current-system/sw",
+    "/opt",
 ];
 
 /// The parts of `/etc` programs need: users and groups for `id` and `ls -l`,
@@ -88,21 +96,59 @@ pub const SYSTEM_PATHS: &[&str] = &[
 /// Debian's alternatives (which `/usr/bin` links through). Secrets such as
 /// `shadow`, `sudoers` and ssh host keys are deliberately absent.
 pub const ETC_PATHS: &[&str] = &[
-    "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf",
-    "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/protocols", "/etc/services",
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-    "/etc/timezone", "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf",
-    "/etc/pki", "/etc/alternatives", "/etc/os-release", "/etc/debian_version",
-    "/etc/mime.types", "/etc/bash.bashrc", "/etc/profile", "/etc/profile.d",
-    "/etc/inputrc", "/etc/terminfo", "/etc/gitconfig", "/etc/java-17-openjdk",
-    "/etc/python3", "/etc/python3.11", "/etc/perl", "/etc/static",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/resolv.conf",
+    "/etc/nsswitch.conf",
+    "/etc/gai.conf",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/pki",
+    "/etc/alternatives",
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/mime.types",
+    "/etc/bash.bashrc",
+    "/etc/profile",
+    "/etc/profile.d",
+    "/etc/inputrc",
+    "/etc/terminfo",
+    "/etc/gitconfig",
+    "/etc/java-17-openjdk",
+    "/etc/python3",
+    "/etc/python3.11",
+    "/etc/perl",
+    "/etc/static",
 ];
 
 /// Variables passed through by default: locale, terminal and time zone, which
 /// change how output looks but carry no secrets.
 pub const ENV_ALLOW: &[&str] = &[
-    "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES",
-    "LC_NUMERIC", "LC_TIME", "TERM", "COLORTERM", "NO_COLOR", "TZ", "USER", "LOGNAME",
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_COLLATE",
+    "LC_MESSAGES",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "TZ",
+    "USER",
+    "LOGNAME",
 ];
 
 impl SandboxSpec {
@@ -112,7 +158,11 @@ impl SandboxSpec {
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
-            read_only: SYSTEM_PATHS.iter().chain(ETC_PATHS).map(PathBuf::from).collect(),
+            read_only: SYSTEM_PATHS
+                .iter()
+                .chain(ETC_PATHS)
+                .map(PathBuf::from)
+                .collect(),
             writable: Vec::new(),
             closure: Vec::new(),
             env_allow: ENV_ALLOW.iter().map(|s| (*s).to_owned()).collect(),
@@ -143,10 +193,15 @@ impl SandboxSpec {
     }
 
     /// The environment the command starts with, from `vars` (the caller's).
-    pub(crate) fn environment(&self, vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    pub(crate) fn environment(
+        &self,
+        vars: impl Iterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
         let mut out: Vec<(OsString, OsString)> = vars
             .filter(|(k, _)| {
-                self.env_allow.iter().any(|a| k.to_str() == Some(a.as_str()))
+                self.env_allow
+                    .iter()
+                    .any(|a| k.to_str() == Some(a.as_str()))
                     && !self.env.iter().any(|(e, _)| k.to_str() == Some(e.as_str()))
             })
             .collect();
@@ -168,7 +223,10 @@ mod tests {
             ("TERM".into(), "xterm".into()),
         ];
         let env = spec.environment(host.into_iter());
-        let keys: Vec<_> = env.iter().map(|(k, v)| format!("{}={}", k.display(), v.display())).collect();
+        let keys: Vec<_> = env
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.display(), v.display()))
+            .collect();
         assert_eq!(keys, vec!["PATH=/usr/bin", "HOME=/tmp", "TERM=dumb"]);
     }
 }

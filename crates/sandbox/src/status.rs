@@ -89,7 +89,10 @@ mod tests {
 
     #[test]
     fn a_signal_reads_by_name_with_the_shell_status() {
-        assert_eq!(ExitStatus::Signal(9).to_string(), "killed by SIGKILL (exit status 137)");
+        assert_eq!(
+            ExitStatus::Signal(9).to_string(),
+            "killed by SIGKILL (exit status 137)"
+        );
         assert_eq!(ExitStatus::Code(3).shell_code(), 3);
         assert_eq!(signal_name(99), "signal 99");
     }

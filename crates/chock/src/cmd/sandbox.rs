@@ -19,7 +19,9 @@ use crate::exit;
 /// built, 126 that the program could not be executed, 127 that it was not
 /// found.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  chock sandbox -- ls -la\n  chock sandbox --workspace ~/src/app -- make test\n  chock sandbox --allow-jit -- node -e 'console.log(1)'")]
+#[command(
+    after_help = "Examples:\n  chock sandbox -- ls -la\n  chock sandbox --workspace ~/src/app -- make test\n  chock sandbox --allow-jit -- node -e 'console.log(1)'"
+)]
 pub(crate) struct Args {
     /// The read-write project directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -42,7 +44,8 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let workspace = match args.workspace {
         Some(w) => w,
-        None => std::env::current_dir().context("cannot read the current directory: pass --workspace")?,
+        None => std::env::current_dir()
+            .context("cannot read the current directory: pass --workspace")?,
     };
     let mut spec = SandboxSpec::new(workspace);
     spec.jit = args.allow_jit;
@@ -88,7 +91,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(match status {
         ExitStatus::Code(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
         ExitStatus::Signal(s) => {
-            eprintln!("chock: {} {status}", args.command.first().map(|c| c.to_string_lossy()).unwrap_or_default());
+            eprintln!(
+                "chock: {} {status}",
+                args.command
+                    .first()
+                    .map(|c| c.to_string_lossy())
+                    .unwrap_or_default()
+            );
             ExitCode::from(u8::try_from(128 + s).unwrap_or(1))
         }
     })

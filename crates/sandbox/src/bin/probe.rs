@@ -4,7 +4,11 @@
 //! It prints `ok[ <detail>]` and exits 0 when the attempt worked, or
 //! `err <errno> <description>` and exits 1 when the kernel refused it; 2 is
 //! a usage error. The suite compares the two runs.
-#![expect(clippy::print_stdout, clippy::print_stderr, reason = "a probe reports on stdout")]
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a probe reports on stdout"
+)]
 
 use std::ffi::CString;
 use std::io::Write;
@@ -16,11 +20,17 @@ use std::time::Duration;
 type Res = Result<String, i32>;
 
 fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 fn rc(r: libc::c_long) -> Res {
-    if r < 0 { Err(errno()) } else { Ok(String::new()) }
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(String::new())
+    }
 }
 
 fn io(e: &std::io::Error) -> i32 {
@@ -61,11 +71,21 @@ fn main() -> ExitCode {
 
 fn run(name: &str, a: &[String]) -> Res {
     match name {
-        "write" => std::fs::write(arg(a, 1), b"escaped").map(|()| String::new()).map_err(|e| io(&e)),
-        "read" => std::fs::read(arg(a, 1)).map(|b| b.len().to_string()).map_err(|e| io(&e)),
-        "readdir" => std::fs::read_dir(arg(a, 1)).map(|d| d.count().to_string()).map_err(|e| io(&e)),
-        "link" => std::fs::hard_link(arg(a, 1), arg(a, 2)).map(|()| String::new()).map_err(|e| io(&e)),
-        "rename" => std::fs::rename(arg(a, 1), arg(a, 2)).map(|()| String::new()).map_err(|e| io(&e)),
+        "write" => std::fs::write(arg(a, 1), b"escaped")
+            .map(|()| String::new())
+            .map_err(|e| io(&e)),
+        "read" => std::fs::read(arg(a, 1))
+            .map(|b| b.len().to_string())
+            .map_err(|e| io(&e)),
+        "readdir" => std::fs::read_dir(arg(a, 1))
+            .map(|d| d.count().to_string())
+            .map_err(|e| io(&e)),
+        "link" => std::fs::hard_link(arg(a, 1), arg(a, 2))
+            .map(|()| String::new())
+            .map_err(|e| io(&e)),
+        "rename" => std::fs::rename(arg(a, 1), arg(a, 2))
+            .map(|()| String::new())
+            .map_err(|e| io(&e)),
         "truncate" => std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
@@ -74,15 +94,30 @@ fn run(name: &str, a: &[String]) -> Res {
             .map_err(|e| io(&e)),
         "chmod" => {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(arg(a, 1), std::fs::Permissions::from_mode(0o777)).map(|()| String::new()).map_err(|e| io(&e))
+            std::fs::set_permissions(arg(a, 1), std::fs::Permissions::from_mode(0o777))
+                .map(|()| String::new())
+                .map_err(|e| io(&e))
         }
         "fd-read" => fd_read(arg(a, 1), arg(a, 2)),
-        "ptrace-child" => with_child(|pid| unsafe { rc(libc::ptrace(libc::PTRACE_ATTACH, pid, 0, 0)) }),
+        "ptrace-child" => {
+            with_child(|pid| unsafe { rc(libc::ptrace(libc::PTRACE_ATTACH, pid, 0, 0)) })
+        }
         "vm-read-child" => with_child(|pid| {
             let mut buf = [0u8; 8];
-            let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: 8 };
-            let remote = libc::iovec { iov_base: (&raw const buf).cast_mut().cast(), iov_len: 8 };
-            unsafe { rc(libc::process_vm_readv(pid, &raw const local, 1, &raw const remote, 1, 0) as libc::c_long) }
+            let local = libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: 8,
+            };
+            let remote = libc::iovec {
+                iov_base: (&raw const buf).cast_mut().cast(),
+                iov_len: 8,
+            };
+            unsafe {
+                rc(
+                    libc::process_vm_readv(pid, &raw const local, 1, &raw const remote, 1, 0)
+                        as libc::c_long,
+                )
+            }
         }),
         "kill" => unsafe { rc(libc::kill(arg(a, 1).parse().unwrap_or(0), libc::SIGKILL).into()) },
         "tiocsti" => tiocsti(libc::TIOCSTI),
@@ -95,9 +130,17 @@ fn run(name: &str, a: &[String]) -> Res {
         "status" => status_field(arg(a, 1)),
         "io-uring" => {
             let mut params = [0u8; 120];
-            unsafe { rc(libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr())) }
+            unsafe {
+                rc(libc::syscall(
+                    libc::SYS_io_uring_setup,
+                    4u32,
+                    params.as_mut_ptr(),
+                ))
+            }
         }
-        "mmap-rwx" => mmap(libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC).map(|_| String::new()),
+        "mmap-rwx" => {
+            mmap(libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC).map(|_| String::new())
+        }
         "mprotect-exec" => {
             let p = mmap(libc::PROT_READ | libc::PROT_WRITE)?;
             unsafe { rc(libc::mprotect(p, 4096, libc::PROT_READ | libc::PROT_EXEC).into()) }
@@ -105,7 +148,15 @@ fn run(name: &str, a: &[String]) -> Res {
         "pkey-mprotect" => {
             let p = mmap(libc::PROT_READ)?;
             let prot = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
-            unsafe { rc(libc::syscall(libc::SYS_pkey_mprotect, p, 4096usize, prot, -1)) }
+            unsafe {
+                rc(libc::syscall(
+                    libc::SYS_pkey_mprotect,
+                    p,
+                    4096usize,
+                    prot,
+                    -1,
+                ))
+            }
         }
         "personality-mmap" => personality_mmap(),
         "memfd-double-map" => memfd_double_map(),
@@ -119,12 +170,23 @@ fn run(name: &str, a: &[String]) -> Res {
         "tcp-leaves" => tcp(arg(a, 1), false),
         "udp" => udp(arg(a, 1)),
         "dns" => dns(arg(a, 1)),
-        "unix" => UnixStream::connect(arg(a, 1)).map(|_| String::new()).map_err(|e| io(&e)),
+        "unix" => UnixStream::connect(arg(a, 1))
+            .map(|_| String::new())
+            .map_err(|e| io(&e)),
         "abstract" => abstract_connect(arg(a, 1)),
         "socket" => socket(arg(a, 1)),
         "keyctl" => {
             let (t, d, p) = (cs("user"), cs("chock-probe"), b"x");
-            unsafe { rc(libc::syscall(libc::SYS_add_key, t.as_ptr(), d.as_ptr(), p.as_ptr(), 1usize, -2)) }
+            unsafe {
+                rc(libc::syscall(
+                    libc::SYS_add_key,
+                    t.as_ptr(),
+                    d.as_ptr(),
+                    p.as_ptr(),
+                    1usize,
+                    -2,
+                ))
+            }
         }
         "bpf" => bpf(),
         "perf" => perf(),
@@ -133,9 +195,25 @@ fn run(name: &str, a: &[String]) -> Res {
             let f = std::fs::File::open("/dev/null").map_err(|e| io(&e))?;
             let empty = cs("");
             use std::os::fd::AsRawFd;
-            unsafe { rc(libc::syscall(libc::SYS_finit_module, f.as_raw_fd(), empty.as_ptr(), 0)) }
+            unsafe {
+                rc(libc::syscall(
+                    libc::SYS_finit_module,
+                    f.as_raw_fd(),
+                    empty.as_ptr(),
+                    0,
+                ))
+            }
         }
-        "kexec" => unsafe { rc(libc::syscall(libc::SYS_kexec_file_load, -1, -1, 0usize, cs("").as_ptr(), 0usize)) },
+        "kexec" => unsafe {
+            rc(libc::syscall(
+                libc::SYS_kexec_file_load,
+                -1,
+                -1,
+                0usize,
+                cs("").as_ptr(),
+                0usize,
+            ))
+        },
         "open-by-handle" => open_by_handle(arg(a, 1)),
         "iopl" => unsafe {
             let r = rc(libc::syscall(libc::SYS_iopl, 3));
@@ -144,7 +222,14 @@ fn run(name: &str, a: &[String]) -> Res {
         },
         "mount-tmpfs" => unsafe {
             let (src, dst) = (cs("tmpfs"), cs(arg(a, 1)));
-            let r = rc(libc::mount(src.as_ptr(), dst.as_ptr(), src.as_ptr(), 0, std::ptr::null()).into());
+            let r = rc(libc::mount(
+                src.as_ptr(),
+                dst.as_ptr(),
+                src.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+            .into());
             if r.is_ok() {
                 libc::umount2(dst.as_ptr(), libc::MNT_DETACH);
             }
@@ -157,15 +242,30 @@ fn run(name: &str, a: &[String]) -> Res {
             unsafe { rc(libc::setns(f.as_raw_fd(), libc::CLONE_NEWUTS).into()) }
         }
         "pid-visible" => {
-            if std::path::Path::new(&format!("/proc/{}", arg(a, 1))).exists() { Ok(String::new()) } else { Err(libc::ESRCH) }
+            if std::path::Path::new(&format!("/proc/{}", arg(a, 1))).exists() {
+                Ok(String::new())
+            } else {
+                Err(libc::ESRCH)
+            }
         }
-        "env" => std::env::var(arg(a, 1)).map(|_| String::new()).map_err(|_| libc::ENOENT),
+        "env" => std::env::var(arg(a, 1))
+            .map(|_| String::new())
+            .map_err(|_| libc::ENOENT),
         "rlimit-core" => {
-            let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            let mut lim = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
             unsafe { libc::getrlimit(libc::RLIMIT_CORE, &raw mut lim) };
-            if lim.rlim_cur == 0 && lim.rlim_max == 0 { Err(libc::EPERM) } else { Ok(lim.rlim_cur.to_string()) }
+            if lim.rlim_cur == 0 && lim.rlim_max == 0 {
+                Err(libc::EPERM)
+            } else {
+                Ok(lim.rlim_cur.to_string())
+            }
         }
-        "ctty" => std::fs::File::open("/dev/tty").map(|_| String::new()).map_err(|e| io(&e)),
+        "ctty" => std::fs::File::open("/dev/tty")
+            .map(|_| String::new())
+            .map_err(|e| io(&e)),
         "hostname" => {
             let h = cs("chock-probe");
             unsafe { rc(libc::sethostname(h.as_ptr(), 11).into()) }
@@ -235,7 +335,16 @@ fn tiocsti(request: u64) -> Res {
 }
 
 fn clone_flags(flags: u64) -> Res {
-    let pid = unsafe { libc::syscall(libc::SYS_clone, flags | libc::SIGCHLD as u64, 0usize, 0usize, 0usize, 0usize) };
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            flags | libc::SIGCHLD as u64,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
     if pid < 0 {
         return Err(errno());
     }
@@ -271,8 +380,21 @@ fn status_field(field: &str) -> Res {
 }
 
 fn mmap(prot: i32) -> Result<*mut libc::c_void, i32> {
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), 4096, prot, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
-    if p == libc::MAP_FAILED { Err(errno()) } else { Ok(p) }
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            prot,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        Err(errno())
+    } else {
+        Ok(p)
+    }
 }
 
 fn personality_mmap() -> Res {
@@ -284,8 +406,15 @@ fn personality_mmap() -> Res {
     let p = mmap(libc::PROT_READ | libc::PROT_WRITE)?;
     let maps = std::fs::read_to_string("/proc/self/maps").map_err(|e| io(&e))?;
     let start = format!("{:x}-", p as usize);
-    let line = maps.lines().find(|l| l.starts_with(&start)).unwrap_or_default();
-    if line.contains("rwx") { Ok("rwx mapping".into()) } else { Err(libc::EACCES) }
+    let line = maps
+        .lines()
+        .find(|l| l.starts_with(&start))
+        .unwrap_or_default();
+    if line.contains("rwx") {
+        Ok("rwx mapping".into())
+    } else {
+        Err(libc::EACCES)
+    }
 }
 
 /// The documented way past W^X: one memfd mapped writable and executable
@@ -298,8 +427,22 @@ fn memfd_double_map() -> Res {
     }
     unsafe {
         libc::ftruncate(fd, 4096);
-        let w = libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0);
-        let x = libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_EXEC, libc::MAP_SHARED, fd, 0);
+        let w = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        let x = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_EXEC,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
         if w == libc::MAP_FAILED || x == libc::MAP_FAILED {
             return Err(errno());
         }
@@ -333,8 +476,11 @@ fn daemon(marker: &str) -> Res {
 
 fn spawn_sandboxed(workspace: &str, marker: &str) -> Res {
     let probe = format!("{workspace}/chock-sandbox-probe");
-    let sandbox = chock_sandbox::Sandbox::new(chock_sandbox::SandboxSpec::new(workspace)).map_err(|_| libc::EINVAL)?;
-    let mut child = sandbox.spawn(&[probe.as_str(), "sleep", marker]).map_err(|_| libc::EINVAL)?;
+    let sandbox = chock_sandbox::Sandbox::new(chock_sandbox::SandboxSpec::new(workspace))
+        .map_err(|_| libc::EINVAL)?;
+    let mut child = sandbox
+        .spawn(&[probe.as_str(), "sleep", marker])
+        .map_err(|_| libc::EINVAL)?;
     println!("spawned");
     let _ = std::io::stdout().flush();
     let _ = child.wait();
@@ -342,7 +488,10 @@ fn spawn_sandboxed(workspace: &str, marker: &str) -> Res {
 }
 
 fn spawn_plain(marker: &str) -> Res {
-    let mut child = std::process::Command::new("/proc/self/exe").args(["sleep", marker]).spawn().map_err(|e| io(&e))?;
+    let mut child = std::process::Command::new("/proc/self/exe")
+        .args(["sleep", marker])
+        .spawn()
+        .map_err(|e| io(&e))?;
     println!("spawned");
     let _ = std::io::stdout().flush();
     let _ = child.wait();
@@ -354,17 +503,22 @@ fn tcp(addr: &str, full: bool) -> Res {
     match TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
         Ok(_) => Ok(String::new()),
         // A timeout means a SYN left this network namespace: a route exists.
-        Err(e) if !full && e.kind() == std::io::ErrorKind::TimedOut => Ok("timed out (a route exists)".into()),
+        Err(e) if !full && e.kind() == std::io::ErrorKind::TimedOut => {
+            Ok("timed out (a route exists)".into())
+        }
         Err(e) => Err(e.raw_os_error().unwrap_or(libc::ETIMEDOUT)),
     }
 }
 
 fn udp(addr: &str) -> Res {
     let s = UdpSocket::bind("0.0.0.0:0").map_err(|e| io(&e))?;
-    s.set_read_timeout(Some(Duration::from_millis(500))).map_err(|e| io(&e))?;
+    s.set_read_timeout(Some(Duration::from_millis(500)))
+        .map_err(|e| io(&e))?;
     s.send_to(b"ping", addr).map_err(|e| io(&e))?;
     let mut buf = [0u8; 16];
-    s.recv(&mut buf).map(|_| String::new()).map_err(|e| e.raw_os_error().unwrap_or(libc::ETIMEDOUT))
+    s.recv(&mut buf)
+        .map(|_| String::new())
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::ETIMEDOUT))
 }
 
 fn dns(name: &str) -> Res {
@@ -377,8 +531,11 @@ fn dns(name: &str) -> Res {
 
 fn abstract_connect(name: &str) -> Res {
     use std::os::linux::net::SocketAddrExt;
-    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).map_err(|e| io(&e))?;
-    UnixStream::connect_addr(&addr).map(|_| String::new()).map_err(|e| io(&e))
+    let addr =
+        std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).map_err(|e| io(&e))?;
+    UnixStream::connect_addr(&addr)
+        .map(|_| String::new())
+        .map_err(|e| io(&e))
 }
 
 fn socket(kind: &str) -> Res {
@@ -437,13 +594,25 @@ fn open_by_handle(path: &str) -> Res {
     buf[0..4].copy_from_slice(&128u32.to_ne_bytes());
     let mut mount_id = 0;
     unsafe {
-        let r = libc::syscall(libc::SYS_name_to_handle_at, libc::AT_FDCWD, p.as_ptr(), buf.as_mut_ptr(), &raw mut mount_id, 0);
+        let r = libc::syscall(
+            libc::SYS_name_to_handle_at,
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            buf.as_mut_ptr(),
+            &raw mut mount_id,
+            0,
+        );
         if r < 0 {
             return Err(errno());
         }
         let root = cs("/");
         let mfd = libc::open(root.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
-        let fd = libc::syscall(libc::SYS_open_by_handle_at, mfd, buf.as_mut_ptr(), libc::O_RDONLY);
+        let fd = libc::syscall(
+            libc::SYS_open_by_handle_at,
+            mfd,
+            buf.as_mut_ptr(),
+            libc::O_RDONLY,
+        );
         if fd < 0 {
             return Err(errno());
         }

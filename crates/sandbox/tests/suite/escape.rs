@@ -40,14 +40,21 @@ fn control(fx: &Fx, args: &[&str], c: Control) {
         println!("control for {args:?} needs root; checking only the refusal inside");
         return;
     }
-    assert!(ok, "control: {args:?} should work outside the sandbox, got {got:?}");
+    assert!(
+        ok,
+        "control: {args:?} should work outside the sandbox, got {got:?}"
+    );
 }
 
 /// Control outside, then the attempt inside must be refused with `errno`.
 fn refused(fx: &Fx, args: &[&str], c: Control, errno: i32) {
     control(fx, args, c);
     let got = fx.inside(args);
-    assert_eq!(got, Err(errno), "inside: {args:?} should be refused with errno {errno}");
+    assert_eq!(
+        got,
+        Err(errno),
+        "inside: {args:?} should be refused with errno {errno}"
+    );
 }
 
 /// Control outside, then the attempt inside must fail (any errno).
@@ -101,7 +108,12 @@ fn write_at_the_new_root() {
 #[test]
 fn read_etc_shadow() {
     let fx = Fx::new();
-    refused(&fx, &["read", "/etc/shadow"], Control::RootWorks, libc::ENOENT);
+    refused(
+        &fx,
+        &["read", "/etc/shadow"],
+        Control::RootWorks,
+        libc::ENOENT,
+    );
 }
 
 #[test]
@@ -126,7 +138,10 @@ fn write_through_a_symlink_into_a_read_only_bind() {
     std::os::unix::fs::symlink(fx.ro.join("file.txt"), &link).unwrap();
     control(&fx, &["read", &fx.p(&link)], Control::Works);
     assert_eq!(fx.inside(&["write", &fx.p(&link)]), Err(libc::EROFS));
-    assert_eq!(std::fs::read_to_string(fx.ro.join("file.txt")).unwrap(), "read-only");
+    assert_eq!(
+        std::fs::read_to_string(fx.ro.join("file.txt")).unwrap(),
+        "read-only"
+    );
 }
 
 #[test]
@@ -141,7 +156,10 @@ fn hardlink_a_read_only_file_into_the_workspace() {
 #[test]
 fn hardlink_an_outside_file_into_the_workspace() {
     let fx = Fx::new();
-    let (src, dst) = (fx.p(&fx.outside.join("secret.txt")), fx.p(&fx.ws.join("hl")));
+    let (src, dst) = (
+        fx.p(&fx.outside.join("secret.txt")),
+        fx.p(&fx.ws.join("hl")),
+    );
     control(&fx, &["link", &src, &dst], Control::Works);
     std::fs::remove_file(&dst).unwrap();
     assert_eq!(fx.inside(&["link", &src, &dst]), Err(libc::ENOENT));
@@ -185,18 +203,28 @@ fn proc_1_root() {
     sleeper.kill().unwrap();
     sleeper.wait().unwrap();
     assert!(got.is_ok(), "control: {got:?}");
-    assert!(fx.inside(&["read", &format!("/proc/1/root{secret}")]).is_err());
+    assert!(
+        fx.inside(&["read", &format!("/proc/1/root{secret}")])
+            .is_err()
+    );
 }
 
 #[test]
 fn proc_root_of_a_host_process() {
     let fx = Fx::new();
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
-    let path = format!("/proc/{}/root{}", sleeper.id(), fx.p(&fx.outside.join("secret.txt")));
+    let path = format!(
+        "/proc/{}/root{}",
+        sleeper.id(),
+        fx.p(&fx.outside.join("secret.txt"))
+    );
     let got = fails(&fx, &["read", &path], Control::Works);
     sleeper.kill().unwrap();
     sleeper.wait().unwrap();
-    assert!(got == Err(libc::ENOENT) || got == Err(libc::EACCES), "{got:?}");
+    assert!(
+        got == Err(libc::ENOENT) || got == Err(libc::EACCES),
+        "{got:?}"
+    );
 }
 
 #[test]
@@ -207,7 +235,12 @@ fn an_inherited_file_descriptor() {
     let fd = dir.as_raw_fd();
     // Clear close-on-exec, as a careless caller might leave it.
     unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
-    refused(&fx, &["fd-read", &fd.to_string(), "secret.txt"], Control::Works, libc::EBADF);
+    refused(
+        &fx,
+        &["fd-read", &fd.to_string(), "secret.txt"],
+        Control::Works,
+        libc::EBADF,
+    );
 }
 
 #[test]
@@ -224,13 +257,23 @@ fn truncate_a_read_only_file() {
 #[test]
 fn chmod_a_read_only_file() {
     let fx = Fx::new();
-    refused(&fx, &["chmod", &fx.p(&fx.ro.join("file.txt"))], Control::Works, libc::EROFS);
+    refused(
+        &fx,
+        &["chmod", &fx.p(&fx.ro.join("file.txt"))],
+        Control::Works,
+        libc::EROFS,
+    );
 }
 
 #[test]
 fn sysfs_is_not_there() {
     let fx = Fx::new();
-    refused(&fx, &["readdir", "/sys/class/net"], Control::Works, libc::ENOENT);
+    refused(
+        &fx,
+        &["readdir", "/sys/class/net"],
+        Control::Works,
+        libc::ENOENT,
+    );
 }
 
 // ---- processes ----
@@ -250,10 +293,19 @@ fn kill_a_host_process() {
     let fx = Fx::new();
     let mut victim = Command::new("sleep").arg("60").spawn().unwrap();
     let mut control_victim = Command::new("sleep").arg("60").spawn().unwrap();
-    assert_eq!(fx.outside(&["kill", &control_victim.id().to_string()]), Ok(String::new()));
+    assert_eq!(
+        fx.outside(&["kill", &control_victim.id().to_string()]),
+        Ok(String::new())
+    );
     control_victim.wait().unwrap();
-    assert_eq!(fx.inside(&["kill", &victim.id().to_string()]), Err(libc::ESRCH));
-    assert!(victim.try_wait().unwrap().is_none(), "the host process must still run");
+    assert_eq!(
+        fx.inside(&["kill", &victim.id().to_string()]),
+        Err(libc::ESRCH)
+    );
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "the host process must still run"
+    );
     victim.kill().unwrap();
     victim.wait().unwrap();
 }
@@ -288,10 +340,17 @@ fn nested_user_namespace_by_syscall() {
 #[test]
 fn nested_user_namespace_with_the_unshare_program() {
     let fx = Fx::new();
-    let out = Command::new("unshare").args(["-U", "true"]).status().unwrap();
+    let out = Command::new("unshare")
+        .args(["-U", "true"])
+        .status()
+        .unwrap();
     assert!(out.success(), "control: unshare -U true works outside");
     let sandbox = fx.sandbox();
-    let status = sandbox.spawn(&["unshare", "-U", "true"]).unwrap().wait().unwrap();
+    let status = sandbox
+        .spawn(&["unshare", "-U", "true"])
+        .unwrap()
+        .wait()
+        .unwrap();
     assert_eq!(status.code(), Some(1), "{status}");
 }
 
@@ -322,9 +381,18 @@ fn seccomp_is_in_filter_mode() {
 #[test]
 fn no_capabilities_even_in_the_bounding_set() {
     let fx = Fx::new();
-    assert_ne!(fx.outside(&["status", "CapBnd"]), Ok("0000000000000000".into()));
-    assert_eq!(fx.inside(&["status", "CapBnd"]), Ok("0000000000000000".into()));
-    assert_eq!(fx.inside(&["status", "CapEff"]), Ok("0000000000000000".into()));
+    assert_ne!(
+        fx.outside(&["status", "CapBnd"]),
+        Ok("0000000000000000".into())
+    );
+    assert_eq!(
+        fx.inside(&["status", "CapBnd"]),
+        Ok("0000000000000000".into())
+    );
+    assert_eq!(
+        fx.inside(&["status", "CapEff"]),
+        Ok("0000000000000000".into())
+    );
 }
 
 #[test]
@@ -357,19 +425,32 @@ fn a_daemon_does_not_outlive_the_command() {
     let fx = Fx::new();
     let m = marker("daemon-out");
     assert_eq!(fx.outside(&["daemon", &m]), Ok(String::new()));
-    wait_for("the control daemon", Duration::from_secs(5), || !pids_with(&m).is_empty());
+    wait_for("the control daemon", Duration::from_secs(5), || {
+        !pids_with(&m).is_empty()
+    });
     for pid in pids_with(&m) {
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
     let m = marker("daemon-in");
     assert_eq!(fx.inside(&["daemon", &m]), Ok(String::new()));
-    wait_for("no sandboxed daemon left", Duration::from_secs(5), || pids_with(&m).is_empty());
+    wait_for("no sandboxed daemon left", Duration::from_secs(5), || {
+        pids_with(&m).is_empty()
+    });
 }
 
 fn spawn_and_kill_parent(fx: &Fx, args: &[&str]) {
-    let mut parent = Command::new(&fx.probe).args(args).stdout(Stdio::piped()).spawn().unwrap();
+    let mut parent = Command::new(&fx.probe)
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut line = [0u8; 8];
-    parent.stdout.as_mut().unwrap().read_exact(&mut line).unwrap();
+    parent
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut line)
+        .unwrap();
     assert_eq!(&line, b"spawned\n");
     parent.kill().unwrap();
     parent.wait().unwrap();
@@ -380,49 +461,72 @@ fn a_command_does_not_outlive_its_parent() {
     let fx = Fx::new();
     let m = marker("parent-out");
     spawn_and_kill_parent(&fx, &["spawn-plain", &m]);
-    wait_for("the control child", Duration::from_secs(5), || !pids_with(&m).is_empty());
+    wait_for("the control child", Duration::from_secs(5), || {
+        !pids_with(&m).is_empty()
+    });
     for pid in pids_with(&m) {
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
     let m = marker("parent-in");
     spawn_and_kill_parent(&fx, &["spawn-sandboxed", &fx.p(&fx.ws), &m]);
-    wait_for("the sandboxed child to die with its parent", Duration::from_secs(5), || pids_with(&m).is_empty());
+    wait_for(
+        "the sandboxed child to die with its parent",
+        Duration::from_secs(5),
+        || pids_with(&m).is_empty(),
+    );
 }
 
 #[test]
 fn a_setuid_binary_gains_nothing() {
     let fx = Fx::new();
-    let Some(path) = std::env::var_os("CHOCK_SANDBOX_SUID_PROBE").map(std::path::PathBuf::from).or_else(|| {
-        is_root().then(|| {
-            // Root's control: a binary setuid to nobody changes root's euid.
-            let p = fx.ro.join("suid-probe");
-            std::fs::copy(&fx.probe, &p).unwrap();
-            std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
-            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o4755)).unwrap();
-            p
+    let Some(path) = std::env::var_os("CHOCK_SANDBOX_SUID_PROBE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            is_root().then(|| {
+                // Root's control: a binary setuid to nobody changes root's euid.
+                let p = fx.ro.join("suid-probe");
+                std::fs::copy(&fx.probe, &p).unwrap();
+                std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+                std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o4755))
+                    .unwrap();
+                p
+            })
         })
-    }) else {
+    else {
         println!("skipped: needs root, or CHOCK_SANDBOX_SUID_PROBE prepared by root");
         return;
     };
     let me = unsafe { libc::geteuid() }.to_string();
     let out = Command::new(&path).arg("euid").output().unwrap();
     let outside = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    assert_ne!(outside, format!("ok {me}"), "control: the setuid bit changes the euid outside");
+    assert_ne!(
+        outside,
+        format!("ok {me}"),
+        "control: the setuid bit changes the euid outside"
+    );
     let mut spec = fx.spec();
     spec.read_only.push(path.parent().unwrap().to_path_buf());
     let sandbox = chock_sandbox::Sandbox::new(spec).unwrap();
     let mut child = sandbox.spawn(&[path.to_str().unwrap(), "euid"]).unwrap();
     let mut s = String::new();
-    std::fs::File::from(child.stdout.take().unwrap()).read_to_string(&mut s).unwrap();
+    std::fs::File::from(child.stdout.take().unwrap())
+        .read_to_string(&mut s)
+        .unwrap();
     child.wait().unwrap();
-    assert_eq!(s.trim(), format!("ok {me}"), "inside, the setuid bit is ignored");
+    assert_eq!(
+        s.trim(),
+        format!("ok {me}"),
+        "inside, the setuid bit is ignored"
+    );
 }
 
 #[test]
 fn the_environment_is_scrubbed() {
     let fx = Fx::new();
-    let Some(var) = ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "HOSTNAME", "SHELL"].into_iter().find(|v| std::env::var_os(v).is_some()) else {
+    let Some(var) = ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR", "HOSTNAME", "SHELL"]
+        .into_iter()
+        .find(|v| std::env::var_os(v).is_some())
+    else {
         println!("skipped: no non-allowlisted variable in this environment");
         return;
     };
@@ -437,13 +541,19 @@ fn no_core_dumps() {
     unsafe {
         use std::os::unix::process::CommandExt;
         cmd.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: 1 << 20, rlim_max: libc::RLIM_INFINITY };
+            let lim = libc::rlimit {
+                rlim_cur: 1 << 20,
+                rlim_max: libc::RLIM_INFINITY,
+            };
             libc::setrlimit(libc::RLIMIT_CORE, &raw const lim);
             Ok(())
         });
     }
     let out = String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned();
-    assert!(out.starts_with("ok"), "control: core dumps allowed outside: {out}");
+    assert!(
+        out.starts_with("ok"),
+        "control: core dumps allowed outside: {out}"
+    );
     assert_eq!(fx.inside(&["rlimit-core"]), Err(EPERM));
 }
 
@@ -469,7 +579,12 @@ fn userfaultfd() {
 
 #[test]
 fn finit_module() {
-    refused(&Fx::new(), &["finit-module"], Control::RootReaches(EPERM), EPERM);
+    refused(
+        &Fx::new(),
+        &["finit-module"],
+        Control::RootReaches(EPERM),
+        EPERM,
+    );
 }
 
 #[test]
@@ -480,7 +595,12 @@ fn kexec_file_load() {
 #[test]
 fn open_by_handle_at() {
     let fx = Fx::new();
-    refused(&fx, &["open-by-handle", &fx.p(&fx.ws.join("file.txt"))], Control::RootWorks, EPERM);
+    refused(
+        &fx,
+        &["open-by-handle", &fx.p(&fx.ws.join("file.txt"))],
+        Control::RootWorks,
+        EPERM,
+    );
 }
 
 #[test]
@@ -491,7 +611,12 @@ fn iopl() {
 #[test]
 fn mount_a_tmpfs() {
     let fx = Fx::new();
-    refused(&fx, &["mount-tmpfs", &fx.p(&fx.ws)], Control::RootWorks, EPERM);
+    refused(
+        &fx,
+        &["mount-tmpfs", &fx.p(&fx.ws)],
+        Control::RootWorks,
+        EPERM,
+    );
 }
 
 #[test]
@@ -519,8 +644,14 @@ fn connect_to_192_0_2_1() {
     let fx = Fx::new();
     // Outside, a SYN leaves (an answer or a timeout); inside there is no route.
     let got = fx.outside(&["tcp-leaves", "192.0.2.1:80"]);
-    assert!(got.is_ok() || got == Err(libc::ECONNREFUSED), "control: {got:?}");
-    assert_eq!(fx.inside(&["tcp-leaves", "192.0.2.1:80"]), Err(libc::ENETUNREACH));
+    assert!(
+        got.is_ok() || got == Err(libc::ECONNREFUSED),
+        "control: {got:?}"
+    );
+    assert_eq!(
+        fx.inside(&["tcp-leaves", "192.0.2.1:80"]),
+        Err(libc::ENETUNREACH)
+    );
 }
 
 #[test]
@@ -536,7 +667,10 @@ fn udp_to_the_hosts_loopback() {
         }
     });
     let got = fails(&fx, &["udp", &addr], Control::Works);
-    assert!(got == Err(libc::EAGAIN) || got == Err(libc::ECONNREFUSED), "{got:?}");
+    assert!(
+        got == Err(libc::EAGAIN) || got == Err(libc::ECONNREFUSED),
+        "{got:?}"
+    );
     drop(echo);
 }
 
@@ -574,22 +708,42 @@ fn an_abstract_unix_socket() {
     let name = marker("abstract");
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let _l = UnixListener::bind_addr(&addr).unwrap();
-    refused(&fx, &["abstract", &name], Control::Works, libc::ECONNREFUSED);
+    refused(
+        &fx,
+        &["abstract", &name],
+        Control::Works,
+        libc::ECONNREFUSED,
+    );
 }
 
 #[test]
 fn a_netlink_socket() {
-    refused(&Fx::new(), &["socket", "netlink"], Control::Works, libc::EAFNOSUPPORT);
+    refused(
+        &Fx::new(),
+        &["socket", "netlink"],
+        Control::Works,
+        libc::EAFNOSUPPORT,
+    );
 }
 
 #[test]
 fn a_packet_socket() {
-    refused(&Fx::new(), &["socket", "packet"], Control::RootWorks, libc::EAFNOSUPPORT);
+    refused(
+        &Fx::new(),
+        &["socket", "packet"],
+        Control::RootWorks,
+        libc::EAFNOSUPPORT,
+    );
 }
 
 #[test]
 fn a_vsock_socket() {
-    refused(&Fx::new(), &["socket", "vsock"], Control::Reaches(libc::EAFNOSUPPORT), libc::EAFNOSUPPORT);
+    refused(
+        &Fx::new(),
+        &["socket", "vsock"],
+        Control::Reaches(libc::EAFNOSUPPORT),
+        libc::EAFNOSUPPORT,
+    );
 }
 
 #[test]
@@ -605,7 +759,9 @@ fn the_ip_program_fails_cleanly() {
     let sandbox = chock_sandbox::Sandbox::new(spec).unwrap();
     let mut child = sandbox.spawn(&["ip", "link"]).unwrap();
     let mut err = String::new();
-    std::fs::File::from(child.stderr.take().unwrap()).read_to_string(&mut err).unwrap();
+    std::fs::File::from(child.stderr.take().unwrap())
+        .read_to_string(&mut err)
+        .unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success());
     assert!(err.contains("netlink"), "{err}");

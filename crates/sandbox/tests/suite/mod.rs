@@ -26,8 +26,10 @@ pub(crate) fn is_root() -> bool {
 /// The probe binary: `CHOCK_SANDBOX_PROBE` when the suite was copied for
 /// another user, else the one cargo built.
 pub(crate) fn probe_bin() -> PathBuf {
-    std::env::var_os("CHOCK_SANDBOX_PROBE")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chock-sandbox-probe")), PathBuf::from)
+    std::env::var_os("CHOCK_SANDBOX_PROBE").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_chock-sandbox-probe")),
+        PathBuf::from,
+    )
 }
 
 pub(crate) struct Fx {
@@ -54,11 +56,22 @@ impl Fx {
         std::fs::write(ws.join("file.txt"), "workspace").unwrap();
         std::fs::write(outside.join("secret.txt"), "secret").unwrap();
         std::fs::write(ro.join("file.txt"), "read-only").unwrap();
-        std::fs::write(home.join(".ssh/id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----").unwrap();
+        std::fs::write(
+            home.join(".ssh/id_ed25519"),
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+        )
+        .unwrap();
         let probe = ws.join("chock-sandbox-probe");
         std::fs::copy(probe_bin(), &probe).unwrap();
         std::fs::set_permissions(&probe, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Self { _root: tmp, ws, outside, ro, home, probe }
+        Self {
+            _root: tmp,
+            ws,
+            outside,
+            ro,
+            home,
+            probe,
+        }
     }
 
     pub(crate) fn spec(&self) -> SandboxSpec {
@@ -82,11 +95,17 @@ impl Fx {
         let mut argv = vec![self.probe.to_str().unwrap()];
         argv.extend_from_slice(args);
         let mut child = retry_busy(|| match sandbox.spawn(&argv) {
-            Err(chock_sandbox::SpawnError::NotExecutable { source, .. }) if source.raw_os_error() == Some(libc::ETXTBSY) => None,
+            Err(chock_sandbox::SpawnError::NotExecutable { source, .. })
+                if source.raw_os_error() == Some(libc::ETXTBSY) =>
+            {
+                None
+            }
             other => Some(other.unwrap()),
         });
         let mut out = String::new();
-        std::fs::File::from(child.stdout.take().unwrap()).read_to_string(&mut out).unwrap();
+        std::fs::File::from(child.stdout.take().unwrap())
+            .read_to_string(&mut out)
+            .unwrap();
         let status = child.wait().unwrap();
         parse(&out, &format!("inside {args:?} ({status})"))
     }
@@ -97,7 +116,10 @@ impl Fx {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => None,
             other => Some(other.unwrap()),
         });
-        parse(&String::from_utf8_lossy(&out.stdout), &format!("outside {args:?}"))
+        parse(
+            &String::from_utf8_lossy(&out.stdout),
+            &format!("outside {args:?}"),
+        )
     }
 
     pub(crate) fn p(&self, path: &Path) -> String {
@@ -146,8 +168,12 @@ pub(crate) fn wait_for(what: &str, deadline: Duration, mut f: impl FnMut() -> bo
 pub(crate) fn pids_with(marker: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
         if cmd.split(|b| *b == 0).any(|a| a == marker.as_bytes()) {
             // A zombie keeps its cmdline empty; this one is alive.
             found.push(pid);
@@ -160,6 +186,9 @@ pub(crate) fn marker(tag: &str) -> String {
     format!(
         "chock-marker-{tag}-{}-{}",
         std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
     )
 }

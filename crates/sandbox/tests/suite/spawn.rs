@@ -12,14 +12,24 @@ use super::Fx;
 #[test]
 fn the_exit_code_comes_through() {
     let fx = Fx::new();
-    let st = fx.sandbox().spawn(&["sh", "-c", "exit 7"]).unwrap().wait().unwrap();
+    let st = fx
+        .sandbox()
+        .spawn(&["sh", "-c", "exit 7"])
+        .unwrap()
+        .wait()
+        .unwrap();
     assert_eq!(st, ExitStatus::Code(7));
 }
 
 #[test]
 fn a_signal_is_reported_by_name() {
     let fx = Fx::new();
-    let st = fx.sandbox().spawn(&["sh", "-c", "kill -SEGV $$"]).unwrap().wait().unwrap();
+    let st = fx
+        .sandbox()
+        .spawn(&["sh", "-c", "kill -SEGV $$"])
+        .unwrap()
+        .wait()
+        .unwrap();
     assert_eq!(st, ExitStatus::Signal(libc::SIGSEGV));
     assert_eq!(st.to_string(), "killed by SIGSEGV (exit status 139)");
 }
@@ -28,7 +38,10 @@ fn a_signal_is_reported_by_name() {
 fn a_missing_workspace_is_refused_by_name() {
     let err = Sandbox::new(SandboxSpec::new("/nonexistent/chock-workspace")).unwrap_err();
     assert!(matches!(err, SpecError::WorkspaceMissing { .. }));
-    assert!(err.to_string().contains("/nonexistent/chock-workspace"), "{err}");
+    assert!(
+        err.to_string().contains("/nonexistent/chock-workspace"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -36,7 +49,10 @@ fn a_missing_command_is_reported_with_status_127() {
     let fx = Fx::new();
     let err = fx.sandbox().spawn(&["chock-no-such-program"]).unwrap_err();
     assert!(matches!(err, SpawnError::NotFound { .. }), "{err:?}");
-    assert!(err.to_string().contains("chock-no-such-program") && err.to_string().contains("127"), "{err}");
+    assert!(
+        err.to_string().contains("chock-no-such-program") && err.to_string().contains("127"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -52,12 +68,20 @@ fn a_file_that_is_not_executable_is_reported_with_status_126() {
 #[test]
 fn piped_stdout_carries_the_output_and_the_workspace_is_writable() {
     let fx = Fx::new();
-    let mut child = fx.sandbox().spawn(&["sh", "-c", "echo hello > out.txt; cat out.txt; pwd"]).unwrap();
+    let mut child = fx
+        .sandbox()
+        .spawn(&["sh", "-c", "echo hello > out.txt; cat out.txt; pwd"])
+        .unwrap();
     let mut out = String::new();
-    std::fs::File::from(child.stdout.take().unwrap()).read_to_string(&mut out).unwrap();
+    std::fs::File::from(child.stdout.take().unwrap())
+        .read_to_string(&mut out)
+        .unwrap();
     assert!(child.wait().unwrap().success());
     assert_eq!(out, format!("hello\n{}\n", fx.ws.display()));
-    assert_eq!(std::fs::read_to_string(fx.ws.join("out.txt")).unwrap(), "hello\n");
+    assert_eq!(
+        std::fs::read_to_string(fx.ws.join("out.txt")).unwrap(),
+        "hello\n"
+    );
 }
 
 #[test]
@@ -93,12 +117,17 @@ fn sigterm_is_forwarded_to_the_command() {
 #[test]
 fn the_pidfd_can_be_awaited_on_a_current_thread_runtime() {
     let fx = Fx::new();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let sandbox = fx.sandbox();
     let st = rt.block_on(async {
         let child = sandbox.spawn(&["sh", "-c", "sleep 0.1; exit 3"]).unwrap();
         // SAFETY: the pidfd stays open and the same for the child's lifetime.
-        let fd = unsafe { tokio::io::unix::AsyncFd::register(child) }.map_err(|e| e.to_string()).unwrap();
+        let fd = unsafe { tokio::io::unix::AsyncFd::register(child) }
+            .map_err(|e| e.to_string())
+            .unwrap();
         let mut guard = fd.readable().await.unwrap();
         guard.clear_ready();
         drop(guard);
@@ -113,11 +142,16 @@ fn the_report_names_every_layer() {
     let child = fx.sandbox().spawn(&["true"]).unwrap();
     let r = child.report().clone();
     assert!(r.namespaces && r.seccomp && !r.jit, "{r}");
-    assert!(r.is_complete() || matches!(r.landlock, chock_sandbox::LandlockState::Partial { .. }), "{r}");
+    assert!(
+        r.is_complete() || matches!(r.landlock, chock_sandbox::LandlockState::Partial { .. }),
+        "{r}"
+    );
 }
 
 fn node() -> Option<&'static str> {
-    ["/usr/bin/node", "/usr/local/bin/node"].into_iter().find(|p| std::path::Path::new(p).exists())
+    ["/usr/bin/node", "/usr/local/bin/node"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
 }
 
 #[test]
@@ -127,11 +161,21 @@ fn node_needs_jit() {
         return;
     };
     let fx = Fx::new();
-    let st = fx.sandbox().spawn(&[node, "-e", "1"]).unwrap().wait().unwrap();
+    let st = fx
+        .sandbox()
+        .spawn(&[node, "-e", "1"])
+        .unwrap()
+        .wait()
+        .unwrap();
     assert!(!st.success(), "node must fail without jit: {st}");
 
     let mut spec = fx.spec();
     spec.jit = true;
-    let st = Sandbox::new(spec).unwrap().spawn(&[node, "-e", "1"]).unwrap().wait().unwrap();
+    let st = Sandbox::new(spec)
+        .unwrap()
+        .spawn(&[node, "-e", "1"])
+        .unwrap()
+        .wait()
+        .unwrap();
     assert!(st.success(), "node must run with jit: {st}");
 }

@@ -16,9 +16,18 @@ fn the_escape_suite_holds_for_an_unprivileged_user() {
         println!("running unprivileged already: this run is the unprivileged half");
         return;
     }
-    let exists = Command::new("id").arg("-u").arg(USER).output().unwrap().status.success();
+    let exists = Command::new("id")
+        .arg("-u")
+        .arg(USER)
+        .output()
+        .unwrap()
+        .status
+        .success();
     if !exists {
-        assert!(std::env::var_os("CI").is_none(), "user {USER} is missing: .ci/run creates it");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "user {USER} is missing: .ci/run creates it"
+        );
         println!("skipped: user {USER} does not exist (useradd {USER}); .ci/run creates it");
         return;
     }
@@ -52,7 +61,11 @@ fn the_escape_suite_holds_for_an_unprivileged_user() {
     assert!(stdout.contains("test result: ok"), "no tests ran as {USER}");
     let passed: usize = stdout
         .lines()
-        .find_map(|l| l.strip_prefix("test result: ok. ").and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()))
+        .find_map(|l| {
+            l.strip_prefix("test result: ok. ")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse().ok())
+        })
         .unwrap_or(0);
     assert!(passed >= 40, "only {passed} attempts ran as {USER}");
 }
