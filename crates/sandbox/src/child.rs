@@ -571,24 +571,18 @@ unsafe fn command(prep: &Prepared, spawn: &PerSpawn) -> ! {
             libc::prctl(libc::PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0);
         }
         check(w, step::CHDIR, libc::chdir(prep.layout.cwd.as_ptr()).into());
-        let filters = if spawn.namespaces {
-            &prep.filters_ns
-        } else {
-            &prep.filters_degraded
+        let prog = &spawn.filter.program;
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr().cast_mut().cast(),
         };
-        for prog in &filters.programs {
-            let fprog = libc::sock_fprog {
-                len: prog.len() as u16,
-                filter: prog.as_ptr().cast_mut().cast(),
-            };
-            let rc = libc::syscall(
-                libc::SYS_seccomp,
-                libc::SECCOMP_SET_MODE_FILTER,
-                0u32,
-                &raw const fprog,
-            );
-            check(w, step::SECCOMP, rc);
-        }
+        let rc = libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0u32,
+            &raw const fprog,
+        );
+        check(w, step::SECCOMP, rc);
         let mut last = libc::ENOENT;
         for cand in &spawn.candidates {
             libc::execve(cand.as_ptr(), spawn.argv.as_ptr(), spawn.envp.as_ptr());

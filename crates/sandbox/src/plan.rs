@@ -179,6 +179,13 @@ impl Builder {
     }
 }
 
+/// True when `path` lies strictly beneath `root` (both absolute, as bytes).
+fn is_under(path: &[u8], root: &[u8]) -> bool {
+    path.len() > root.len()
+        && path.starts_with(root)
+        && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/'))
+}
+
 fn depth(p: &Path) -> usize {
     p.components().count()
 }
@@ -239,12 +246,16 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         entries.push((PathBuf::from("/tmp"), real, Mode::Writable));
     }
 
-    // A bind under an ancestor bound the same way adds nothing.
-    let all = entries.clone();
+    // A read-only bind under a read-only ancestor adds nothing. Compared as
+    // bytes: `Path::starts_with` walks components and this runs n^2 times.
+    let ro_roots: Vec<Vec<u8>> = entries
+        .iter()
+        .filter(|(_, _, m)| *m == Mode::ReadOnly)
+        .map(|(d, _, _)| d.as_os_str().as_bytes().to_vec())
+        .collect();
     entries.retain(|(dst, _, mode)| {
-        !all.iter().any(|(other, _, m)| {
-            other != dst && dst.starts_with(other) && m == mode && *mode == Mode::ReadOnly
-        })
+        let d = dst.as_os_str().as_bytes();
+        *mode == Mode::Writable || !ro_roots.iter().any(|r| is_under(d, r))
     });
     entries.sort_by_key(|(dst, _, _)| depth(dst));
     entries.dedup_by(|a, b| a.0 == b.0);
@@ -469,6 +480,14 @@ mod tests {
             .unwrap();
         assert!(tmp < wsb, "{whats:#?}");
         assert!(whats.contains(&"bind /usr read-only"));
+    }
+
+    #[test]
+    fn is_under_needs_a_separator() {
+        assert!(is_under(b"/usr/lib", b"/usr"));
+        assert!(!is_under(b"/usrx", b"/usr"));
+        assert!(!is_under(b"/usr", b"/usr"));
+        assert!(is_under(b"/a", b"/"));
     }
 
     #[test]

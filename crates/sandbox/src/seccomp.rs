@@ -1,12 +1,14 @@
-//! The seccomp filters, compiled once per [`crate::Sandbox`] with seccompiler
-//! and installed in the child with one raw `seccomp(2)` call each.
+//! The seccomp filter, compiled once per process and mode with seccompiler
+//! and installed in the child with one raw `seccomp(2)` call.
 //!
 //! seccompiler gives one match action per filter, and the refusals want
 //! different errnos (EPERM for forbidden calls, ENOSYS for clone3 so libcs
 //! fall back to clone, EAFNOSUPPORT for socket families, EACCES for W^X), so
-//! there is one small filter per errno. The kernel runs all of them and takes
-//! the refusing one; they never overlap. Every refusal is an errno: nothing
-//! here kills. (seccompiler's own architecture check does kill a process that
+//! there is one small program per errno, chained into one: every "allow" of
+//! a program but the last becomes a jump to the start of the next. The
+//! programs never refuse the same call, so the chain answers as the four
+//! filters would, with one filter to attach per spawn and to run per system
+//! call. Every refusal is an errno: nothing here kills. (seccompiler's own architecture check does kill a process that
 //! makes 32-bit `int 0x80` calls; that is reported as SIGSYS by name.)
 
 use std::collections::BTreeMap;
@@ -74,10 +76,33 @@ const NAMESPACE_FLAGS: &[u64] = &[
 /// `personality(2)` flag that turns every readable mapping executable.
 const READ_IMPLIES_EXEC: u64 = 0x0040_0000;
 
-/// The compiled filters, installed in order.
+/// The compiled filter.
 #[derive(Debug, Clone)]
 pub(crate) struct Filters {
-    pub(crate) programs: Vec<BpfProgram>,
+    pub(crate) program: BpfProgram,
+}
+
+const BPF_RET_K: u16 = 0x06;
+const BPF_JMP_JA: u16 = 0x05;
+const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+
+/// Chains programs: each "allow" but the last program's jumps to the next.
+fn chain(programs: Vec<BpfProgram>) -> BpfProgram {
+    let last = programs.len().saturating_sub(1);
+    let mut out = Vec::with_capacity(programs.iter().map(Vec::len).sum());
+    for (i, prog) in programs.into_iter().enumerate() {
+        let len = prog.len();
+        for (j, mut ins) in prog.into_iter().enumerate() {
+            if i != last && ins.code == BPF_RET_K && ins.k == SECCOMP_RET_ALLOW {
+                ins.code = BPF_JMP_JA;
+                ins.jt = 0;
+                ins.jf = 0;
+                ins.k = u32::try_from(len - j - 1).unwrap_or(0);
+            }
+            out.push(ins);
+        }
+    }
+    out
 }
 
 fn cond(arg: u8, len: Len, op: Op, value: u64) -> Result<Cond, SpecError> {
@@ -172,7 +197,9 @@ pub(crate) fn build(jit: bool, inet: bool) -> Result<Filters, SpecError> {
             libc::EACCES,
         )?);
     }
-    Ok(Filters { programs })
+    Ok(Filters {
+        program: chain(programs),
+    })
 }
 
 #[cfg(test)]
@@ -180,18 +207,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn jit_drops_exactly_the_wx_filter() {
-        assert_eq!(build(false, true).unwrap().programs.len(), 4);
-        assert_eq!(build(true, true).unwrap().programs.len(), 3);
+    fn jit_drops_exactly_the_wx_rules() {
+        let strict = build(false, true).unwrap().program;
+        let jit = build(true, true).unwrap().program;
+        assert!(strict.len() > jit.len());
+        assert!(strict.len() < 4096, "the kernel's limit on one filter");
     }
 
     #[test]
-    fn every_denied_call_is_named_once() {
-        let mut names: Vec<_> = denied_names().collect();
-        let n = names.len();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), n);
-        assert!(names.contains(&"open_by_handle_at"));
+    fn only_the_last_program_allows() {
+        let a = compile(
+            BTreeMap::from([(libc::SYS_ptrace, Vec::new())]),
+            libc::EPERM,
+        )
+        .unwrap();
+        let b = compile(
+            BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+            libc::ENOSYS,
+        )
+        .unwrap();
+        let (la, lb) = (a.len(), b.len());
+        let allowed_in_a: Vec<usize> =
+            a.iter().enumerate().filter(|(_, i)| i.code == BPF_RET_K && i.k == SECCOMP_RET_ALLOW).map(|(n, _)| n).collect();
+        assert!(!allowed_in_a.is_empty());
+        let c = chain(vec![a, b]);
+        assert_eq!(c.len(), la + lb);
+        // Every former "allow" of the first program now jumps exactly to
+        // the second program's first instruction.
+        for n in allowed_in_a {
+            assert_eq!(c[n].code, BPF_JMP_JA);
+            assert_eq!(n + 1 + c[n].k as usize, la);
+        }
+        assert!(c[..la].iter().all(|i| !(i.code == BPF_RET_K && i.k == SECCOMP_RET_ALLOW)));
     }
 }

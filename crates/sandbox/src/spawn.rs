@@ -13,6 +13,7 @@ use std::ffi::{CString, OsStr, OsString, c_char, c_int};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::child::{self, step};
 use crate::error::{SpawnError, SpecError};
@@ -34,8 +35,8 @@ pub(crate) struct Prepared {
     pub(crate) layout: Layout,
     pub(crate) uid_map: CString,
     pub(crate) gid_map: CString,
-    pub(crate) filters_ns: Filters,
-    pub(crate) filters_degraded: Filters,
+    pub(crate) filters_ns: Arc<Filters>,
+    pub(crate) filters_degraded: OnceLock<Arc<Filters>>,
     pub(crate) jit: bool,
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
 }
@@ -45,6 +46,7 @@ pub(crate) struct Prepared {
 #[derive(Debug)]
 pub(crate) struct PerSpawn {
     pub(crate) namespaces: bool,
+    pub(crate) filter: Arc<Filters>,
     pub(crate) setup_w: c_int,
     pub(crate) status_w: c_int,
     pub(crate) landlock_fd: Option<c_int>,
@@ -113,8 +115,8 @@ impl Sandbox {
             layout,
             uid_map: CString::new(format!("{uid} {uid} 1\n")).unwrap_or_default(),
             gid_map: CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default(),
-            filters_ns: seccomp::build(spec.jit, true)?,
-            filters_degraded: seccomp::build(spec.jit, false)?,
+            filters_ns: filters(spec.jit, true)?,
+            filters_degraded: OnceLock::new(),
             jit: spec.jit,
             rlimits: vec![
                 (libc::RLIMIT_CORE, 0, 0),
@@ -225,6 +227,20 @@ impl Sandbox {
             }
         };
 
+        let filter = if namespaces {
+            Arc::clone(&self.prep.filters_ns)
+        } else {
+            match self.prep.filters_degraded.get() {
+                Some(f) => Arc::clone(f),
+                None => {
+                    let f = filters(self.prep.jit, false).map_err(|e| SpawnError::Setup {
+                        step: "compile the seccomp filter".to_owned(),
+                        source: io::Error::other(e.to_string()),
+                    })?;
+                    Arc::clone(self.prep.filters_degraded.get_or_init(|| f))
+                }
+            }
+        };
         let (setup_r, setup_w) = pipe()?;
         let (status_r, status_w) = if namespaces {
             pipe().map(|(r, w)| (Some(r), Some(w)))?
@@ -271,6 +287,7 @@ impl Sandbox {
         let sw = status_w.as_ref().map_or(-1, AsRawFd::as_raw_fd);
         let per = PerSpawn {
             namespaces,
+            filter,
             setup_w: setup_w.as_raw_fd(),
             status_w: sw,
             landlock_fd: lfd,
@@ -430,6 +447,21 @@ impl Sandbox {
             n => format!("step {n}"),
         }
     }
+}
+
+/// The compiled filter for `(jit, inet)`, shared by every sandbox of this
+/// process: a runner builds many, and compiling is the dearest part of `new`.
+fn filters(jit: bool, inet: bool) -> Result<Arc<Filters>, SpecError> {
+    static CACHE: Mutex<Vec<((bool, bool), Arc<Filters>)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, f)) = cache.iter().find(|(k, _)| *k == (jit, inet)) {
+        return Ok(Arc::clone(f));
+    }
+    let f = Arc::new(seccomp::build(jit, inet)?);
+    cache.push(((jit, inet), Arc::clone(&f)));
+    Ok(f)
 }
 
 fn refused(e: &io::Error) -> bool {
