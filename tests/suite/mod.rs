@@ -1,7 +1,12 @@
 //! Shared helpers for the end-to-end suite.
 
 mod cli;
+mod log;
+mod plan;
 mod sandbox;
+mod session_logs;
+mod sessions;
+mod usage;
 
 use std::path::PathBuf;
 use std::process::Command;

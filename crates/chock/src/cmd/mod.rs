@@ -5,7 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod log;
+mod output;
+mod plan;
 mod sandbox;
+mod sessions;
+mod usage;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,11 +30,19 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Sessions(sessions::Args),
+    Log(log::Args),
+    Usage(usage::Args),
+    Plan(plan::Args),
     Sandbox(sandbox::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Sessions(args) => sessions::run(args),
+        Command::Log(args) => log::run(args),
+        Command::Usage(args) => usage::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Sandbox(args) => sandbox::run(args),
     }
 }

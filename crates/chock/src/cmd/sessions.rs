@@ -1,0 +1,106 @@
+//! `chock sessions`: every session in the state directory, folded.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use chock_log::{SessionRow, StateDir, list_sessions};
+
+use crate::exit;
+
+/// List sessions, newest first.
+///
+/// The table shows each session's id, when it started (UTC), its status
+/// (running, waiting for an approval, or ended with a reason; "(no process)"
+/// when it has not ended but no process holds its log, as after a crash),
+/// title, model and number of events. Sessions whose log cannot be read are reported on
+/// stderr and left out.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Only sessions of this project directory.
+    project: Option<PathBuf>,
+
+    /// One JSON object per line (the daemon's list row), stable for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let state = StateDir::resolve().context("cannot list sessions")?;
+    let listed = list_sessions(&state, args.project.as_deref());
+    for (path, why) in &listed.skipped {
+        eprintln!("chock: warning: skipped {}: {why}", path.display());
+    }
+    let rows: Vec<SessionRow> = listed
+        .sessions
+        .iter()
+        .map(|(id, s)| SessionRow::from_state(id, s).with_owner(&state.log_path(id)))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
+        rows.iter().try_for_each(|row| {
+            let line = serde_json::to_string(row).map_err(std::io::Error::other)?;
+            writeln!(out, "{line}")
+        })
+    } else if rows.is_empty() {
+        writeln!(
+            out,
+            "no sessions in {}: start one with 'chock run'",
+            state.root().display()
+        )
+    } else {
+        write!(out, "{}", table(&rows))
+    };
+    super::output::print_result(written)?;
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+fn status(row: &SessionRow) -> String {
+    let text = match (&*row.status, &row.reason) {
+        ("ended", Some(reason)) => return format!("ended: {reason}"),
+        ("waiting", _) => "waiting for approval",
+        (other, _) => other,
+    };
+    // Not ended, yet nobody holds the log: its process died.
+    if row.owned == Some(false) {
+        format!("{text} (no process)")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn started(row: &SessionRow) -> String {
+    row.started_at.map_or_else(String::new, |t| {
+        let (y, mo, d, h, mi, _) = t.civil();
+        format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")
+    })
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut s: String = text.chars().take(max - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+fn table(rows: &[SessionRow]) -> String {
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.id.clone(),
+                started(r),
+                status(r),
+                clip(r.title.as_deref().unwrap_or("-"), 40),
+                r.model.clone().unwrap_or_else(|| "-".to_owned()),
+                r.events.to_string(),
+            ]
+        })
+        .collect();
+    let header = ["ID", "STARTED (UTC)", "STATUS", "TITLE", "MODEL", "EVENTS"];
+    super::output::render_table(&header, &cells, &[5])
+}

@@ -1,0 +1,398 @@
+//! The fields of each event type, one struct per type.
+//!
+//! Rules that keep the format a contract: field names are snake_case and
+//! never renamed; every field that a person could leave out is
+//! `#[serde(default)]`, so an older or newer writer that omits it still
+//! loads; unknown fields are ignored (serde's default). The identifying
+//! fields (a call id, a request id, an ending's reason) are required, because
+//! an event without them cannot be folded into anything meaningful.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::id::{EventId, SessionId};
+
+/// A JSON value kept as its text: tool arguments are passed through to tools
+/// and models untouched, and not building a tree for them keeps the fold fast.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Json(pub Box<RawValue>);
+
+impl Json {
+    /// Wrap JSON text, checking that it is JSON.
+    pub fn parse(text: impl Into<String>) -> Result<Json, serde_json::Error> {
+        RawValue::from_string(text.into()).map(Json)
+    }
+
+    /// Any serialisable value as JSON.
+    pub fn from_value<T: Serialize + ?Sized>(value: &T) -> Result<Json, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(Json)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl Default for Json {
+    fn default() -> Self {
+        Json(RawValue::NULL.to_owned())
+    }
+}
+
+impl PartialEq for Json {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl fmt::Debug for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+/// `session.open`: a process took ownership of the session and began (or
+/// resumed) it. An adopted session gets a second `session.open`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionOpen {
+    /// The session this log belongs to.
+    pub session_id: SessionId,
+    /// The project directory the session works for.
+    #[serde(default)]
+    pub project: PathBuf,
+    /// The model the session talks to.
+    #[serde(default)]
+    pub model: String,
+    /// The process that owns the log from here on.
+    #[serde(default)]
+    pub pid: u32,
+    /// The version of chock that wrote this.
+    #[serde(default)]
+    pub chock_version: String,
+}
+
+/// `user.message`: the person said something.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    /// What they said.
+    #[serde(default)]
+    pub text: String,
+}
+
+/// One tool call the model asked for.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call's id, as the model named it.
+    pub id: String,
+    /// The tool's name.
+    #[serde(default)]
+    pub name: String,
+    /// The arguments, as JSON.
+    #[serde(default)]
+    pub arguments: Json,
+}
+
+/// Tokens one model call used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens sent to the model.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Tokens the model produced.
+    #[serde(default)]
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Both counts summed.
+    pub fn total(self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// Add another call's usage to this one.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+}
+
+/// `assistant.message`: one model call's answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    /// The text the model wrote.
+    #[serde(default)]
+    pub text: String,
+    /// The tools it asked to run.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// What the call cost.
+    #[serde(default)]
+    pub usage: Usage,
+    /// The model that answered, when it differs from the session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// `tool.call`: a tool is about to run (after the policy allowed it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallEvent {
+    /// The call id from the assistant message.
+    pub call_id: String,
+    /// The tool's name.
+    #[serde(default)]
+    pub tool: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub arguments: Json,
+}
+
+/// `decision`: the policy's answer for one action.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The action name, e.g. `exec.git`.
+    #[serde(default)]
+    pub action: String,
+    /// `allow`, `deny`, `ask`, `agent_review` or `agent_then_human`.
+    #[serde(default)]
+    pub decision: String,
+    /// The layer whose rule decided (org, operator, project, default).
+    #[serde(default)]
+    pub layer: String,
+    /// The rule that decided, as written.
+    #[serde(default)]
+    pub rule: String,
+    /// The tool call this decision is for, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+}
+
+/// `approval.request`: a person is asked before an action runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The id an answer refers to.
+    pub request_id: String,
+    /// The action that needs approval.
+    #[serde(default)]
+    pub action: String,
+    /// The question as shown to the person.
+    #[serde(default)]
+    pub question: String,
+}
+
+/// A person's answer to an approval request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Answer {
+    /// Go ahead.
+    Yes,
+    /// Do not.
+    No,
+}
+
+/// `approval.answer`: the answer to an approval request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalAnswer {
+    /// The request this answers.
+    pub request_id: String,
+    /// Yes or no.
+    pub answer: Answer,
+    /// Who answered (e.g. `terminal`, `daemon`, `agent_review`).
+    #[serde(default)]
+    pub by: String,
+}
+
+/// `tool.result`: what a tool call produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The call this is the result of.
+    pub call_id: String,
+    /// Whether the tool succeeded.
+    #[serde(default)]
+    pub ok: bool,
+    /// What it printed or returned, as the model will see it.
+    #[serde(default)]
+    pub output: String,
+    /// Whether `output` was cut short.
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// Where a plan item stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    /// Not started.
+    #[default]
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Finished.
+    Done,
+    /// A status this version does not know (a newer writer's).
+    #[serde(other)]
+    Unknown,
+}
+
+impl PlanStatus {
+    /// The status as the log spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanStatus::Pending => "pending",
+            PlanStatus::InProgress => "in_progress",
+            PlanStatus::Done => "done",
+            PlanStatus::Unknown => "unknown",
+        }
+    }
+}
+
+/// One item of the plan.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanItem {
+    /// What is to be done.
+    #[serde(default)]
+    pub text: String,
+    /// Where it stands.
+    #[serde(default)]
+    pub status: PlanStatus,
+}
+
+/// `plan.update`: the whole plan as it now stands (not a diff).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanUpdate {
+    /// The items, in order.
+    #[serde(default)]
+    pub items: Vec<PlanItem>,
+}
+
+/// `title.set`: the session's title.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TitleSet {
+    /// The title.
+    #[serde(default)]
+    pub title: String,
+}
+
+/// `compaction`: the conversation up to an event, replaced by a summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// The summary a model is given in place of those messages.
+    #[serde(default)]
+    pub summary: String,
+    /// The last event the summary covers.
+    #[serde(default)]
+    pub up_to: EventId,
+}
+
+/// `workspace.open`: the directory the session works in and where it started.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceOpen {
+    /// The workspace directory.
+    #[serde(default)]
+    pub dir: PathBuf,
+    /// The commit the checkout started at.
+    #[serde(default)]
+    pub commit: String,
+    /// The branch of the checkout, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+}
+
+/// `workspace.apply`: the workspace's work was brought back to the project.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceApply {
+    /// The commit that was applied, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Where it went (a branch name, or `worktree` for uncommitted files).
+    #[serde(default)]
+    pub target: String,
+}
+
+/// `background.start`: a background command or subagent began.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundStart {
+    /// The job's id within the session.
+    pub job_id: String,
+    /// `command` or `subagent`.
+    #[serde(default)]
+    pub kind: String,
+    /// The command line or the subagent's task.
+    #[serde(default)]
+    pub command: String,
+}
+
+/// `background.end`: a background job finished.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundEnd {
+    /// The job's id.
+    pub job_id: String,
+    /// How it ended: `done`, `failed` or `killed`.
+    #[serde(default)]
+    pub status: String,
+    /// The exit code of a command, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+/// `handover`: the owner agreed to let another process take the log.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Handover {
+    /// Who takes over (e.g. `daemon`).
+    #[serde(default)]
+    pub to: String,
+}
+
+/// `turn.end`: the durable boundary after a model call and its tool calls.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnEnd {}
+
+/// Why a session ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The agent finished its task.
+    Done,
+    /// An error stopped it.
+    Error,
+    /// A person interrupted it.
+    Interrupted,
+    /// It was handed to another process, which carries on in the same log.
+    Handover,
+    /// A stop (`chock stop`) ended it.
+    Stopped,
+    /// It crashed; recorded by whoever found it so.
+    Crashed,
+    /// A reason this version does not know (a newer writer's).
+    #[serde(other)]
+    Unknown,
+}
+
+impl EndReason {
+    /// The reason as the log spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Done => "done",
+            EndReason::Error => "error",
+            EndReason::Interrupted => "interrupted",
+            EndReason::Handover => "handover",
+            EndReason::Stopped => "stopped",
+            EndReason::Crashed => "crashed",
+            EndReason::Unknown => "unknown",
+        }
+    }
+}
+
+/// `session.end`: the owner stopped writing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionEnd {
+    /// Why.
+    pub reason: EndReason,
+    /// A sentence for a person.
+    #[serde(default)]
+    pub detail: String,
+}

@@ -1,0 +1,387 @@
+//! The fold: a log's events in, a [`SessionState`] out.
+//!
+//! Every consumer that needs to know where a session stands (the runner
+//! before it appends, `chock sessions`, `chock usage`, `chock plan`,
+//! compaction, the daemon's list rows) calls this one function, so they all
+//! agree. [`SessionState::apply`] takes one event at a time, so a follower
+//! can keep a state current; [`fold_log`] reads a whole log and is the hot
+//! path the benchmark measures.
+//!
+//! Rules worth knowing: any event after a `session.end` means a new owner
+//! carries the session on (after a handover or a crash), so the status goes
+//! back to running; a `session.open` clears approvals and background jobs
+//! still open, because they lived in the process that is gone. A
+//! `compaction` replaces the conversation up to its `up_to` with its summary
+//! and keeps what came after.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::event::{EndReason, Event, EventBody, PlanItem, ToolCall, Usage};
+use crate::id::{EventId, SessionId};
+use crate::lines::{self, ForwardLines};
+use crate::reader::{self, ReadError, ReadProblem};
+use crate::time::Timestamp;
+
+/// Where a session stands.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Status {
+    /// Its owner is working (or waiting for the person's next message).
+    #[default]
+    Running,
+    /// It waits for a person to answer an approval request.
+    WaitingForApproval,
+    /// Its owner wrote `session.end`.
+    Ended {
+        /// Why.
+        reason: EndReason,
+        /// The ending's sentence for a person.
+        detail: String,
+    },
+}
+
+impl Status {
+    /// `running`, `waiting` or `ended`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::WaitingForApproval => "waiting",
+            Status::Ended { .. } => "ended",
+        }
+    }
+}
+
+/// One model call and what it cost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelCall {
+    /// The `assistant.message` that recorded it.
+    pub event_id: EventId,
+    /// When.
+    pub at: Timestamp,
+    /// The model that answered.
+    pub model: String,
+    /// Its tokens.
+    pub usage: Usage,
+}
+
+/// An approval request nobody has answered yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingApproval {
+    /// The request id an answer must name.
+    pub request_id: String,
+    /// The action.
+    pub action: String,
+    /// The question.
+    pub question: String,
+    /// The `approval.request` event.
+    pub event_id: EventId,
+}
+
+/// A background job that started and has not ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackgroundJob {
+    /// Its id.
+    pub job_id: String,
+    /// `command` or `subagent`.
+    pub kind: String,
+    /// What it runs.
+    pub command: String,
+    /// The `background.start` event.
+    pub event_id: EventId,
+}
+
+/// The session's workspace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workspace {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The commit it started at.
+    pub commit: String,
+    /// Its branch, when it has one.
+    pub branch: Option<String>,
+    /// The `workspace.open` event (a handover test compares it to endings).
+    pub event_id: EventId,
+    /// Whether a `workspace.apply` came after it.
+    pub applied: bool,
+}
+
+/// One message of the conversation a model is given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A compaction's summary of everything up to `up_to`.
+    Summary {
+        /// The `compaction` event.
+        event_id: EventId,
+        /// The summary.
+        text: String,
+    },
+    /// The person.
+    User {
+        /// Its event.
+        event_id: EventId,
+        /// The text.
+        text: String,
+    },
+    /// The model.
+    Assistant {
+        /// Its event.
+        event_id: EventId,
+        /// The text.
+        text: String,
+        /// Tools it asked for.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// A tool's answer to a call.
+    ToolResult {
+        /// Its event.
+        event_id: EventId,
+        /// The call.
+        call_id: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// Its output.
+        output: String,
+    },
+}
+
+impl Message {
+    /// The event the message came from.
+    pub fn event_id(&self) -> EventId {
+        match self {
+            Message::Summary { event_id, .. }
+            | Message::User { event_id, .. }
+            | Message::Assistant { event_id, .. }
+            | Message::ToolResult { event_id, .. } => *event_id,
+        }
+    }
+}
+
+/// Everything known about a session from its log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionState {
+    /// From the first `session.open`.
+    pub session_id: Option<SessionId>,
+    /// The project directory.
+    pub project: Option<PathBuf>,
+    /// The session's model (from the latest `session.open`).
+    pub model: Option<String>,
+    /// The pid of the latest owner.
+    pub owner_pid: Option<u32>,
+    /// The chock version of the latest owner.
+    pub chock_version: Option<String>,
+    /// When the first event was written.
+    pub started_at: Option<Timestamp>,
+    /// When the newest event was written.
+    pub updated_at: Option<Timestamp>,
+    /// Where it stands.
+    pub status: Status,
+    /// Its title.
+    pub title: Option<String>,
+    /// The latest plan.
+    pub plan: Vec<PlanItem>,
+    /// Tokens over all model calls.
+    pub usage: Usage,
+    /// Every model call, in order.
+    pub model_calls: Vec<ModelCall>,
+    /// Approval requests still open, in the order asked.
+    pub pending_approvals: Vec<PendingApproval>,
+    /// Background jobs still running, in the order started.
+    pub background: Vec<BackgroundJob>,
+    /// The latest workspace.
+    pub workspace: Option<Workspace>,
+    /// The conversation, from the latest compaction on.
+    pub conversation: Vec<Message>,
+    /// The newest event's id.
+    pub last_event_id: EventId,
+    /// Events folded.
+    pub events: u64,
+    /// Completed turns (`turn.end` events).
+    pub turns: u64,
+}
+
+impl SessionState {
+    /// Fold events in log order.
+    pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> SessionState {
+        let mut state = SessionState::default();
+        for event in events {
+            state.apply(event);
+        }
+        state
+    }
+
+    /// Fold one more event.
+    pub fn apply(&mut self, event: &Event) {
+        self.apply_owned(event.clone());
+    }
+
+    /// Fold one more event, taking its text instead of copying it (the
+    /// whole-log fold's path: a tool's output is moved, not duplicated).
+    pub fn apply_owned(&mut self, event: Event) {
+        self.events += 1;
+        self.last_event_id = event.id;
+        self.started_at.get_or_insert(event.at);
+        self.updated_at = Some(event.at);
+        if matches!(self.status, Status::Ended { .. }) {
+            self.status = Status::Running;
+        }
+        match event.body {
+            EventBody::SessionOpen(open) => {
+                self.session_id
+                    .get_or_insert_with(|| open.session_id.clone());
+                self.project = Some(open.project.clone());
+                self.model = Some(open.model.clone());
+                self.owner_pid = Some(open.pid);
+                self.chock_version = Some(open.chock_version.clone());
+                self.pending_approvals.clear();
+                self.background.clear();
+            }
+            EventBody::UserMessage(m) => self.conversation.push(Message::User {
+                event_id: event.id,
+                text: m.text,
+            }),
+            EventBody::AssistantMessage(m) => {
+                self.usage.add(m.usage);
+                self.model_calls.push(ModelCall {
+                    event_id: event.id,
+                    at: event.at,
+                    model: match m.model {
+                        Some(model) => model,
+                        None => self.model.clone().unwrap_or_default(),
+                    },
+                    usage: m.usage,
+                });
+                self.conversation.push(Message::Assistant {
+                    event_id: event.id,
+                    text: m.text,
+                    tool_calls: m.tool_calls,
+                });
+            }
+            EventBody::ToolResult(r) => self.conversation.push(Message::ToolResult {
+                event_id: event.id,
+                call_id: r.call_id,
+                ok: r.ok,
+                output: r.output,
+            }),
+            EventBody::ApprovalRequest(r) => self.pending_approvals.push(PendingApproval {
+                request_id: r.request_id,
+                action: r.action,
+                question: r.question,
+                event_id: event.id,
+            }),
+            EventBody::ApprovalAnswer(a) => {
+                self.pending_approvals
+                    .retain(|p| p.request_id != a.request_id);
+            }
+            EventBody::PlanUpdate(p) => self.plan = p.items,
+            EventBody::TitleSet(t) => self.title = Some(t.title),
+            EventBody::Compaction(c) => {
+                self.conversation
+                    .retain(|m| m.event_id() > c.up_to && !matches!(m, Message::Summary { .. }));
+                self.conversation.insert(
+                    0,
+                    Message::Summary {
+                        event_id: event.id,
+                        text: c.summary,
+                    },
+                );
+            }
+            EventBody::WorkspaceOpen(w) => {
+                self.workspace = Some(Workspace {
+                    dir: w.dir,
+                    commit: w.commit,
+                    branch: w.branch,
+                    event_id: event.id,
+                    applied: false,
+                });
+            }
+            EventBody::WorkspaceApply(_) => {
+                if let Some(w) = &mut self.workspace {
+                    w.applied = true;
+                }
+            }
+            EventBody::BackgroundStart(b) => self.background.push(BackgroundJob {
+                job_id: b.job_id,
+                kind: b.kind,
+                command: b.command,
+                event_id: event.id,
+            }),
+            EventBody::BackgroundEnd(b) => self.background.retain(|j| j.job_id != b.job_id),
+            EventBody::TurnEnd(_) => self.turns += 1,
+            EventBody::SessionEnd(end) => {
+                self.status = Status::Ended {
+                    reason: end.reason,
+                    detail: end.detail,
+                };
+                return;
+            }
+            EventBody::ToolCall(_)
+            | EventBody::Decision(_)
+            | EventBody::Handover(_)
+            | EventBody::Unknown { .. } => {}
+        }
+        self.status = if self.pending_approvals.is_empty() {
+            Status::Running
+        } else {
+            Status::WaitingForApproval
+        };
+    }
+}
+
+/// A whole log folded, with the lines that could not be.
+#[derive(Clone, Debug, Default)]
+pub struct FoldedLog {
+    /// The state.
+    pub state: SessionState,
+    /// Lines left out, and why.
+    pub problems: Vec<ReadProblem>,
+}
+
+/// Read the log at `path` from the start and fold it.
+pub fn fold_log(path: &Path) -> Result<FoldedLog, ReadError> {
+    let file = reader::open(path)?;
+    let io_err = |source| ReadError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let len = file.metadata().map_err(io_err)?.len();
+    fold_file(&file, len).map_err(io_err)
+}
+
+fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
+    let mut folded = FoldedLog::default();
+    let mut lines = ForwardLines::new(file, 0, len);
+    let mut pending = Vec::new();
+    while let Some((offset, line)) = lines.next_line()? {
+        match Event::parse(line) {
+            Err(err) => pending.push((
+                offset,
+                ReadProblem::Invalid {
+                    line: 0,
+                    message: err.to_string(),
+                },
+            )),
+            Ok(event) if event.id <= folded.state.last_event_id => {
+                pending.push((
+                    offset,
+                    ReadProblem::OutOfOrder {
+                        line: 0,
+                        id: event.id,
+                        previous: folded.state.last_event_id,
+                    },
+                ));
+            }
+            Ok(event) => folded.state.apply_owned(event),
+        }
+    }
+    let offsets: Vec<u64> = pending.iter().map(|p| p.0).collect();
+    let numbers = lines::line_numbers(file, &offsets)?;
+    for ((_, mut problem), number) in pending.into_iter().zip(numbers) {
+        if let ReadProblem::Invalid { line, .. } | ReadProblem::OutOfOrder { line, .. } =
+            &mut problem
+        {
+            *line = number;
+        }
+        folded.problems.push(problem);
+    }
+    Ok(folded)
+}

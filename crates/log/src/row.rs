@@ -1,0 +1,123 @@
+//! The row the daemon's `list` verb sends for each session, built from a
+//! [`SessionState`] so it says what every other view says.
+//!
+//! It crosses machines and versions, so every field has a default and
+//! unknown fields are ignored: a newer daemon may add fields without a
+//! protocol bump. `status` and `reason` are plain strings for the same
+//! reason: an older client shows a status it does not know rather than
+//! failing the row.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fold::{SessionState, Status};
+use crate::id::SessionId;
+use crate::time::Timestamp;
+
+/// One session, as `list` and `chock sessions --json` show it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionRow {
+    /// The session id.
+    pub id: String,
+    /// The project directory.
+    pub project: PathBuf,
+    /// When the session began.
+    pub started_at: Option<Timestamp>,
+    /// When its newest event was written.
+    pub updated_at: Option<Timestamp>,
+    /// `running`, `waiting` or `ended`.
+    pub status: String,
+    /// Why it ended (`done`, `error`, `interrupted`, `handover`, `stopped`,
+    /// `crashed`), when it has.
+    pub reason: Option<String>,
+    /// The ending's sentence, when it has ended.
+    pub detail: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its model.
+    pub model: Option<String>,
+    /// The id of its newest event (the number of events in a sound log).
+    pub events: u64,
+    /// Tokens sent to models.
+    pub input_tokens: u64,
+    /// Tokens models produced.
+    pub output_tokens: u64,
+    /// Approval requests waiting for a person.
+    pub pending_approvals: u64,
+    /// Background jobs still running.
+    pub background: u64,
+    /// Its workspace directory, when it has one.
+    pub workspace: Option<PathBuf>,
+    /// Whether a process holds the log's lock, when the producer checked
+    /// ([`SessionRow::with_owner`]). `false` on a session that has not ended
+    /// means its process died without writing `session.end`.
+    pub owned: Option<bool>,
+}
+
+impl SessionRow {
+    /// The row for a folded session.
+    pub fn from_state(id: &SessionId, state: &SessionState) -> SessionRow {
+        let (reason, detail) = match &state.status {
+            Status::Ended { reason, detail } => {
+                (Some(reason.as_str().to_owned()), Some(detail.clone()))
+            }
+            Status::Running | Status::WaitingForApproval => (None, None),
+        };
+        SessionRow {
+            id: id.to_string(),
+            project: state.project.clone().unwrap_or_default(),
+            started_at: state.started_at,
+            updated_at: state.updated_at,
+            status: state.status.as_str().to_owned(),
+            reason,
+            detail,
+            title: state.title.clone(),
+            model: state.model.clone(),
+            events: state.last_event_id.0,
+            input_tokens: state.usage.input_tokens,
+            output_tokens: state.usage.output_tokens,
+            pending_approvals: state.pending_approvals.len() as u64,
+            background: state.background.len() as u64,
+            workspace: state.workspace.as_ref().map(|w| w.dir.clone()),
+            owned: None,
+        }
+    }
+
+    /// The row with `owned` filled in from `/proc/locks` for the log at
+    /// `log` (left unknown when that cannot be read).
+    pub fn with_owner(mut self, log: &std::path::Path) -> SessionRow {
+        self.owned = crate::locks::is_owned(log).ok();
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_are_ignored_and_missing_ones_default() {
+        let row: SessionRow =
+            serde_json::from_str(r#"{"id":"x","status":"idle","future":{"a":1}}"#).unwrap();
+        assert_eq!(row.id, "x");
+        assert_eq!(row.status, "idle");
+        assert_eq!(row.events, 0);
+        assert_eq!(row.title, None);
+    }
+
+    #[test]
+    fn a_row_survives_json() {
+        let row = SessionRow {
+            id: "20261129-192736-123-7f3a9c1e".into(),
+            started_at: Some(Timestamp::from_unix_millis(1)),
+            status: "ended".into(),
+            reason: Some("done".into()),
+            events: 9,
+            ..SessionRow::default()
+        };
+        let text = serde_json::to_string(&row).unwrap();
+        assert_eq!(serde_json::from_str::<SessionRow>(&text).unwrap(), row);
+    }
+}

@@ -1,0 +1,151 @@
+//! The fold, against the fixtures (golden vectors) and event by event.
+
+use std::path::PathBuf;
+
+use chock_log::event::{EndReason, PlanStatus, Usage};
+use chock_log::fold::{Message, Status};
+use chock_log::reader::ReadProblem;
+use chock_log::{EventId, SessionId, SessionRow, SessionState, Timestamp, fold_log, read_after};
+use pretty_assertions::assert_eq;
+
+use super::fixtures::fixture;
+
+#[test]
+fn the_session_fixture_folds_to_its_state() {
+    let folded = fold_log(&fixture("session-v1.jsonl")).unwrap();
+    assert!(folded.problems.is_empty(), "{:?}", folded.problems);
+    let s = folded.state;
+    assert_eq!(
+        s.session_id,
+        Some(SessionId::parse("20261129-192736-123-7f3a9c1e").unwrap())
+    );
+    assert_eq!(s.project, Some(PathBuf::from("/home/ann/proj")));
+    assert_eq!(s.model.as_deref(), Some("claude-sonnet"));
+    assert_eq!(s.owner_pid, Some(4242));
+    assert_eq!(
+        s.started_at,
+        Some(Timestamp::parse("2026-11-29T19:27:36.123Z").unwrap())
+    );
+    assert_eq!(s.title.as_deref(), Some("Fix parse_empty"));
+    assert_eq!(s.status, Status::WaitingForApproval);
+    assert_eq!(s.last_event_id, EventId(20));
+    assert_eq!(s.turns, 2);
+    assert_eq!(
+        s.usage,
+        Usage {
+            input_tokens: 2600,
+            output_tokens: 125
+        }
+    );
+    let calls: Vec<(u64, &str, u64)> = s
+        .model_calls
+        .iter()
+        .map(|c| (c.event_id.0, c.model.as_str(), c.usage.total()))
+        .collect();
+    assert_eq!(
+        calls,
+        [(4, "claude-sonnet", 1285), (11, "claude-haiku", 1440)]
+    );
+    let plan: Vec<(&str, PlanStatus)> =
+        s.plan.iter().map(|i| (i.text.as_str(), i.status)).collect();
+    assert_eq!(
+        plan,
+        [
+            ("Reproduce the failure", PlanStatus::Done),
+            ("Fix the parser", PlanStatus::InProgress),
+            ("Run the whole suite", PlanStatus::Pending),
+        ]
+    );
+    let pending: Vec<&str> = s
+        .pending_approvals
+        .iter()
+        .map(|p| p.request_id.as_str())
+        .collect();
+    assert_eq!(pending, ["req_2"]);
+    let jobs: Vec<&str> = s.background.iter().map(|j| j.job_id.as_str()).collect();
+    assert_eq!(jobs, ["job_1"]);
+    let ws = s.workspace.as_ref().unwrap();
+    assert_eq!(
+        (ws.commit.as_str(), ws.event_id, ws.applied),
+        ("3f1c2a9", EventId(2), false)
+    );
+    // The compaction covered events up to 10: the summary, then what followed.
+    let convo: Vec<(u64, &str)> = s
+        .conversation
+        .iter()
+        .map(|m| match m {
+            Message::Summary { event_id, .. } => (event_id.0, "summary"),
+            Message::User { event_id, .. } => (event_id.0, "user"),
+            Message::Assistant { event_id, .. } => (event_id.0, "assistant"),
+            Message::ToolResult { event_id, .. } => (event_id.0, "tool"),
+        })
+        .collect();
+    assert_eq!(convo, [(18, "summary"), (11, "assistant"), (15, "tool")]);
+}
+
+#[test]
+fn a_handed_over_session_carries_on_and_ends() {
+    let s = fold_log(&fixture("ended-v1.jsonl")).unwrap().state;
+    assert_eq!(
+        s.status,
+        Status::Ended {
+            reason: EndReason::Done,
+            detail: "task finished".into()
+        }
+    );
+    assert_eq!(s.owner_pid, Some(200));
+    assert!(s.background.is_empty());
+    let row = SessionRow::from_state(s.session_id.as_ref().unwrap(), &s);
+    assert_eq!(row.status, "ended");
+    assert_eq!(row.reason.as_deref(), Some("done"));
+    assert_eq!(
+        (row.events, row.input_tokens, row.output_tokens),
+        (11, 10, 2)
+    );
+}
+
+#[test]
+fn status_after_a_handover_ending_is_ended_until_the_next_owner_writes() {
+    let raw = read_after(&fixture("ended-v1.jsonl"), EventId::NONE)
+        .unwrap()
+        .events;
+    let events: Vec<_> = raw.iter().map(|r| r.parse().unwrap()).collect();
+    let s = SessionState::fold(&events[..8]);
+    assert_eq!(
+        s.status,
+        Status::Ended {
+            reason: EndReason::Handover,
+            detail: "handed to the daemon".into()
+        }
+    );
+    let s = SessionState::fold(&events[..9]);
+    assert_eq!(s.status, Status::Running);
+}
+
+#[test]
+fn incremental_apply_equals_the_whole_fold() {
+    let raw = read_after(&fixture("session-v1.jsonl"), EventId::NONE)
+        .unwrap()
+        .events;
+    let events: Vec<_> = raw.iter().map(|r| r.parse().unwrap()).collect();
+    let mut s = SessionState::default();
+    for e in &events {
+        s.apply(e);
+    }
+    assert_eq!(s, fold_log(&fixture("session-v1.jsonl")).unwrap().state);
+}
+
+#[test]
+fn a_damaged_log_folds_what_is_sound_and_reports_the_rest() {
+    let folded = fold_log(&fixture("damaged-v1.jsonl")).unwrap();
+    assert_eq!(folded.state.last_event_id, EventId(3));
+    assert_eq!(folded.state.conversation.len(), 2);
+    assert!(matches!(
+        folded.problems[0],
+        ReadProblem::Invalid { line: 3, .. }
+    ));
+    assert!(matches!(
+        folded.problems[1],
+        ReadProblem::OutOfOrder { line: 4, .. }
+    ));
+}

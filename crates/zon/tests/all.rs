@@ -1,0 +1,2 @@
+//! The one integration-test binary of chock-zon.
+mod suite;

@@ -1,0 +1,103 @@
+//! `chock sessions`: the table and the JSON rows.
+
+use chock_log::SessionRow;
+use chock_log::event::{EndReason, SessionEnd};
+
+use super::chock;
+use super::session_logs::{copy_fixtures, stderr, stdout, write_session};
+
+#[test]
+fn table_of_fixture_sessions() {
+    let state = tempfile::tempdir().unwrap();
+    copy_fixtures(state.path());
+    let out = chock(state.path()).arg("sessions").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn json_rows_describe_sessions_written_by_the_writer_newest_first() {
+    let state = tempfile::tempdir().unwrap();
+    let proj = tempfile::tempdir().unwrap();
+    let (old, mut w) = write_session(state.path(), proj.path(), "old one");
+    w.append(SessionEnd {
+        reason: EndReason::Stopped,
+        detail: "stopped by a person".into(),
+    })
+    .unwrap();
+    drop(w);
+    let (new, _w) = write_session(state.path(), proj.path(), "new one");
+    let out = chock(state.path())
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<SessionRow> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].id, new.to_string());
+    assert_eq!(rows[0].status, "running");
+    assert_eq!(rows[0].title.as_deref(), Some("new one"));
+    assert_eq!(
+        (rows[0].events, rows[0].input_tokens, rows[0].output_tokens),
+        (5, 100, 7)
+    );
+    assert_eq!(rows[0].owned, Some(true));
+    assert_eq!(rows[1].id, old.to_string());
+    assert_eq!(rows[1].status, "ended");
+    assert_eq!(rows[1].reason.as_deref(), Some("stopped"));
+    assert_eq!(rows[1].owned, Some(false));
+}
+
+#[test]
+fn a_session_whose_process_died_is_shown_as_such() {
+    let state = tempfile::tempdir().unwrap();
+    let proj = tempfile::tempdir().unwrap();
+    let (id, w) = write_session(state.path(), proj.path(), "orphan");
+    drop(w);
+    let out = chock(state.path()).arg("sessions").output().unwrap();
+    let table = stdout(&out);
+    let line = table.lines().find(|l| l.starts_with(id.as_str())).unwrap();
+    assert!(line.contains("running (no process)"), "{table}");
+}
+
+#[test]
+fn project_argument_filters_and_a_broken_session_is_reported_not_fatal() {
+    let state = tempfile::tempdir().unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (in_a, _wa) = write_session(state.path(), a.path(), "in a");
+    let (_in_b, _wb) = write_session(state.path(), b.path(), "in b");
+    std::fs::create_dir_all(state.path().join("sessions/20200101-000000-000-00000000")).unwrap();
+    let out = chock(state.path())
+        .args(["sessions", "--json"])
+        .arg(a.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<SessionRow> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, [in_a.as_str()]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("20200101-000000-000-00000000") && err.contains("no session log"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_sessions_says_how_to_start_one() {
+    let state = tempfile::tempdir().unwrap();
+    let out = chock(state.path()).arg("sessions").output().unwrap();
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("no sessions in"), "{}", stdout(&out));
+    let out = chock(state.path())
+        .args(["sessions", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "");
+}
