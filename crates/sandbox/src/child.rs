@@ -317,6 +317,30 @@ unsafe fn run_op(op: &Op, w: c_int, id: u32) {
                     }
                 }
             }
+            Op::Copy {
+                path,
+                contents,
+                mode,
+            } => {
+                let fd = libc::open(
+                    path.as_ptr(),
+                    libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+                    *mode,
+                );
+                if fd < 0 {
+                    fail(w, id, errno());
+                }
+                let mut done = 0;
+                while done < contents.len() {
+                    let rest = contents.get(done..).unwrap_or_default();
+                    let n = libc::write(fd, rest.as_ptr().cast(), rest.len());
+                    if n <= 0 {
+                        fail(w, id, errno());
+                    }
+                    done += n as usize;
+                }
+                libc::close(fd);
+            }
             Op::Touch { path } => {
                 let fd = libc::open(
                     path.as_ptr(),

@@ -23,6 +23,9 @@ use crate::spec::{SYSTEM_PATHS, SandboxSpec, TmpMode};
 /// Where the host's root is reachable while the new root is built.
 pub(crate) const OLD_ROOT: &str = "/oldroot";
 
+/// `/etc` files up to this size are copied into the new root, not bound.
+const COPY_LIMIT: u64 = 64 * 1024;
+
 /// `mount_setattr` attribute bits (linux/mount.h).
 pub(crate) const ATTR_RDONLY: u64 = 0x1;
 pub(crate) const ATTR_NOSUID: u64 = 0x2;
@@ -38,6 +41,13 @@ pub(crate) enum Op {
         mode: u32,
     },
     /// An empty file to bind a file onto.
+    /// A small file written into the root's tmpfs: cheaper than a bind
+    /// mount (no mount to make, seal and tear down), for `/etc` files.
+    Copy {
+        path: CString,
+        contents: Vec<u8>,
+        mode: u32,
+    },
     Touch {
         path: CString,
     },
@@ -146,11 +156,32 @@ impl Builder {
         Ok(())
     }
 
-    fn bind(&mut self, src: &Path, dst: &Path, mode: Mode) -> Result<(), SpecError> {
+    /// Binds `src` at `dst`; returns false when a small read-only `/etc`
+    /// file was copied instead (it then needs no host landlock rule).
+    fn bind(&mut self, src: &Path, dst: &Path, mode: Mode) -> Result<bool, SpecError> {
         let meta = std::fs::metadata(src).map_err(|_| SpecError::PathMissing {
             what: "path",
             path: src.to_path_buf(),
         })?;
+        if mode == Mode::ReadOnly
+            && meta.is_file()
+            && meta.len() <= COPY_LIMIT
+            && dst.starts_with("/etc")
+            && let Ok(contents) = std::fs::read(src)
+        {
+            use std::os::unix::fs::PermissionsExt;
+            self.mkdirs(dst, false)?;
+            let what = format!("copy {}", dst.display());
+            self.push(
+                Op::Copy {
+                    path: cstring(dst)?,
+                    contents,
+                    mode: meta.permissions().mode() & 0o7777 & !0o6000,
+                },
+                what,
+            );
+            return Ok(false);
+        }
         if meta.is_dir() {
             self.mkdirs(dst, true)?;
         } else {
@@ -175,7 +206,7 @@ impl Builder {
             },
             what,
         );
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -275,6 +306,7 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
     }
 
     let fresh_tmp = matches!(spec.tmp, TmpMode::Fresh);
+    let mut copied_etc = false;
     let mut tmp_done = false;
     for (dst, src, mode) in &entries {
         // /tmp (depth 2 with the root) goes in before anything beneath it.
@@ -282,7 +314,10 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             tmp(&mut b)?;
             tmp_done = true;
         }
-        b.bind(src, dst, *mode)?;
+        if !b.bind(src, dst, *mode)? {
+            copied_etc = true;
+            continue;
+        }
         match mode {
             Mode::ReadOnly => host_rules.read.push(src.clone()),
             Mode::Writable => host_rules.write.push(src.clone()),
@@ -312,6 +347,13 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             access: masks.all,
         },
     ];
+    if copied_etc {
+        // The copies live on the root's tmpfs: readable, like the binds.
+        child_rules.push(ChildRule {
+            path: c("/etc"),
+            access: masks.read,
+        });
+    }
     if fresh_tmp {
         child_rules.push(ChildRule {
             path: c("/tmp"),

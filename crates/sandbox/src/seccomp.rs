@@ -227,8 +227,12 @@ mod tests {
         )
         .unwrap();
         let (la, lb) = (a.len(), b.len());
-        let allowed_in_a: Vec<usize> =
-            a.iter().enumerate().filter(|(_, i)| i.code == BPF_RET_K && i.k == SECCOMP_RET_ALLOW).map(|(n, _)| n).collect();
+        let allowed_in_a: Vec<usize> = a
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.code == BPF_RET_K && i.k == SECCOMP_RET_ALLOW)
+            .map(|(n, _)| n)
+            .collect();
         assert!(!allowed_in_a.is_empty());
         let c = chain(vec![a, b]);
         assert_eq!(c.len(), la + lb);
@@ -238,6 +242,10 @@ mod tests {
             assert_eq!(c[n].code, BPF_JMP_JA);
             assert_eq!(n + 1 + c[n].k as usize, la);
         }
-        assert!(c[..la].iter().all(|i| !(i.code == BPF_RET_K && i.k == SECCOMP_RET_ALLOW)));
+        assert!(
+            c[..la]
+                .iter()
+                .all(|i| !(i.code == BPF_RET_K && i.k == SECCOMP_RET_ALLOW))
+        );
     }
 }

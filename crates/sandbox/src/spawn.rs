@@ -452,7 +452,8 @@ impl Sandbox {
 /// The compiled filter for `(jit, inet)`, shared by every sandbox of this
 /// process: a runner builds many, and compiling is the dearest part of `new`.
 fn filters(jit: bool, inet: bool) -> Result<Arc<Filters>, SpecError> {
-    static CACHE: Mutex<Vec<((bool, bool), Arc<Filters>)>> = Mutex::new(Vec::new());
+    type Cache = Vec<((bool, bool), Arc<Filters>)>;
+    static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
     let mut cache = CACHE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
