@@ -5,6 +5,7 @@ mod daemon;
 mod gateway;
 mod git_dispatcher;
 mod log;
+mod nix_zon;
 mod plan;
 mod policy;
 mod sandbox;
