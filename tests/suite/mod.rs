@@ -9,6 +9,7 @@ mod nix_zon;
 mod plan;
 mod policy;
 mod run;
+mod sandbox;
 mod session_logs;
 mod sessions;
 mod stop_check;
