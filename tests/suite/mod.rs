@@ -9,6 +9,7 @@ mod nix_zon;
 mod plan;
 mod policy;
 mod run;
+mod run_command;
 mod sandbox;
 mod session_logs;
 mod sessions;

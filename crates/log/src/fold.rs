@@ -317,6 +317,7 @@ impl SessionState {
             EventBody::ToolCall(_)
             | EventBody::Decision(_)
             | EventBody::Handover(_)
+            | EventBody::Notice(_)
             | EventBody::Unknown { .. } => {}
         }
         self.status = if self.pending_approvals.is_empty() {

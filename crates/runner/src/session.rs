@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
-    AssistantMessage, Decision as LogDecision, EndReason, PlanItem as LogPlanItem,
+    AssistantMessage, Decision as LogDecision, EndReason, Notice, PlanItem as LogPlanItem,
     PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
     ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
 };
@@ -20,7 +20,7 @@ use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
-use crate::tools::{Effect, PlanStatus, ToolName, ToolOutput, Workspace};
+use crate::tools::{Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command};
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 
 /// What a session needs before it starts.
@@ -96,16 +96,25 @@ pub async fn run_new(
     conversation.push(Message::User {
         text: message.to_owned(),
     });
+    // sandbox.jit is read before the first turn, where nobody can be asked:
+    // only allow turns write-xor-execute off.
+    let jit = setup
+        .policy
+        .decide_before_first_turn(&Action::sandbox_jit());
+    writer.append(decision_event(&jit, None))?;
+    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow);
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
         system: setup.system,
         workspace: &workspace,
+        commands: &commands,
         limits: setup.limits,
     };
     let mut hooks = LogHooks {
         writer: &mut writer,
         policy: setup.policy,
+        workspace: workspace.root(),
         on_text,
     };
     let end = tokio::select! {
@@ -161,10 +170,26 @@ fn layer_name(layer: LayerKind) -> &'static str {
     }
 }
 
+/// The `decision` event for a verdict, naming the rule that decided.
+fn decision_event(verdict: &chock_policy::Verdict, call_id: Option<String>) -> LogDecision {
+    LogDecision {
+        action: verdict.action.clone(),
+        decision: verdict.decision.as_str().to_owned(),
+        layer: layer_name(verdict.layer).to_owned(),
+        rule: verdict
+            .rule
+            .as_ref()
+            .map(|rule| rule.text.clone())
+            .unwrap_or_default(),
+        call_id,
+    }
+}
+
 /// Records each step of a turn in the log as it happens.
 struct LogHooks<'w, F> {
     writer: &'w mut LogWriter,
     policy: &'w Policy,
+    workspace: &'w Path,
     on_text: F,
 }
 
@@ -193,22 +218,20 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // A tool with a `call.` action is decided there, with the decision
         // recorded; an unknown tool is answered by the tool layer, and the
         // plan and title are decided at keys of their own (not yet read).
-        let action = ToolName::parse(&call.name)
-            .and_then(ToolName::call_action)
-            .and_then(|name| Action::call(name.trim_start_matches("call.")).ok());
+        // A command is decided at its program's exec.* action; arguments
+        // that do not parse are answered by the tool itself.
+        let action = match ToolName::parse(&call.name) {
+            Some(ToolName::RunCommand) => run_command::Args::parse(&call.arguments)
+                .ok()
+                .map(|args| run_command::exec_action(&args, self.workspace)),
+            tool => tool
+                .and_then(ToolName::call_action)
+                .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
+        };
         if let Some(action) = action {
             let verdict = self.policy.decide(&action);
-            self.writer.append(LogDecision {
-                action: verdict.action.clone(),
-                decision: verdict.decision.as_str().to_owned(),
-                layer: layer_name(verdict.layer).to_owned(),
-                rule: verdict
-                    .rule
-                    .as_ref()
-                    .map(|rule| rule.text.clone())
-                    .unwrap_or_default(),
-                call_id: Some(call.id.clone()),
-            })?;
+            self.writer
+                .append(decision_event(&verdict, Some(call.id.clone())))?;
             if verdict.decision != Decision::Allow {
                 let why = if verdict.refused() {
                     format!("{} is denied by the policy", verdict.action)
@@ -249,6 +272,12 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         })?;
         match &output.effect {
             None => {}
+            Some(Effect::Notice { subject, text }) => {
+                self.writer.append(Notice {
+                    subject: subject.clone(),
+                    text: text.clone(),
+                })?;
+            }
             Some(Effect::Title(title)) => {
                 self.writer.append(TitleSet {
                     title: title.clone(),

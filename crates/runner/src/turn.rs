@@ -14,7 +14,7 @@ use crate::guard::{RepeatGuard, Verdict};
 use crate::provider::{
     AssistantTurn, Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
 };
-use crate::tools::{self, ToolOutput, Workspace};
+use crate::tools::{self, Commands, ToolOutput, Workspace};
 
 /// Model calls one turn may make unless configured otherwise.
 pub const DEFAULT_MAX_MODEL_CALLS: usize = 50;
@@ -89,6 +89,7 @@ pub struct TurnContext<'a> {
     pub model: &'a str,
     pub system: &'a str,
     pub workspace: &'a Workspace,
+    pub commands: &'a Commands,
     pub limits: TurnLimits,
 }
 
@@ -143,7 +144,9 @@ pub async fn run_turn<H: TurnHooks>(
                 continue;
             }
             let mut output = match hooks.before_tool(call).await? {
-                Gate::Run => tools::run(&call.name, cx.workspace, &call.arguments),
+                Gate::Run => {
+                    tools::run_with(&call.name, cx.workspace, cx.commands, &call.arguments).await
+                }
                 Gate::Refuse(text) => ToolOutput::error(text),
             };
             match guard.record(&call.name, &call.arguments, output.is_error) {

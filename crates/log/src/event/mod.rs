@@ -139,6 +139,8 @@ event_types! {
     BackgroundEnd(BackgroundEnd) = "background.end", durable: true;
     /// `handover`
     Handover(Handover) = "handover", durable: true;
+    /// `notice`
+    Notice(Notice) = "notice", durable: false;
     /// `turn.end`
     TurnEnd(TurnEnd) = "turn.end", durable: true;
     /// `session.end`

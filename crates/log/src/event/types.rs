@@ -347,6 +347,19 @@ pub struct Handover {
     pub to: String,
 }
 
+/// `notice`: something a person should know about the session that is not
+/// a step of the conversation (e.g. the sandbox running with a layer
+/// missing). Written at most once per subject.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Notice {
+    /// What the notice is about (`sandbox`).
+    #[serde(default)]
+    pub subject: String,
+    /// A sentence for a person.
+    #[serde(default)]
+    pub text: String,
+}
+
 /// `turn.end`: the durable boundary after a model call and its tool calls.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnEnd {}

@@ -1,6 +1,6 @@
-//! The tools that need neither the sandbox nor a person: file reading and
-//! writing confined to the workspace, search, guidance files, the plan and
-//! the title. One file per tool, each with its JSON schema for the model and
+//! The tools: file reading and writing confined to the workspace, search,
+//! guidance files, the plan and the title, which run in place, and
+//! run_command, which runs through the session's sandbox. One file per tool, each with its JSON schema for the model and
 //! a typed argument struct; [`ToolName`] dispatches with one exhaustive
 //! match, so a new tool is a compile error until it is wired in.
 //!
@@ -15,6 +15,7 @@ mod list_directory;
 mod output;
 mod read_file;
 mod read_guidance;
+pub mod run_command;
 mod set_title;
 mod update_plan;
 mod walk;
@@ -24,6 +25,7 @@ mod write_file;
 use serde::de::DeserializeOwned;
 
 pub use output::{Effect, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
+pub use run_command::Commands;
 pub use workspace::{PathError, Workspace};
 
 use crate::provider::ToolSpec;
@@ -40,10 +42,11 @@ pub enum ToolName {
     ReadGuidance,
     UpdatePlan,
     SetTitle,
+    RunCommand,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -53,6 +56,7 @@ impl ToolName {
         Self::ReadGuidance,
         Self::UpdatePlan,
         Self::SetTitle,
+        Self::RunCommand,
     ];
 
     /// The name the model calls the tool by.
@@ -67,6 +71,7 @@ impl ToolName {
             Self::ReadGuidance => "read_guidance",
             Self::UpdatePlan => "update_plan",
             Self::SetTitle => "set_title",
+            Self::RunCommand => "run_command",
         }
     }
 
@@ -79,7 +84,8 @@ impl ToolName {
     /// (seeds 004: "decided at a key that fits them better").
     pub fn call_action(self) -> Option<String> {
         match self {
-            Self::UpdatePlan | Self::SetTitle => None,
+            // run_command is decided at its program's exec.* action.
+            Self::UpdatePlan | Self::SetTitle | Self::RunCommand => None,
             Self::ReadFile
             | Self::ListDirectory
             | Self::Glob
@@ -102,6 +108,7 @@ impl ToolName {
             Self::ReadGuidance => read_guidance::schema(),
             Self::UpdatePlan => update_plan::schema(),
             Self::SetTitle => set_title::schema(),
+            Self::RunCommand => run_command::schema(),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -132,6 +139,9 @@ impl ToolName {
             }
             Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
             Self::SetTitle => parse(self, arguments).and_then(set_title::run),
+            Self::RunCommand => Err(ToolError::Failed(
+                "run_command needs the session's sandbox; it runs through tools::run".to_owned(),
+            )),
         };
         result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
     }
@@ -142,7 +152,22 @@ pub fn specs() -> Vec<ToolSpec> {
     ToolName::ALL.into_iter().map(ToolName::spec).collect()
 }
 
-/// Runs the tool the model named, or answers that there is no such tool.
+/// Runs any tool the model named: commands go through `commands` (the
+/// session's sandbox), the other tools run in place via [`run`].
+pub async fn run_with(
+    name: &str,
+    workspace: &Workspace,
+    commands: &Commands,
+    arguments: &str,
+) -> ToolOutput {
+    match ToolName::parse(name) {
+        Some(ToolName::RunCommand) => commands.run(arguments).await,
+        _ => run(name, workspace, arguments),
+    }
+}
+
+/// Runs one of the in-place tools the model named, or answers that there is
+/// no such tool.
 pub fn run(name: &str, workspace: &Workspace, arguments: &str) -> ToolOutput {
     match ToolName::parse(name) {
         Some(tool) => tool.run(workspace, arguments),

@@ -16,6 +16,11 @@ pub const MODEL_LIMIT_CHARS: usize = 30_000;
 pub enum Effect {
     Plan(Vec<PlanItem>),
     Title(String),
+    /// A fact for the person, logged as a `notice` (the sandbox's layers).
+    Notice {
+        subject: String,
+        text: String,
+    },
 }
 
 /// One step of the agent's plan.

@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 
 use chock_runner::provider::{AssistantTurn, Message, Provider, ProviderError, ToolCall};
-use chock_runner::tools::{ToolOutput, Workspace};
+use chock_runner::tools::{Commands, ToolOutput, Workspace};
 use chock_runner::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use chock_testkit::{FakeModel, Reply, TempProject, Turn};
 use pretty_assertions::assert_eq;
@@ -55,11 +55,13 @@ async fn turn(
     limits: TurnLimits,
 ) -> (TurnEnd, Vec<Message>) {
     let workspace = Workspace::new(project.path()).unwrap();
+    let commands = Commands::new(workspace.root(), false);
     let cx = TurnContext {
         provider,
         model: "m",
         system: "you are a test",
         workspace: &workspace,
+        commands: &commands,
         limits,
     };
     let mut conversation = vec![Message::User { text: "go".into() }];

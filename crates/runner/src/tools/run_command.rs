@@ -1,0 +1,317 @@
+//! `run_command`: runs one program inside the sandbox (chock-sandbox) with
+//! the session's working directory as the writable workspace, and hands
+//! back its exit status and output.
+//!
+//! The command is an argument vector, never a shell line: the program is
+//! what the policy classifies (`exec.path.<name>`, `exec.workspace.<path>`,
+//! ...), and a shell line would hide it. A model that wants a pipeline asks
+//! for `["sh", "-c", "..."]`, which is decided as `exec.path.sh`.
+//!
+//! Everything is awaited on the caller's `current_thread` runtime: the
+//! sandbox hands back a pidfd, which tokio polls like a socket, and the
+//! output pipes are read as non-blocking descriptors. There is no thread and
+//! no `spawn_blocking` (DESIGN.md, Processes). Both the time and the amount
+//! of output kept are bounded: past the timeout the whole sandbox is killed,
+//! past [`CAPTURE_LIMIT`] bytes a stream is drained and counted, not kept.
+
+use std::cell::{Cell, OnceCell};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chock_policy::{Action, ExecContext};
+use chock_sandbox::{ExitStatus, Sandbox, SandboxChild, SandboxSpec, SpawnError, Stdio};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::io::unix::AsyncFd;
+use tokio::net::unix::pipe;
+
+use super::{Effect, ToolError, ToolName, ToolOutput, parse};
+
+/// Seconds a command may run when the model names no timeout.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// The longest timeout a model may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+/// Bytes of each stream (stdout, stderr) kept; the rest is counted.
+pub const CAPTURE_LIMIT: usize = 1024 * 1024;
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Run a program in a sandbox whose only writable directory is the workspace (and a fresh /tmp), with no network. \
+The command is an argument vector, not a shell line: use [\"sh\", \"-c\", \"...\"] for pipes and redirections. \
+The result gives the exit status, then stdout and stderr.",
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "description": "The program and its arguments, e.g. [\"cargo\", \"test\"]"
+                },
+                "timeout_secs": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_TIMEOUT_SECS,
+                    "description": "Kill the command after this many seconds (default 120)"
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// The model's arguments.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+impl Args {
+    /// Parses the model's argument text, checking what serde cannot.
+    pub fn parse(arguments: &str) -> Result<Self, ToolError> {
+        let args: Self = parse(ToolName::RunCommand, arguments)?;
+        if args.command.first().is_none_or(String::is_empty) {
+            return Err(ToolError::Arguments {
+                tool: "run_command",
+                detail: "command is empty; give the program first, e.g. [\"ls\", \"-l\"]"
+                    .to_owned(),
+            });
+        }
+        if args.timeout_secs == Some(0) || args.timeout_secs > Some(MAX_TIMEOUT_SECS) {
+            return Err(ToolError::Arguments {
+                tool: "run_command",
+                detail: format!("timeout_secs must be between 1 and {MAX_TIMEOUT_SECS}"),
+            });
+        }
+        Ok(args)
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS))
+    }
+}
+
+/// The policy action a command is decided at: its program classified
+/// against the workspace and the host's `PATH` (a path with `..` is
+/// `exec.unparsed`).
+pub fn exec_action(args: &Args, workspace: &Path) -> Action {
+    let program = args.command.first().map_or("", String::as_str);
+    let ctx = ExecContext {
+        project_root: workspace.to_owned(),
+        cwd: workspace.to_owned(),
+        devshell: std::collections::HashSet::new(),
+        path_dirs: std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).collect())
+            .unwrap_or_default(),
+    };
+    Action::exec_for(program, &ctx)
+}
+
+/// The session's command runner: one prepared sandbox, built at the first
+/// command, and whether its report has been handed to the log yet.
+#[derive(Debug)]
+pub struct Commands {
+    workspace: PathBuf,
+    jit: bool,
+    sandbox: OnceCell<Result<Sandbox, String>>,
+    reported: Cell<bool>,
+}
+
+impl Commands {
+    /// A runner for `workspace`; `jit` lifts the write-xor-execute rule
+    /// (`sandbox.jit`, read before the first turn).
+    pub fn new(workspace: &Path, jit: bool) -> Self {
+        Self {
+            workspace: workspace.to_owned(),
+            jit,
+            sandbox: OnceCell::new(),
+            reported: Cell::new(false),
+        }
+    }
+
+    fn sandbox(&self) -> Result<&Sandbox, String> {
+        self.sandbox
+            .get_or_init(|| {
+                let mut spec = SandboxSpec::new(&self.workspace);
+                spec.jit = self.jit;
+                spec.stdin = Stdio::Null;
+                spec.stdout = Stdio::Piped;
+                spec.stderr = Stdio::Piped;
+                Sandbox::new(spec).map_err(|err| err.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Runs the model's call (raw JSON arguments) to its end.
+    pub async fn run(&self, arguments: &str) -> ToolOutput {
+        match Args::parse(arguments) {
+            Ok(args) => self.run_args(&args).await,
+            Err(err) => ToolOutput::error(err.to_string()),
+        }
+    }
+
+    async fn run_args(&self, args: &Args) -> ToolOutput {
+        let sandbox = match self.sandbox() {
+            Ok(sandbox) => sandbox,
+            Err(err) => {
+                return ToolOutput::error(format!("the sandbox cannot be built: {err}"));
+            }
+        };
+        let mut child = match sandbox.spawn(&args.command) {
+            Ok(child) => child,
+            Err(err @ SpawnError::NotFound { .. }) => return ToolOutput::error(err.to_string()),
+            Err(err) => return ToolOutput::error(format!("the command did not start: {err}")),
+        };
+        let notice = (!self.reported.replace(true)).then(|| child.report().to_string());
+        let mut output = match collect(&mut child, args.timeout()).await {
+            Ok(ran) => ran.render(args.timeout()),
+            Err(err) => ToolOutput::error(format!("waiting for the command failed: {err}")),
+        };
+        if let Some(report) = notice {
+            output = output.with_effect(Effect::Notice {
+                subject: "sandbox".to_owned(),
+                text: format!("commands run in a sandbox with {report}"),
+            });
+        }
+        output
+    }
+}
+
+/// One stream's bytes, the first [`CAPTURE_LIMIT`] of them, and how many more
+/// there were.
+#[derive(Debug, Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    dropped: u64,
+}
+
+impl Captured {
+    fn text(&self, name: &str) -> String {
+        let mut text = String::from_utf8_lossy(&self.bytes).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "\n[{} more bytes of {name} were not kept]",
+                self.dropped
+            ));
+        }
+        text
+    }
+}
+
+/// What a finished (or killed) command left.
+#[derive(Debug)]
+struct Ran {
+    /// `None` when the timeout killed it.
+    status: Option<ExitStatus>,
+    stdout: Captured,
+    stderr: Captured,
+}
+
+impl Ran {
+    fn render(&self, timeout: Duration) -> ToolOutput {
+        let head = match self.status {
+            Some(status) => status.to_string(),
+            None => format!(
+                "timed out after {} s and was killed; pass a larger timeout_secs (at most {MAX_TIMEOUT_SECS}) if it needs longer",
+                timeout.as_secs()
+            ),
+        };
+        let text = format!(
+            "{head}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.stdout.text("stdout"),
+            self.stderr.text("stderr")
+        );
+        if self.status.is_some_and(ExitStatus::success) {
+            ToolOutput::ok(text)
+        } else {
+            ToolOutput::error(text)
+        }
+    }
+}
+
+async fn collect(child: &mut SandboxChild, timeout: Duration) -> std::io::Result<Ran> {
+    let stdout = child
+        .stdout
+        .take()
+        .map(pipe::Receiver::from_owned_fd)
+        .transpose()?;
+    let stderr = child
+        .stderr
+        .take()
+        .map(pipe::Receiver::from_owned_fd)
+        .transpose()?;
+    let mut ran = Ran {
+        status: None,
+        stdout: Captured::default(),
+        stderr: Captured::default(),
+    };
+    // The safe constructor is deprecated for types that do not tie the
+    // descriptor's life to themselves; `PidFd` borrows the child that owns
+    // the pidfd, so the descriptor outlives the registration, and the crate
+    // forbids the unsafe `register`.
+    #[expect(
+        deprecated,
+        reason = "the pidfd outlives the registration: PidFd borrows its owner"
+    )]
+    let mut pidfd = AsyncFd::new(PidFd(child))?;
+    let finished = {
+        let work = async {
+            let ((), (), status) = tokio::join!(
+                drain(stdout, &mut ran.stdout),
+                drain(stderr, &mut ran.stderr),
+                wait_exit(&mut pidfd)
+            );
+            status
+        };
+        tokio::time::timeout(timeout, work).await
+    };
+    match finished {
+        Ok(status) => ran.status = Some(status?),
+        Err(_elapsed) => {
+            // Killing pid 1 takes the whole pid namespace with it.
+            pidfd.get_mut().0.kill()?;
+            wait_exit(&mut pidfd).await?;
+        }
+    }
+    Ok(ran)
+}
+
+/// Reads a stream to its end, keeping the first [`CAPTURE_LIMIT`] bytes. A
+/// read error ends the stream: the output is best effort, the status is not.
+async fn drain(stream: Option<pipe::Receiver>, into: &mut Captured) {
+    let Some(mut stream) = stream else { return };
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = stream.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let room = CAPTURE_LIMIT.saturating_sub(into.bytes.len()).min(n);
+        into.bytes.extend_from_slice(&buf[..room]);
+        into.dropped += (n - room) as u64;
+    }
+}
+
+/// The sandbox's pidfd as something tokio can poll.
+struct PidFd<'c>(&'c mut SandboxChild);
+
+impl std::os::fd::AsRawFd for PidFd<'_> {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+async fn wait_exit(pidfd: &mut AsyncFd<PidFd<'_>>) -> std::io::Result<ExitStatus> {
+    loop {
+        let mut ready = pidfd.readable_mut().await?;
+        if let Some(status) = ready.get_inner_mut().0.try_wait()? {
+            return Ok(status);
+        }
+        ready.clear_ready();
+    }
+}

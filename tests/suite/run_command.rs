@@ -1,0 +1,192 @@
+//! `run_command` in a real session: the fake model asks for commands, the
+//! real binary decides them at exec.*, runs them in the sandbox, and the log
+//! says what happened. Each log is folded and read back.
+
+use std::path::Path;
+
+use chock_log::event::EndReason;
+use chock_log::fold::Status;
+use chock_log::{SessionId, StateDir, fold_log};
+use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use serde_json::{Value, json};
+
+use super::chock;
+
+/// Runs one session in which the model makes `calls` (one turn each) and
+/// then says it is done; returns the log's events.
+fn session(state: &Path, project: &Path, calls: &[(&str, Value)]) -> Vec<Value> {
+    let mut turns: Vec<_> = calls
+        .iter()
+        .map(|(id, args)| Turn::text("").call(id, "run_command", args).into())
+        .collect();
+    turns.push(Turn::text("Done.").into());
+    let fake = FakeModel::with(turns);
+    let dir = state.join("config").join("chock");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    let out = chock(state)
+        .arg("run")
+        .arg(project)
+        .arg("run things")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(sessions.len(), 1, "exactly one session: {sessions:?}");
+    let id = SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
+    let log = StateDir::at(state).log_path(&id);
+    let folded = fold_log(&log).unwrap();
+    assert_eq!(
+        folded.state.status,
+        Status::Ended {
+            reason: EndReason::Done,
+            detail: String::new()
+        }
+    );
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn of_call<'a>(events: &'a [Value], kind: &str, call: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|event| event["type"] == kind && event["call_id"] == call)
+        .unwrap_or_else(|| panic!("no {kind} for {call} in {events:#?}"))
+}
+
+#[test]
+fn a_command_writes_in_the_workspace_and_cannot_write_outside_it() {
+    let state = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let target = outside.path().join("escaped.txt");
+    let events = session(
+        state.path(),
+        project.path(),
+        &[
+            (
+                "c1",
+                json!({"command": ["sh", "-c", "echo made > made.txt; echo said"]}),
+            ),
+            (
+                "c2",
+                json!({"command": ["sh", "-c", format!("echo x > {}", target.display())]}),
+            ),
+        ],
+    );
+    assert_eq!(project.read("made.txt"), "made\n");
+    assert!(!target.exists(), "the sandbox let a command write outside");
+    let decision = of_call(&events, "decision", "c1");
+    assert_eq!(decision["action"], "exec.path.sh");
+    assert_eq!(decision["decision"], "allow");
+    let first = of_call(&events, "tool.result", "c1");
+    assert_eq!(first["ok"], true);
+    let text = first["output"].as_str().unwrap();
+    assert!(text.starts_with("exit status 0\n"), "{text}");
+    assert!(text.contains("said"), "{text}");
+    let second = of_call(&events, "tool.result", "c2");
+    assert_eq!(second["ok"], false, "{second}");
+    let notices: Vec<_> = events.iter().filter(|e| e["type"] == "notice").collect();
+    assert_eq!(notices.len(), 1, "the sandbox report is logged once");
+    assert_eq!(notices[0]["subject"], "sandbox");
+    let jit = events
+        .iter()
+        .find(|e| e["type"] == "decision" && e["action"] == "sandbox.jit")
+        .expect("sandbox.jit is read before the first turn");
+    assert_ne!(jit["decision"], "allow");
+}
+
+#[test]
+fn a_program_path_with_dot_dot_is_exec_unparsed_and_does_not_run() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let events = session(
+        state.path(),
+        project.path(),
+        &[("u1", json!({"command": ["../x"]}))],
+    );
+    let decision = of_call(&events, "decision", "u1");
+    assert_eq!(decision["action"], "exec.unparsed");
+    assert_ne!(decision["decision"], "allow");
+    let result = of_call(&events, "tool.result", "u1");
+    assert_eq!(result["ok"], false);
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "tool.call" && e["call_id"] == "u1"),
+        "a refused command is not a tool.call"
+    );
+}
+
+#[test]
+fn a_missing_program_and_a_signal_are_reported_to_the_model() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let events = session(
+        state.path(),
+        project.path(),
+        &[
+            ("n1", json!({"command": ["no-such-program-here"]})),
+            (
+                "k1",
+                json!({"command": ["sh", "-c", "echo before; kill -KILL $$"]}),
+            ),
+        ],
+    );
+    let missing = of_call(&events, "tool.result", "n1");
+    assert_eq!(missing["ok"], false);
+    assert!(
+        missing["output"]
+            .as_str()
+            .unwrap()
+            .contains("command not found"),
+        "{missing}"
+    );
+    let killed = of_call(&events, "tool.result", "k1");
+    assert_eq!(killed["ok"], false);
+    let text = killed["output"].as_str().unwrap();
+    assert!(text.starts_with("killed by SIGKILL"), "{text}");
+    assert!(text.contains("before"), "{text}");
+}
+
+#[test]
+fn a_command_past_its_timeout_is_killed_and_says_so() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let events = session(
+        state.path(),
+        project.path(),
+        &[
+            ("t1", json!({"command": ["sleep", "60"], "timeout_secs": 1})),
+            ("t2", json!({"command": ["true"], "timeout_secs": 100000})),
+        ],
+    );
+    let slow = of_call(&events, "tool.result", "t1");
+    assert_eq!(slow["ok"], false);
+    assert!(
+        slow["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("timed out after 1 s"),
+        "{slow}"
+    );
+    let bad = of_call(&events, "tool.result", "t2");
+    assert_eq!(bad["ok"], false);
+    assert!(
+        bad["output"]
+            .as_str()
+            .unwrap()
+            .contains("timeout_secs must be"),
+        "{bad}"
+    );
+}
