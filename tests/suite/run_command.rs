@@ -190,3 +190,63 @@ fn a_command_past_its_timeout_is_killed_and_says_so() {
         "{bad}"
     );
 }
+
+/// Copies a directory tree (files and directories only), keeping modes.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/hello");
+    let demo = tempfile::tempdir().unwrap();
+    copy_tree(&root, demo.path());
+    let state = demo.path().join("state");
+    let out = chock(&state)
+        .env("XDG_CONFIG_HOME", demo.path().join("config"))
+        .arg("run")
+        .arg(demo.path().join("project"))
+        .arg("greet the world")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(demo.path().join("project/hello.txt")).unwrap(),
+        "hello, world\n"
+    );
+    let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    let id = SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
+    let log = std::fs::read_to_string(StateDir::at(&state).log_path(&id)).unwrap();
+    let events: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ran = events
+        .iter()
+        .find(|e| e["type"] == "tool.result" && e["call_id"] == "script-3-0")
+        .expect("the example runs check.sh");
+    assert_eq!(ran["ok"], true, "{ran}");
+    assert!(
+        ran["output"]
+            .as_str()
+            .unwrap()
+            .contains("check.sh: hello.txt is right"),
+        "{ran}"
+    );
+}
