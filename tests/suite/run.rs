@@ -285,7 +285,7 @@ fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
     let decision: serde_json::Value = log
         .lines()
         .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-        .find(|event| event["type"] == "decision")
+        .find(|event| event["type"] == "decision" && event["call_id"] == "w1")
         .unwrap();
     assert_eq!(decision["action"], "call.write_file");
     assert_eq!(decision["decision"], "deny");

@@ -127,6 +127,11 @@ fn every_known_type_round_trips() {
             to: "daemon".into(),
         }
         .into(),
+        Notice {
+            subject: "sandbox".into(),
+            text: "commands run in a sandbox with namespaces".into(),
+        }
+        .into(),
         TurnEnd {}.into(),
         SessionEnd {
             reason: EndReason::Handover,

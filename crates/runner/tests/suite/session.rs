@@ -96,6 +96,7 @@ async fn a_session_that_edits_a_file_is_recorded_event_by_event() {
             [
                 "session.open",
                 "user.message",
+                "decision",
                 "assistant.message",
                 "decision",
                 "tool.call",
@@ -153,7 +154,13 @@ async fn a_provider_500_ends_the_session_with_a_clear_error_in_the_log() {
     );
     assert_eq!(
         types(&outcome.log),
-        ["session.open", "user.message", "turn.end", "session.end"]
+        [
+            "session.open",
+            "user.message",
+            "decision",
+            "turn.end",
+            "session.end"
+        ]
     );
     let folded = fold_log(&outcome.log).unwrap();
     assert_eq!(
@@ -255,7 +262,13 @@ async fn an_interrupt_during_a_slow_answer_ends_the_session_interrupted() {
     assert_eq!(outcome.reason, EndReason::Interrupted);
     assert_eq!(
         types(&outcome.log),
-        ["session.open", "user.message", "turn.end", "session.end"]
+        [
+            "session.open",
+            "user.message",
+            "decision",
+            "turn.end",
+            "session.end"
+        ]
     );
     assert_eq!(
         fold_log(&outcome.log).unwrap().state.status,
