@@ -9,6 +9,7 @@ mod daemon;
 mod log;
 mod output;
 mod plan;
+mod serve;
 mod sessions;
 mod usage;
 
@@ -35,6 +36,7 @@ pub(crate) enum Command {
     Log(log::Args),
     Usage(usage::Args),
     Plan(plan::Args),
+    Serve(serve::ServeArgs),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -44,5 +46,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Log(args) => log::run(args),
         Command::Usage(args) => usage::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
