@@ -100,7 +100,10 @@ fn body<T>(body: Result<Json<T>, JsonRejection>, shape: &str) -> Result<T, ApiEr
         ApiError::new(
             rejection.status(),
             "bad_request",
-            format!("{}: this route takes a JSON body {shape}", rejection.body_text()),
+            format!(
+                "{}: this route takes a JSON body {shape}",
+                rejection.body_text()
+            ),
         )
     })
 }
@@ -190,9 +193,7 @@ async fn events(
     let limit = q.limit.unwrap_or(PAGE).clamp(1, 10 * PAGE);
     let (after, before) = match (q.after, q.before) {
         (Some(_), Some(_)) => {
-            return Err(ApiError::bad_request(
-                "give after= or before=, not both",
-            ));
+            return Err(ApiError::bad_request("give after= or before=, not both"));
         }
         // Ids run 1, 2, 3, ... so the page before M starts after M-1-limit,
         // and the daemon sends only those lines, not the whole log.

@@ -210,7 +210,10 @@ pub(crate) fn activated() -> Result<Option<Vec<Listener>>, ServeError> {
             "LISTEN_FDS passed no sockets".to_owned(),
         ));
     }
-    (3..3 + count).map(adopt_fd).collect::<Result<_, _>>().map(Some)
+    (3..3 + count)
+        .map(adopt_fd)
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 fn adopt_fd(raw: RawFd) -> Result<Listener, ServeError> {

@@ -44,9 +44,10 @@ pub(crate) async fn watch(
     let header = watch.header().to_string();
     let events = stream::unfold(Phase::Header(watch, header), |phase| async move {
         let (event, next) = match phase {
-            Phase::Header(watch, header) => {
-                (Event::default().event("row").data(header), Phase::Events(watch))
-            }
+            Phase::Header(watch, header) => (
+                Event::default().event("row").data(header),
+                Phase::Events(watch),
+            ),
             Phase::Events(mut watch) => match watch.next_event().await {
                 Ok(Some(line)) => (
                     Event::default()
