@@ -4,6 +4,7 @@
 //
 //   node session.mjs <serve url> <project directory> <screenshot.png>
 //
+// Also saves <screenshot>-question.png while the question is open.
 // Prints what it saw; exits non-zero with the reason on any failure. Run by
 // crates/serve/tests/suite/browser.rs, which boots a daemon and serve.
 import { chromium } from 'playwright-core';
@@ -49,6 +50,7 @@ try {
   check(question.includes('Run git push origin main?'), 'the question is shown: ' + question);
   check(question.includes('exec.git.push'), 'the action is named: ' + question);
   console.log('asked: ' + question.split('\n').join(' | '));
+  await page.screenshot({ path: screenshot.replace(/\.png$/, '-question.png'), fullPage: true });
 
   // Log text is text.
   const said = await page.locator('#events li.user-message .text').innerText();
@@ -68,6 +70,7 @@ try {
   const answer = await page.locator('#events li.approval-answer .text').innerText();
   check(answer.startsWith('yes to r1'), 'the answer is recorded: ' + answer);
   check((await page.locator('#title').innerText()) === 'Push the branch', 'the title is shown');
+  check((await page.locator('#status').innerText()) === 'ended: done', 'the ending is shown');
   check(errors.length === 0, 'no script errors: ' + errors.join('; '));
   await page.screenshot({ path: screenshot, fullPage: true });
   console.log('finished; screenshot at ' + screenshot);

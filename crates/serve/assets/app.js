@@ -232,7 +232,10 @@ function sessionView(project, id) {
   function track(event) {
     if (event.type === 'approval.request') pending.set(event.request_id, event);
     if (event.type === 'approval.answer') pending.delete(event.request_id);
-    if (event.type === 'session.end' && event.reason !== 'handover') pending.clear();
+    if (event.type === 'session.end' && event.reason !== 'handover') {
+      pending.clear();
+      badge.replaceChildren(statusBadge({ status: 'ended', reason: event.reason }));
+    }
     if (event.type === 'title.set' && event.title) title.textContent = event.title;
   }
 
@@ -259,7 +262,6 @@ function sessionView(project, id) {
       source.close();
       ending.textContent = 'The session has ended.';
       ending.hidden = false;
-      badge.replaceChildren(statusBadge({ status: 'ended' }));
     });
     source.addEventListener('failure', (e) => {
       source.close();

@@ -218,6 +218,17 @@ pub(crate) fn activated() -> Result<Option<Vec<Listener>>, ServeError> {
 
 fn adopt_fd(raw: RawFd) -> Result<Listener, ServeError> {
     use rustix::net::{AddressFamily, sockopt};
+    // A descriptor that is not open must be refused before it is owned:
+    // closing it later would be closing something this process never had.
+    // SAFETY: the borrow lasts only for this one fcntl, and an fd that is
+    // not open makes fcntl fail with EBADF rather than touch anything.
+    #[expect(unsafe_code, reason = "probing a socket-activation descriptor")]
+    let probe = rustix::io::fcntl_getfd(unsafe { std::os::fd::BorrowedFd::borrow_raw(raw) });
+    if let Err(err) = probe {
+        return Err(ServeError::Activation(format!(
+            "fd {raw} from LISTEN_FDS is not open ({err})"
+        )));
+    }
     // SAFETY: systemd hands this process the descriptors from 3 to
     // 3 + LISTEN_FDS - 1 and nothing else in it owns them; LISTEN_PID was
     // checked to be this process, and each is adopted once.
