@@ -105,6 +105,25 @@ async fn port_zero_prints_the_port_the_system_chose_and_it_answers() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn host_0_0_0_0_is_accepted_unguarded() {
+    let state = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut command = chock(state.path());
+    command.args(["daemon", "--host", "0.0.0.0", "--port", "0"]);
+    let mut daemon = Running::spawn(command);
+    daemon.next_address();
+    let Address::Tcp { host, port } = daemon.next_address() else {
+        panic!("a TCP address")
+    };
+    assert_eq!(host, "0.0.0.0");
+    let loopback = Address::Tcp {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    Client::new(loopback).list(project.path()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_second_daemon_on_the_same_socket_is_refused() {
     let state = tempfile::tempdir().unwrap();
     let mut command = chock(state.path());

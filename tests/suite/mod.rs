@@ -4,6 +4,7 @@ mod cli;
 mod daemon;
 mod log;
 mod plan;
+mod policy;
 mod serve;
 mod session_logs;
 mod sessions;

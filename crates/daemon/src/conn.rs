@@ -13,8 +13,6 @@ use crate::Shared;
 use crate::listen::Listener;
 use crate::verbs::{self, Conn, VerbError};
 
-/// How long a connection may take to send its greeting, and then its request.
-const LINE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long to back off when accept fails (out of descriptors, say).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
@@ -85,7 +83,7 @@ where
         lines: LineReader::new(BufReader::new(Box::new(read)), MAX_REQUEST_LINE),
         out: tokio::io::BufWriter::new(Box::new(write)),
     };
-    let Some(first) = next_line(&mut conn).await else {
+    let Some(first) = next_line(&mut conn, shared.line_timeout).await else {
         return;
     };
     match Request::parse(&first) {
@@ -107,7 +105,7 @@ where
             return;
         }
     }
-    let Some(line) = next_line(&mut conn).await else {
+    let Some(line) = next_line(&mut conn, shared.line_timeout).await else {
         return;
     };
     let request = match Request::parse(&line) {
@@ -135,8 +133,8 @@ where
 
 /// The next request line, or `None` after telling the client why not (or
 /// when it simply closed).
-async fn next_line(conn: &mut Conn) -> Option<String> {
-    let message = match tokio::time::timeout(LINE_TIMEOUT, conn.lines.next_line()).await {
+async fn next_line(conn: &mut Conn, limit: Duration) -> Option<String> {
+    let message = match tokio::time::timeout(limit, conn.lines.next_line()).await {
         Ok(Ok(Some(line))) => return Some(line),
         Ok(Ok(None)) => return None,
         Ok(Err(LineError::Io(_))) => return None,
@@ -146,8 +144,7 @@ async fn next_line(conn: &mut Conn) -> Option<String> {
         }
         Ok(Err(err)) => err.to_string(),
         Err(_) => format!(
-            "nothing complete arrived within {} s: send one line, ending with a newline",
-            LINE_TIMEOUT.as_secs()
+            "nothing complete arrived within {limit:?}: send one line, ending with a newline"
         ),
     };
     let _ = conn.send(&Reply::Error(message)).await;

@@ -1,19 +1,21 @@
 //! One follower per watched session, shared by all of its watchers.
 //!
-//! A feed reads the log's new lines once and broadcasts them, so a hundred
-//! watchers cost one reader. It wakes on inotify and on a slow tick (the
-//! tick also notices a session whose owner vanished without an ending), and
-//! it ends when the session ends, when the log has no owner, or when its
+//! A feed is a `chock_log::Follower` that reads the log's new lines once and
+//! broadcasts them, so a hundred watchers cost one reader. It wakes on the
+//! follower's inotify descriptor (registered with tokio) and on a slow tick
+//! (which also notices a session whose owner vanished without an ending),
+//! and it ends when the session ends, when the log has no owner, or when its
 //! last watcher leaves. Watchers never trust the feed alone: each reads the
 //! log after subscribing, and skips broadcast ids it already sent, which is
 //! what makes a watch gap-free and repeat-free.
 
 use std::collections::HashMap;
-use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use chock_log::{EventId, Follower};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::broadcast;
 
@@ -23,12 +25,14 @@ use crate::store::{self, LogEvent};
 const CAPACITY: usize = 1024;
 /// How often a feed checks, without inotify's nudge, for appends and an owner.
 const TICK: Duration = Duration::from_millis(250);
-/// The tick when inotify is not available.
+/// The tick when the follower has no inotify descriptor and polls.
 const POLL: Duration = Duration::from_millis(20);
+
+type Sender = broadcast::Sender<Arc<LogEvent>>;
 
 #[derive(Debug, Default)]
 pub(crate) struct Feeds {
-    map: Mutex<HashMap<String, broadcast::Sender<Arc<LogEvent>>>>,
+    map: Mutex<HashMap<String, Sender>>,
 }
 
 impl Feeds {
@@ -43,17 +47,28 @@ impl Feeds {
         if let Some(tx) = map.get(session) {
             return tx.subscribe();
         }
-        // The feed starts at the end of what is there now, before the caller
-        // reads the log itself: an append in between is in one or the other.
-        let offset = store::end_offset(path).unwrap_or(0);
+        // The follower starts after the last event there now, before the
+        // caller reads the log itself: an append in between is in one or
+        // the other.
+        let follower = store::last_id(path)
+            .and_then(|last| Follower::new(path, EventId(last)))
+            .map_err(
+                |err| tracing::warn!(path = %path.display(), %err, "cannot follow the session log"),
+            )
+            .ok();
         let (tx, rx) = broadcast::channel(CAPACITY);
+        let Some(follower) = follower else {
+            // No feed: the receiver closes at once and the watcher reads the
+            // log itself, which reports the error.
+            return rx;
+        };
         map.insert(session.to_owned(), tx.clone());
         drop(map);
         let feeds = Arc::clone(self);
         let session = session.to_owned();
         let path = path.to_owned();
         tokio::spawn(async move {
-            run(&path, offset, &tx).await;
+            run(follower, &path, &tx).await;
             let mut map = feeds.lock();
             if map
                 .get(&session)
@@ -65,21 +80,46 @@ impl Feeds {
         rx
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, broadcast::Sender<Arc<LogEvent>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Sender>> {
         self.map
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
-async fn run(path: &Path, mut offset: u64, tx: &broadcast::Sender<Arc<LogEvent>>) {
-    let notify = Inotify::watch(path);
+/// The follower's inotify descriptor, borrowed for tokio's reactor.
+struct Borrowed(RawFd);
+
+impl AsRawFd for Borrowed {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+async fn run(mut follower: Follower, path: &Path, tx: &Sender) {
+    let notify = follower.as_fd().and_then(|fd| {
+        // SAFETY: the descriptor is owned by `follower`, which is a parameter
+        // of this function and so is dropped after `notify`, a local; it is
+        // never closed or replaced while the follower lives.
+        #[expect(
+            unsafe_code,
+            reason = "tokio's registration asks the caller to vouch for the descriptor"
+        )]
+        let registered = unsafe { AsyncFd::register(Borrowed(fd.as_raw_fd())) };
+        registered.ok()
+    });
     let tick = if notify.is_some() { TICK } else { POLL };
-    let mut quiet = 0u32;
+    let mut quiet = Duration::ZERO;
     loop {
         let woke = match &notify {
-            Some(notify) => tokio::select! {
-                () = notify.readable() => true,
+            Some(fd) => tokio::select! {
+                ready = fd.readable() => {
+                    // `try_next` drains the descriptor itself.
+                    if let Ok(mut guard) = ready {
+                        guard.clear_ready();
+                    }
+                    true
+                }
                 () = tokio::time::sleep(tick) => false,
             },
             None => {
@@ -87,73 +127,38 @@ async fn run(path: &Path, mut offset: u64, tx: &broadcast::Sender<Arc<LogEvent>>
                 false
             }
         };
-        let Ok((events, next)) = store::read_from(path, offset) else {
+        let Ok(events) = follower.try_next() else {
             return;
         };
-        offset = next;
+        for problem in follower.take_problems() {
+            tracing::warn!(path = %path.display(), %problem, "session log");
+        }
         let fresh = !events.is_empty();
-        for event in events {
-            let end = event.is_final();
+        for raw in events {
+            let Some(event) = store::parse_event(&raw.line) else {
+                continue;
+            };
+            let last = event.is_final();
             // No receivers is not an error: the check below ends the feed.
             let _ = tx.send(Arc::new(event));
-            if end {
+            if last {
                 return;
             }
         }
         if tx.receiver_count() == 0 {
             return;
         }
-        quiet = if fresh || woke { 0 } else { quiet + 1 };
-        // Every second of quiet, ask whether anyone still owns the log.
-        if quiet * tick.as_millis() as u32 >= 1000 {
-            quiet = 0;
+        quiet = if fresh || woke {
+            Duration::ZERO
+        } else {
+            quiet + tick
+        };
+        // Every second of quiet, ask whether anyone still holds the log.
+        if quiet >= Duration::from_secs(1) {
+            quiet = Duration::ZERO;
             if !store::is_owned(path) {
                 return;
             }
         }
-    }
-}
-
-/// An inotify descriptor watching one file for writes.
-struct Inotify {
-    fd: AsyncFd<OwnedFd>,
-}
-
-impl Inotify {
-    fn watch(path: &Path) -> Option<Inotify> {
-        use rustix::fs::inotify;
-        let fd =
-            inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?;
-        inotify::add_watch(
-            &fd,
-            PathBuf::from(path),
-            inotify::WatchFlags::MODIFY | inotify::WatchFlags::CLOSE_WRITE,
-        )
-        .ok()?;
-        // SAFETY: the `OwnedFd` is moved in and owned by the `AsyncFd` until
-        // it drops, so the descriptor stays open and the same throughout.
-        #[expect(
-            unsafe_code,
-            reason = "tokio's registration asks the caller to vouch for the descriptor"
-        )]
-        let fd = unsafe { AsyncFd::register(fd) }.ok()?;
-        Some(Inotify { fd })
-    }
-
-    /// Waits until the file was written to, then drains the notifications.
-    async fn readable(&self) {
-        let Ok(mut guard) = self.fd.readable().await else {
-            std::future::pending::<()>().await;
-            return;
-        };
-        let mut buf = [0u8; 4096];
-        loop {
-            match rustix::io::read(self.fd.get_ref(), &mut buf) {
-                Ok(0) => break,
-                Ok(_) => continue,
-                Err(_) => break,
-            }
-        }
-        guard.clear_ready();
     }
 }

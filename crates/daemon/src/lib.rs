@@ -69,6 +69,10 @@ pub struct Config {
     pub socket_activation: bool,
     /// How long `start` and `adopt` wait for the child to hold its log.
     pub start_timeout: Duration,
+    /// How long a connection may take to send its greeting, then its request.
+    pub line_timeout: Duration,
+    /// How long a watch waits after a `handover` ending for the next owner.
+    pub handover_grace: Duration,
 }
 
 impl Config {
@@ -80,6 +84,8 @@ impl Config {
             chock_exe,
             socket_activation: true,
             start_timeout: Duration::from_secs(30),
+            line_timeout: Duration::from_secs(30),
+            handover_grace: Duration::from_secs(10),
         }
     }
 }
@@ -93,6 +99,8 @@ pub(crate) struct Shared {
     pub(crate) chock_exe: PathBuf,
     pub(crate) uid: u32,
     pub(crate) start_timeout: Duration,
+    pub(crate) line_timeout: Duration,
+    pub(crate) handover_grace: Duration,
 }
 
 /// A daemon whose listeners are bound and not yet accepting.
@@ -139,6 +147,8 @@ impl Daemon {
             chock_exe: config.chock_exe,
             uid: chock_control::own_uid(),
             start_timeout: config.start_timeout,
+            line_timeout: config.line_timeout,
+            handover_grace: config.handover_grace,
         });
         Ok(Daemon { listeners, shared })
     }

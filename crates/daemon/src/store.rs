@@ -4,9 +4,10 @@
 //!
 //! The daemon only ever reads a log; the session's own process is its only
 //! writer. Readers never lock, so ownership is learnt from `/proc/locks`
-//! (`chock_log::locks`). The one thing read here directly is the envelope
-//! (`id`, `type`, `reason`) of lines appended after a known offset, which is
-//! what a feed needs to broadcast appends without parsing every body.
+//! (`chock_log::locks`). What this module reads itself is small: the
+//! envelope (`id`, `type`, `reason`) of lines `chock-log` returned, which is
+//! what a watch needs to know where a session ends, and the id of the last
+//! line from the log's tail, where a feed starts following.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -98,44 +99,44 @@ pub(crate) fn parse_session_id(text: &str) -> Result<SessionId, String> {
     })
 }
 
-/// Complete lines from `offset` to the end of the file, and the offset just
-/// past the last complete line. A final line without its newline is a write
-/// in progress and is left for the next read; a line that is not an event
-/// is skipped (the reader in `chock-log` reports it with its line number).
-pub(crate) fn read_from(path: &Path, offset: u64) -> std::io::Result<(Vec<LogEvent>, u64)> {
-    let mut file = File::open(path)?;
-    file.seek(SeekFrom::Start(offset))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    let complete = bytes
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |at| at + 1);
-    let events = bytes[..complete]
-        .split(|&b| b == b'\n')
-        .filter_map(|raw| std::str::from_utf8(raw).ok())
-        .filter_map(Envelope::parse)
-        .collect();
-    Ok((events, offset + complete as u64))
+/// One event line's envelope, or `None` for a line that is not an event.
+pub(crate) fn parse_event(line: &str) -> Option<LogEvent> {
+    Envelope::parse(line)
 }
 
-/// The offset just past the log's last complete line, found from its tail
-/// so a long log is not read whole.
-pub(crate) fn end_offset(path: &Path) -> std::io::Result<u64> {
+/// The id of the log's last complete event, found from its tail so a long
+/// log is not read whole; 0 for a log with no events.
+pub(crate) fn last_id(path: &Path) -> Result<u64, chock_log::ReadError> {
     const WINDOW: u64 = 64 << 10;
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let start = len.saturating_sub(WINDOW);
-    file.seek(SeekFrom::Start(start))?;
-    let mut tail = Vec::new();
-    file.read_to_end(&mut tail)?;
-    match tail.iter().rposition(|&b| b == b'\n') {
-        Some(at) => Ok(start + at as u64 + 1),
-        // No newline in the window: a very long torn line, or no complete
-        // line at all; the slow way settles it.
-        None if start == 0 => Ok(0),
-        None => read_from(path, 0).map(|(_, end)| end),
+    let tail = (|| {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let start = len.saturating_sub(WINDOW);
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail)?;
+        std::io::Result::Ok((start, tail))
+    })();
+    if let Ok((start, tail)) = tail {
+        if let Some(end) = tail.iter().rposition(|&b| b == b'\n') {
+            let begin = tail[..end]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map(|at| at + 1);
+            // A line that starts inside the window, or the file's first line.
+            if let Some(begin) = begin.or((start == 0).then_some(0))
+                && let Some(event) = std::str::from_utf8(&tail[begin..end])
+                    .ok()
+                    .and_then(Envelope::parse)
+            {
+                return Ok(event.id);
+            }
+        } else if start == 0 {
+            return Ok(0);
+        }
     }
+    // A last line longer than the window, or not an event: the reader knows.
+    chock_log::read_after(path, EventId(0)).map(|batch| batch.last_id.0)
 }
 
 /// The events with an id greater than `after` ("I already have this one"),
@@ -200,20 +201,31 @@ mod tests {
     }
 
     #[test]
-    fn reads_complete_lines_skips_bad_ones_and_leaves_a_torn_tail() {
+    fn the_last_id_comes_from_the_tail_and_skips_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(last_id(&path).unwrap(), 0);
+        std::fs::write(&path, "{\"id\":1,\"type\":\"a\"}\n").unwrap();
+        assert_eq!(last_id(&path).unwrap(), 1);
+        let long = "x".repeat(100 << 10);
         std::fs::write(
             &path,
-            "{\"id\":1,\"type\":\"a\"}\nnot json\n{\"id\":2,\"type\":\"session.end\",\"reason\":\"handover\"}\n{\"id\":3,\"ty",
+            format!(
+                "{{\"id\":1,\"at\":\"2026-11-29T19:00:00Z\",\"type\":\"a\"}}\n\
+                 {{\"id\":2,\"at\":\"2026-11-29T19:00:00Z\",\"type\":\"b\",\"pad\":\"{long}\"}}\n{{\"id\":3,\"ty"
+            ),
         )
         .unwrap();
-        let (events, offset) = read_from(&path, 0).unwrap();
-        assert_eq!(events.iter().map(|e| e.id).collect::<Vec<_>>(), [1, 2]);
-        assert!(events[1].is_handover() && !events[1].is_final());
-        assert_eq!(offset, 79);
-        let (rest, _) = read_from(&path, offset).unwrap();
-        assert!(rest.is_empty());
-        assert_eq!(end_offset(&path).unwrap(), offset);
+        assert_eq!(last_id(&path).unwrap(), 2);
+    }
+
+    #[test]
+    fn an_ending_by_handover_is_not_final() {
+        let end = parse_event(r#"{"id":2,"type":"session.end","reason":"handover"}"#).unwrap();
+        assert!(end.is_handover() && !end.is_final());
+        let end = parse_event(r#"{"id":3,"type":"session.end","reason":"done"}"#).unwrap();
+        assert!(end.is_final());
+        assert_eq!(parse_event("not json"), None);
     }
 }

@@ -9,6 +9,7 @@ mod daemon;
 mod log;
 mod output;
 mod plan;
+mod policy;
 mod serve;
 mod sessions;
 mod usage;
@@ -36,6 +37,8 @@ pub(crate) enum Command {
     Log(log::Args),
     Usage(usage::Args),
     Plan(plan::Args),
+    /// Explain how the policy answers an action, and check policy files.
+    Policy(policy::PolicyArgs),
     Serve(serve::ServeArgs),
 }
 
@@ -46,6 +49,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Log(args) => log::run(args),
         Command::Usage(args) => usage::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Policy(args) => policy::run(args),
         Command::Serve(args) => serve::run(args),
     }
 }

@@ -2,7 +2,6 @@
 //! `<started at>\t<row as JSON>`, newest first.
 
 use chock_control::Reply;
-
 use chock_log::SessionRow;
 
 use super::{Conn, Shared, VerbError, project_dir, with_daemon_facts};

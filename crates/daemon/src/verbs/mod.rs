@@ -11,12 +11,10 @@ mod watch;
 use std::path::{Path, PathBuf};
 
 use chock_control::{LineReader, Reply, Request};
+use chock_log::{SessionId, SessionRow};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
-use crate::Shared;
-use chock_log::{SessionId, SessionRow};
-
-use crate::store;
+use crate::{Shared, store};
 
 pub(crate) type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
 pub(crate) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;

@@ -10,9 +10,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use chock_log::SessionId;
-
 use chock_control::Reply;
+use chock_log::SessionId;
 
 use super::{Conn, Shared, VerbError, project_dir, project_session};
 use crate::children::ChildInfo;
@@ -59,9 +58,10 @@ pub(crate) async fn adopt(
         )));
     }
     let dir = project_dir(project)?;
+    // Measured before the child can append its own `session.open`.
+    let before = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let args = ["run", "--adopt", session];
     let child = spawn(shared, session, &args, &dir)?;
-    let before = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     wait_ready(shared, session, &path, &child, Some(before)).await?;
     conn.send(&Reply::Started {
         session: session.to_owned(),
@@ -108,7 +108,7 @@ async fn wait_ready(
         let held = store::owner(path) == Some(child.pid);
         let grew = match adopted_len {
             // A fresh log with one complete event is a started session.
-            None => store::end_offset(path).is_ok_and(|end| end > 0),
+            None => store::last_id(path).is_ok_and(|last| last > 0),
             Some(before) => std::fs::metadata(path).is_ok_and(|m| m.len() > before),
         };
         if held || grew {

@@ -9,7 +9,8 @@
 //!
 //! A `handover` ending is not the end of the session: the daemon's child
 //! takes the log over and appends a new `session.open`. After one, the
-//! watch waits up to [`HANDOVER_GRACE`] for a new owner before it ends.
+//! watch waits up to the configured grace (10 s by default) for a new owner
+//! before it ends.
 
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
@@ -19,9 +20,6 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{Conn, Shared, VerbError, project_session};
 use crate::store::{self, LogEvent};
-
-/// How long a watch waits after a handover ending for the next owner.
-pub(crate) const HANDOVER_GRACE: Duration = Duration::from_secs(10);
 
 pub(crate) async fn watch(
     shared: &Shared,
@@ -45,7 +43,9 @@ pub(crate) async fn watch(
         if catch_up(&path, &mut state, conn).await? {
             return Ok(());
         }
-        if !store::is_owned(&path) && !awaits_new_owner(&path, &state, conn).await? {
+        if !store::is_owned(&path)
+            && !awaits_new_owner(&path, &state, shared.handover_grace, conn).await?
+        {
             // A log nobody holds, and nobody is taking over, will not grow.
             return Ok(());
         }
@@ -88,16 +88,21 @@ struct State {
 
 /// After a recent handover ending, waits for a new owner; true when one
 /// came (or the log grew), false when the session is over.
-async fn awaits_new_owner(path: &Path, state: &State, conn: &mut Conn) -> Result<bool, VerbError> {
+async fn awaits_new_owner(
+    path: &Path,
+    state: &State,
+    grace: Duration,
+    conn: &mut Conn,
+) -> Result<bool, VerbError> {
     let recent = std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|at| SystemTime::now().duration_since(at).ok())
-        .is_some_and(|age| age < HANDOVER_GRACE);
+        .is_some_and(|age| age < grace);
     if !state.handover || !recent {
         return Ok(false);
     }
-    let deadline = Instant::now() + HANDOVER_GRACE;
+    let deadline = Instant::now() + grace;
     let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     while Instant::now() < deadline {
         let grew = std::fs::metadata(path).is_ok_and(|m| m.len() > len);

@@ -126,3 +126,26 @@ async fn a_thousand_connections_opened_and_dropped_leave_it_serving() {
     drop(held);
     still_serving(&h).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connection_that_sends_nothing_is_told_so_and_closed() {
+    let h = Harness::boot_with("finish", |c| {
+        c.line_timeout = std::time::Duration::from_millis(300);
+    })
+    .await;
+    let mut stream = UnixStream::connect(h.socket()).await.unwrap();
+    assert_eq!(
+        read_all(&mut stream).await,
+        ["error nothing complete arrived within 300ms: send one line, ending with a newline"]
+    );
+    // Greeted, then silent: the same, after the greeting's reply.
+    let mut stream = UnixStream::connect(h.socket()).await.unwrap();
+    stream.write_all(GREETING).await.unwrap();
+    assert_eq!(
+        read_all(&mut stream).await,
+        [
+            "ok chock-control 1",
+            "error nothing complete arrived within 300ms: send one line, ending with a newline"
+        ]
+    );
+}

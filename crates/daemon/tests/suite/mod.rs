@@ -34,12 +34,18 @@ impl Harness {
     /// `finish` (ends on release), `crash` (hangs after opening), or
     /// `exit-early` (exits 3 before writing anything).
     pub(crate) async fn boot(behaviour: &str) -> Harness {
+        Harness::boot_with(behaviour, |_| {}).await
+    }
+
+    /// `boot`, with the configuration adjusted first.
+    pub(crate) async fn boot_with(behaviour: &str, adjust: impl FnOnce(&mut Config)) -> Harness {
         let state = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
         let exe = fake_chock(state.path(), behaviour);
         let mut config = Config::new(state.path().to_owned(), exe);
         config.socket_activation = false;
         config.start_timeout = Duration::from_secs(20);
+        adjust(&mut config);
         let daemon = Daemon::bind(config).await.unwrap();
         let address = daemon.addresses().remove(0);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();

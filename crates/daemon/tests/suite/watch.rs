@@ -150,3 +150,22 @@ async fn a_watch_follows_a_session_across_a_handover() {
     let rows = h.client().list(&h.project()).await.unwrap();
     assert_eq!(rows[0].row["status"], "ended");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_watch_ends_when_nobody_takes_over_after_a_handover() {
+    let h = Harness::boot_with("finish", |c| c.handover_grace = Duration::from_millis(300)).await;
+    let mut log = h.live_log(S1);
+    let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
+    assert_eq!(next_id(&mut watch).await, Some(1));
+    let handover = log.append(
+        "session.end",
+        r#""reason":"handover","detail":"to the daemon""#,
+    );
+    drop(log);
+    assert_eq!(next_id(&mut watch).await, Some(handover));
+    assert_eq!(
+        next_id(&mut watch).await,
+        None,
+        "the grace passed with no new owner"
+    );
+}
