@@ -73,3 +73,47 @@ async fn perf_first_load_and_time_to_first_event() {
     );
     drop(log);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement, not a check: run by hand for docs/performance.md"]
+async fn perf_time_to_first_event_in_the_browser() {
+    let mut h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    let text = "x".repeat(200);
+    for _ in 1..10_000 {
+        log.say(&text);
+    }
+    let chock_control::Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/browser/first-event.mjs");
+    let out = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(S1)
+        .arg("10")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut ms: Vec<u64> = result["ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    ms.sort_unstable();
+    println!(
+        "browser: navigation to first event on screen, 10 runs: median {} ms, max {} ms; \
+         {} events shown; page transferred {} bytes",
+        ms[5], ms[9], result["shown"], result["page_bytes"]
+    );
+    drop(log);
+}
