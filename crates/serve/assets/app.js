@@ -307,8 +307,27 @@ function sessionView(project, id) {
       lastId = Math.max(0, (row.events || 0) - PAGE);
       oldest = lastId + 1;
       older.hidden = lastId === 0;
-      connect();
+      return findPending(row.pending_approvals || 0).catch(() => {}).then(() => {
+        showQuestion();
+        connect();
+      });
     }, () => {});
+
+  // A question asked before the last page is still the person's to answer:
+  // look back through read for requests the row says are waiting.
+  async function findPending(waiting) {
+    const answered = new Set();
+    let before = lastId + 1;
+    while (pending.size < waiting && before > 1) {
+      const page = await api('/api/sessions/' + encodeURIComponent(id) + '/events?before=' + before + '&limit=2000');
+      if (!page.events.length) break;
+      for (const event of page.events.slice().reverse()) {
+        if (event.type === 'approval.answer') answered.add(event.request_id);
+        if (event.type === 'approval.request' && !answered.has(event.request_id)) pending.set(event.request_id, event);
+      }
+      before = page.events[0].id;
+    }
+  }
 }
 
 window.addEventListener('hashchange', route);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use chock_control::Address;
 
-use super::Harness;
+use super::{Harness, S1};
 
 fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser")
@@ -40,4 +40,37 @@ async fn a_person_starts_a_session_answers_yes_and_sees_it_finish() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("finished; screenshot at"), "{stdout}");
     assert!(std::fs::metadata(&screenshot).unwrap().len() > 1000);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_session_pages_back_and_still_shows_an_old_question() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "this test needs `npm ci` in tests/browser (.ci/run does it)"
+    );
+    let mut h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    log.append(
+        "approval.request",
+        r#""request_id":"r1","action":"exec.deploy","question":"Deploy?""#,
+    );
+    for n in 3..=450 {
+        log.say(&format!("message {n}"));
+    }
+    let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let out = tokio::process::Command::new("node")
+        .arg(dir.join("long-session.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(S1)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    drop(log);
 }
