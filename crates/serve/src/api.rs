@@ -25,9 +25,10 @@ use chock_control::Answer;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::{ApiError, protocol};
+use crate::error::ApiError;
 use crate::{PAGE, Shared, page, watch};
 
+/// The state every handler takes: the one way to the daemon.
 pub(crate) type St = State<Arc<Shared>>;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
@@ -65,7 +66,7 @@ async fn status(State(shared): St) -> Result<Response, ApiError> {
     shared.client.ping().await?;
     Ok(Json(json!({
         "daemon": shared.client.address().to_string(),
-        "protocol": protocol(),
+        "protocol": chock_control::PROTOCOL,
     }))
     .into_response())
 }

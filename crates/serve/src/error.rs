@@ -9,7 +9,7 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use chock_control::{ClientError, GreetingError, PROTOCOL};
+use chock_control::{ClientError, GreetingError};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,13 +96,66 @@ fn daemon_said(message: &str, text: String) -> ApiError {
     }
 }
 
-/// The number this serve greets with, for `/api/status`.
-pub(crate) const fn protocol() -> u32 {
-    PROTOCOL
-}
-
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (self.status, Json(&self)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(message: &str) -> (u16, &'static str) {
+        let err = daemon_said(message, message.to_owned());
+        (err.status.as_u16(), err.kind)
+    }
+
+    #[test]
+    fn the_daemons_refusals_sort_by_whose_mistake_they_are() {
+        assert_eq!(
+            kind("no session 20261129-190000-001-00000001 on this daemon's machine: ..."),
+            (404, "unknown_session")
+        );
+        assert_eq!(
+            kind("'x' is not a session id (ids look like ...)"),
+            (400, "bad_request")
+        );
+        assert_eq!(
+            kind("project directory 'a' is not an absolute path: send the full path"),
+            (400, "bad_request")
+        );
+        assert_eq!(
+            kind("no project directory /x on the daemon's machine (...)"),
+            (400, "bad_request")
+        );
+        assert_eq!(
+            kind("session s belongs to /a, not /b: ..."),
+            (400, "bad_request")
+        );
+        assert_eq!(
+            kind("the answer was not delivered: session s is not taking answers (...)"),
+            (502, "not_delivered")
+        );
+        assert_eq!(
+            kind("session s has ended: there is nobody to answer"),
+            (409, "refused")
+        );
+    }
+
+    #[test]
+    fn a_protocol_mismatch_carries_both_numbers() {
+        let err = ApiError::from(ClientError::Greeting {
+            address: chock_control::Address::Unix("/d.sock".into()),
+            source: GreetingError::Mismatch {
+                daemon: 2,
+                client: 1,
+            },
+        });
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(json["kind"], "protocol");
+        assert_eq!(json["daemon_protocol"], 2);
+        assert_eq!(json["serve_protocol"], 1);
+        assert_eq!(err.status, StatusCode::BAD_GATEWAY);
     }
 }

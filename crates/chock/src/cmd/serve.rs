@@ -17,7 +17,7 @@ use crate::exit;
 /// /api/. Every fact comes from the daemon's protocol: serve is a client of
 /// `chock daemon` and owns nothing. It listens on the unix socket serve.sock
 /// in the state directory (mode 0600; any uid but this user's is answered
-/// 403 Forbidden); put nginx, Caddy or Authelia in front of it, running as
+/// 403 Forbidden); put nginx or Caddy (with Authelia) in front of it, running as
 /// this user. --host swaps the socket for a TCP listener, which checks
 /// nobody. Under systemd, sockets come from socket activation and readiness
 /// is reported with sd-notify. Prints `listening on <address>`.
