@@ -38,7 +38,7 @@ async fn a_daemon_that_is_down_is_named_and_serve_recovers_when_it_comes_up() {
 }
 
 /// A daemon that answers the greeting with another number.
-async fn other_protocol_daemon(socket: std::path::PathBuf) {
+pub(crate) async fn other_protocol_daemon(socket: std::path::PathBuf) {
     let listener = tokio::net::UnixListener::bind(socket).unwrap();
     tokio::spawn(async move {
         loop {
