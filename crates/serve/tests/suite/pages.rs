@@ -65,6 +65,24 @@ async fn an_unknown_route_is_a_json_404() {
     h.request("DELETE", "/api/sessions", &[], None)
         .await
         .assert_error(405, "bad_request", "/api/sessions does not take DELETE");
+    // A cross-site script's preflight is never granted.
+    let preflight = super::send(
+        &h.serve_socket(),
+        "OPTIONS",
+        "/api/sessions",
+        &[
+            ("origin", "http://elsewhere.example"),
+            ("access-control-request-method", "POST"),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(preflight.status().as_u16(), 405);
+    assert!(
+        !preflight
+            .headers()
+            .contains_key("access-control-allow-origin")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
