@@ -8,6 +8,7 @@ mod log;
 mod nix_zon;
 mod plan;
 mod policy;
+mod sandbox;
 mod serve;
 mod session_logs;
 mod sessions;

@@ -15,3 +15,9 @@ pub(crate) const FAILURE: u8 = 1;
     reason = "clap exits with this itself; named here for docs/cli.md"
 )]
 pub(crate) const USAGE: u8 = 2;
+/// `chock sandbox`: the sandbox could not be built (stderr names the step).
+pub(crate) const SANDBOX_FAILED: u8 = 125;
+/// `chock sandbox`: the program exists but could not be executed.
+pub(crate) const NOT_EXECUTABLE: u8 = 126;
+/// `chock sandbox`: the program was not found in the sandbox.
+pub(crate) const NOT_FOUND: u8 = 127;

@@ -10,6 +10,7 @@ mod output;
 mod plan;
 mod policy;
 mod resume;
+mod sandbox;
 mod serve;
 mod sessions;
 mod stop;
@@ -52,6 +53,7 @@ pub(crate) enum Command {
     Log(log::Args),
     Usage(usage::Args),
     Plan(plan::Args),
+    Sandbox(sandbox::Args),
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
     Serve(serve::ServeArgs),
@@ -70,6 +72,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Log(args) => log::run(args),
         Command::Usage(args) => usage::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Sandbox(args) => sandbox::run(args),
         Command::Policy(args) => policy::run(args),
         Command::Serve(args) => serve::run(args),
     }
