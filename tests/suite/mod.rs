@@ -10,6 +10,7 @@ mod plan;
 mod policy;
 mod run;
 mod sandbox;
+mod serve;
 mod session_logs;
 mod sessions;
 mod stop_check;

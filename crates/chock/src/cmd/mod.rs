@@ -12,6 +12,7 @@ mod policy;
 mod resume;
 mod run;
 mod sandbox;
+mod serve;
 mod sessions;
 mod stop;
 mod sync;
@@ -57,6 +58,7 @@ pub(crate) enum Command {
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
     Run(run::Args),
+    Serve(serve::ServeArgs),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -75,5 +77,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => sandbox::run(args),
         Command::Policy(args) => policy::run(args),
         Command::Run(args) => run::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
