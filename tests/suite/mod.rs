@@ -3,6 +3,7 @@
 mod cli;
 mod log;
 mod plan;
+mod policy;
 mod run;
 mod session_logs;
 mod sessions;

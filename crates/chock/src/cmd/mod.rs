@@ -9,6 +9,7 @@ mod log;
 mod output;
 mod plan;
 mod run;
+mod policy;
 mod sessions;
 mod usage;
 
@@ -35,6 +36,8 @@ pub(crate) enum Command {
     Usage(usage::Args),
     Plan(plan::Args),
     Run(run::Args),
+    /// Explain how the policy answers an action, and check policy files.
+    Policy(policy::PolicyArgs),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -44,5 +47,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Usage(args) => usage::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Run(args) => run::run(args),
+        Command::Policy(args) => policy::run(args),
     }
 }
