@@ -115,7 +115,7 @@ pub async fn run_new(
     })
 }
 
-fn ending(end: TurnEnd) -> (EndReason, String) {
+pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
     match end {
         TurnEnd::Done => (EndReason::Done, String::new()),
         TurnEnd::MaxTokens => (
@@ -133,9 +133,9 @@ fn ending(end: TurnEnd) -> (EndReason, String) {
 }
 
 /// Records each step of a turn in the log as it happens.
-struct LogHooks<'w, F> {
-    writer: &'w mut LogWriter,
-    on_text: F,
+pub(crate) struct LogHooks<'w, F> {
+    pub(crate) writer: &'w mut LogWriter,
+    pub(crate) on_text: F,
 }
 
 impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {

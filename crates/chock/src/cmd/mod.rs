@@ -8,10 +8,11 @@ use clap::{Parser, Subcommand};
 mod log;
 mod output;
 mod plan;
-mod run;
 mod policy;
+mod run;
 mod sessions;
 mod usage;
+mod workspace;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -38,6 +39,7 @@ pub(crate) enum Command {
     Run(run::Args),
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
+    Workspace(workspace::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -48,5 +50,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan::run(args),
         Command::Run(args) => run::run(args),
         Command::Policy(args) => policy::run(args),
+        Command::Workspace(args) => workspace::run(args),
     }
 }
