@@ -8,6 +8,7 @@ mod run;
 mod session_logs;
 mod sessions;
 mod usage;
+mod workspace;
 
 use std::path::PathBuf;
 use std::process::Command;

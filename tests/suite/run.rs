@@ -44,6 +44,7 @@ fn a_session_edits_a_file_and_its_log_folds_to_done() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
     project.write("greeting.txt", "hello\n");
+    project.commit_all("a greeting");
     let fake = FakeModel::with([
         Turn::text("Changing the greeting.")
             .call(
@@ -63,8 +64,14 @@ fn a_session_edits_a_file_and_its_log_folds_to_done() {
         "Changing the greeting.The greeting now says hello, world.\n"
     );
     assert!(stderr.contains("ended: done"), "{stderr}");
-    assert_eq!(project.read("greeting.txt"), "hello, world\n");
+    // The edit is made in the session's workspace, not in the project.
+    assert_eq!(project.read("greeting.txt"), "hello\n");
     let folded = fold_log(&only_log(state.path())).unwrap();
+    let workspace = folded.state.workspace.as_ref().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.dir.join("greeting.txt")).unwrap(),
+        "hello, world\n"
+    );
     assert_eq!(
         folded.state.status,
         Status::Ended {
