@@ -34,18 +34,34 @@ impl Resolve for InlineResolver {
 }
 
 /// A client for one provider instance.
-pub(crate) fn client(instance: &str) -> Result<reqwest::Client, ProviderError> {
+///
+/// Loading the system's trusted roots reads every file of
+/// `/etc/ssl/certs`, which costs milliseconds a session pays before its
+/// first request. A plain-http `base_url` (a local model) never needs them,
+/// so its client gets a TLS setup with no roots at all; an https one gets
+/// the platform's verifier.
+pub(crate) fn client(instance: &str, base_url: &str) -> Result<reqwest::Client, ProviderError> {
+    let fail = |detail: String| ProviderError::Client {
+        instance: instance.to_owned(),
+        detail,
+    };
     // Several providers may be built in one process; only the first install
     // takes effect and the others find the same provider already there.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .dns_resolver(Arc::new(InlineResolver))
-        .connect_timeout(CONNECT_TIMEOUT)
-        .build()
-        .map_err(|err| ProviderError::Client {
-            instance: instance.to_owned(),
-            detail: err.to_string(),
-        })
+        .connect_timeout(CONNECT_TIMEOUT);
+    if base_url.starts_with("http://") {
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|err| fail(err.to_string()))?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+        builder = builder.tls_backend_preconfigured(tls);
+    }
+    builder.build().map_err(|err| fail(err.to_string()))
 }
 
 /// Sends `request` and returns the response once it has a success status;

@@ -144,7 +144,7 @@ impl Http {
         };
         Ok(Self {
             wire,
-            client: http::client(instance)?,
+            client: http::client(instance, base)?,
             url,
             key,
             stream: config.stream.unwrap_or(true),
