@@ -379,3 +379,42 @@ fn a_workspace_deleted_by_hand_is_reported_with_its_branch() {
     let show = run(state.path(), &["workspace", "show", id.as_str()]);
     assert!(text(&show).contains("(missing)"), "{}", text(&show));
 }
+
+#[test]
+fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
+    let fake = FakeModel::with([
+        Turn::text("first").into(),
+        Turn::text("adopted and answering").into(),
+    ]);
+    let (state, project) = setup(&fake);
+    let out = run(state.path(), &["run", project.path().to_str().unwrap(), "hi"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let id = sessions(state.path()).remove(0);
+    let st = StateDir::at(state.path());
+    let log = st.log_path(&id);
+    let before = std::fs::read_to_string(&log).unwrap();
+    let out = run(state.path(), &["run", "--adopt", id.as_str()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("was not handed over"), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
+
+    let mut writer = chock_log::LogWriter::open(&log).unwrap();
+    writer
+        .append(chock_log::event::SessionEnd {
+            reason: EndReason::Handover,
+            detail: "handed to the daemon".to_owned(),
+        })
+        .unwrap();
+    drop(writer);
+    let out = run(state.path(), &["run", "--adopt", id.as_str(), "and then?"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let after = events(&log);
+    assert_eq!(
+        workspace_dirs(&after),
+        vec![st.workspace_dir(&id), st.workspace_dir(&id)]
+    );
+    let second = fake.requests()[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[messages.len() - 2]["content"], "first");
+    assert_eq!(messages[messages.len() - 1]["content"], "and then?");
+}

@@ -150,7 +150,8 @@ pub async fn run_carried_on(
     }
     let mut conversation = history::from_fold(&folded.state.conversation);
     let cut = unanswered_calls(&folded.state.conversation);
-    if cut.is_empty() && carry.message.is_none() && ends_with_answer(&conversation) {
+    let idle = cut.is_empty() && carry.message.is_none() && ends_with_answer(&conversation);
+    if idle && !carry.adopt {
         return Err(StartError::Refused(format!(
             "session {} has nothing to carry on: its last turn finished; give a message to say what next (`chock run --continue {} \"...\"`)",
             id.as_str(),
@@ -184,6 +185,23 @@ pub async fn run_carried_on(
         conversation.push(Message::User {
             text: text.to_owned(),
         });
+    }
+    if idle {
+        // Handed over at a turn boundary with nothing asked since: the new
+        // owner records that it holds the session and the workspace, and
+        // ends, so the next message starts a turn from here.
+        let detail = "adopted at a turn boundary with nothing to carry on: the last turn had finished and no message was given".to_owned();
+        writer.append(SessionEnd {
+            reason: EndReason::Done,
+            detail: detail.clone(),
+        })?;
+        let outcome = SessionOutcome {
+            id,
+            log: writer.path().to_owned(),
+            reason: EndReason::Done,
+            detail,
+        };
+        return Ok((outcome, taken.dir));
     }
     let root = tools_root(&project, &taken.dir);
     let outcome = drive(setup, writer, id, &root, conversation, on_text).await?;
