@@ -201,6 +201,18 @@ fn integrate_denied_parks_the_work_and_the_description_says_so() {
     );
     assert!(out.status.success(), "{}", text(&out));
     let id = sessions(state.path()).remove(0);
+    // Read once, at session start, and recorded.
+    let recorded = events(&StateDir::at(state.path()).log_path(&id))
+        .into_iter()
+        .find_map(|e| match e.body {
+            EventBody::Decision(d) if d.action == "workspace.integrate" => Some(d),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (recorded.decision.as_str(), recorded.layer.as_str()),
+        ("deny", "project")
+    );
     let dir = StateDir::at(state.path()).workspace_dir(&id);
     std::fs::write(dir.join("a.txt"), "a\n").unwrap();
     commit_in(&dir, "a");
@@ -387,7 +399,10 @@ fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
         Turn::text("adopted and answering").into(),
     ]);
     let (state, project) = setup(&fake);
-    let out = run(state.path(), &["run", project.path().to_str().unwrap(), "hi"]);
+    let out = run(
+        state.path(),
+        &["run", project.path().to_str().unwrap(), "hi"],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let id = sessions(state.path()).remove(0);
     let st = StateDir::at(state.path());

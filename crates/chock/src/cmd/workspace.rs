@@ -9,6 +9,7 @@ use chock_log::fold::Status;
 use chock_log::{LogWriter, StateDir, fold_log};
 use chock_policy::{Action, Decision, Policy};
 use chock_runner::workspace::manage::{self, Entry};
+use chock_runner::workspace::session::recorded_integrate;
 use chock_runner::workspace::{ApplyMode, ApplyPlan, Landing};
 
 use crate::exit;
@@ -121,7 +122,10 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
         .clone()
         .context("the session's log names no project")?;
     let policy = Policy::load(&project)?;
-    let permitted = policy.decision(&Action::workspace_integrate()) != Decision::Deny;
+    // Read once at session start and recorded in the log; a log from
+    // before that was recorded is answered by the policy as it is now.
+    let permitted = recorded_integrate(&log)
+        .unwrap_or_else(|| policy.decision(&Action::workspace_integrate()) != Decision::Deny);
     let mode = ApplyMode::for_project(&project)?;
     let repo = manage::repo_of(&entry)?;
     let plan = ApplyPlan::new(

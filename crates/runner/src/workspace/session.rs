@@ -62,6 +62,7 @@ pub async fn run_new_in_workspace(
     allow_dirty: bool,
     on_text: impl FnMut(&str),
 ) -> Result<(SessionOutcome, Opened), StartError> {
+    let integrate = integrate_decision(setup.project)?;
     let id = SessionId::new();
     let opened = create(&CreateOptions {
         state: setup.state,
@@ -82,6 +83,7 @@ pub async fn run_new_in_workspace(
     };
     writer.append(open_event(setup, &id, setup.project))?;
     writer.append(opened.event())?;
+    writer.append(integrate)?;
     writer.append(UserMessage {
         text: message.to_owned(),
     })?;
@@ -164,6 +166,7 @@ pub async fn run_carried_on(
         commit: taken.commit.clone(),
         branch: Some(branch),
     })?;
+    writer.append(integrate_decision(&project)?)?;
     for (call_id, name) in cut {
         writer.append(ToolResult {
             call_id: call_id.clone(),
@@ -206,6 +209,43 @@ pub async fn run_carried_on(
     let root = tools_root(&project, &taken.dir);
     let outcome = drive(setup, writer, id, &root, conversation, on_text).await?;
     Ok((outcome, taken.dir))
+}
+
+/// workspace.integrate, read once as the session starts (seeds 004): the
+/// answer is recorded as a `decision` event, and an apply of this session
+/// describes and carries out what that answer says.
+pub fn integrate_decision(project: &Path) -> Result<chock_log::event::Decision, StartError> {
+    let policy =
+        chock_policy::Policy::load(project).map_err(|err| StartError::Refused(err.to_string()))?;
+    let verdict = policy.decide(&chock_policy::Action::workspace_integrate());
+    let layer = serde_json::to_value(verdict.layer)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    Ok(chock_log::event::Decision {
+        action: verdict.action,
+        decision: verdict.decision.as_str().to_owned(),
+        layer,
+        rule: verdict.rule.map(|r| r.text).unwrap_or_default(),
+        call_id: None,
+    })
+}
+
+/// Whether the log's recorded workspace.integrate answer permits moving a
+/// branch; `None` when the log recorded none (an older session).
+pub fn recorded_integrate(log: &Path) -> Option<bool> {
+    let batch = read_after(log, EventId::NONE).ok()?;
+    batch
+        .events
+        .iter()
+        .rev()
+        .filter_map(|raw| raw.parse().ok())
+        .find_map(|event| match event.body {
+            chock_log::EventBody::Decision(d) if d.action == "workspace.integrate" => {
+                Some(d.decision != "deny")
+            }
+            _ => None,
+        })
 }
 
 fn open_event(setup: &SessionSetup<'_>, id: &SessionId, project: &Path) -> SessionOpen {
