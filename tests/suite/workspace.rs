@@ -433,3 +433,58 @@ fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
     assert_eq!(messages[messages.len() - 2]["content"], "first");
     assert_eq!(messages[messages.len() - 1]["content"], "and then?");
 }
+
+#[test]
+fn a_session_that_ended_in_error_keeps_its_workspace_and_the_next_run_says_where() {
+    let fake = FakeModel::with([
+        chock_testkit::Reply::error(500, "overloaded"),
+        Turn::text("fine now").into(),
+    ]);
+    let (state, project) = setup(&fake);
+    let p = project.path().to_str().unwrap();
+    let out = run(state.path(), &["run", p, "hi"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let id = sessions(state.path()).remove(0);
+    let dir = StateDir::at(state.path()).workspace_dir(&id);
+    assert!(dir.is_dir());
+    let out = run(state.path(), &["run", p, "again"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains(&format!(
+            "session {} (ended: error) kept its workspace at {}",
+            id.as_str(),
+            dir.display()
+        )),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!("chock run --continue {}", id.as_str())),
+        "{t}"
+    );
+}
+
+#[test]
+fn continue_without_an_id_takes_the_newest_session_of_the_project_here() {
+    let fake = FakeModel::with([Turn::text("one").into(), Turn::text("two").into()]);
+    let (state, project) = setup(&fake);
+    let out = run(
+        state.path(),
+        &["run", project.path().to_str().unwrap(), "hi"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let id = sessions(state.path()).remove(0);
+    let out = chock(state.path())
+        .args(["run", "--continue", "--", "next"])
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(sessions(state.path()), vec![id.clone()]);
+    let log = StateDir::at(state.path()).log_path(&id);
+    let users = events(&log)
+        .into_iter()
+        .filter(|e| matches!(e.body, EventBody::UserMessage(_)))
+        .count();
+    assert_eq!(users, 2);
+}

@@ -395,3 +395,47 @@ pub fn resolve_carry(
         project: folded.state.project,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use chock_log::event::{Json, ToolCall as LogCall};
+
+    use super::*;
+
+    fn call(id: &str) -> LogCall {
+        LogCall {
+            id: id.to_owned(),
+            name: "write_file".to_owned(),
+            arguments: Json::default(),
+        }
+    }
+
+    #[test]
+    fn only_the_newest_calls_without_a_result_were_cut_off() {
+        let conversation = vec![
+            Folded::User {
+                event_id: EventId(1),
+                text: "go".into(),
+            },
+            Folded::Assistant {
+                event_id: EventId(2),
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b"), call("c")],
+            },
+            Folded::ToolResult {
+                event_id: EventId(3),
+                call_id: "a".into(),
+                ok: true,
+                output: String::new(),
+            },
+        ];
+        assert_eq!(
+            unanswered_calls(&conversation),
+            vec![
+                ("b".to_owned(), "write_file".to_owned()),
+                ("c".to_owned(), "write_file".to_owned())
+            ]
+        );
+        assert!(unanswered_calls(&conversation[..1]).is_empty());
+    }
+}
