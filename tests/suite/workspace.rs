@@ -488,3 +488,25 @@ fn continue_without_an_id_takes_the_newest_session_of_the_project_here() {
         .count();
     assert_eq!(users, 2);
 }
+
+#[test]
+fn apply_and_diff_of_a_workspace_deleted_by_hand_name_the_branch() {
+    let fake = FakeModel::with([Turn::text("ok").into()]);
+    let (state, project) = setup(&fake);
+    let out = run(
+        state.path(),
+        &["run", project.path().to_str().unwrap(), "hi"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let id = sessions(state.path()).remove(0);
+    std::fs::remove_dir_all(StateDir::at(state.path()).workspace_dir(&id)).unwrap();
+    let head = project.head();
+    for verb in ["apply", "diff"] {
+        let out = run(state.path(), &["workspace", verb, id.as_str()]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let t = text(&out);
+        assert!(t.contains("is gone"), "{verb}: {t}");
+        assert!(t.contains(&format!("branch chock/{}", id.as_str())), "{t}");
+    }
+    assert_eq!(project.head(), head);
+}

@@ -116,6 +116,7 @@ fn list(state: &StateDir) -> anyhow::Result<ExitCode> {
 
 fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode> {
     let entry: Entry = manage::find(state, session)?;
+    manage::require_exists(&entry)?;
     let log = state.log_path(&entry.session);
     let project = entry
         .project

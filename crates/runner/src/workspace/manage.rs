@@ -90,6 +90,15 @@ pub fn repo_of(entry: &Entry) -> Result<PathBuf, WorkspaceError> {
     }
 }
 
+/// Refuses a workspace whose directory is gone, naming its branch.
+pub fn require_exists(entry: &Entry) -> Result<(), WorkspaceError> {
+    if entry.exists {
+        Ok(())
+    } else {
+        Err(missing(entry))
+    }
+}
+
 fn missing(entry: &Entry) -> WorkspaceError {
     WorkspaceError::Missing {
         session: entry.session.as_str().to_owned(),

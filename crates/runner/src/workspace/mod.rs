@@ -128,6 +128,13 @@ pub(crate) fn git_output(
     dir: &Path,
     args: &[&str],
 ) -> Result<std::process::Output, WorkspaceError> {
+    if !dir.is_dir() {
+        return Err(WorkspaceError::Io {
+            what: "run git in",
+            path: dir.to_owned(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        });
+    }
     Command::new("git")
         .args(args)
         .current_dir(dir)
