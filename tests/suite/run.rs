@@ -188,3 +188,154 @@ fn a_config_with_a_mistake_names_its_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("config.zon: line 2, column 14"), "{stderr}");
 }
+
+#[test]
+fn ctrl_c_during_a_slow_answer_ends_the_session_interrupted() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with([Turn::text("slow")
+        .delay(std::time::Duration::from_secs(30))
+        .into()]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let child = chock(state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("hi")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    fake.wait_for_requests(1, std::time::Duration::from_secs(20));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ended: interrupted: interrupted by the person; the turn was abandoned"),
+        "{stderr}"
+    );
+    let folded = fold_log(&only_log(state.path())).unwrap();
+    assert!(matches!(
+        folded.state.status,
+        Status::Ended {
+            reason: EndReason::Interrupted,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_script_provider_runs_a_whole_session_offline() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write(
+        "demo.script",
+        concat!(
+            "# write a file, then say so\n",
+            "{\"text\": \"Writing hello.txt.\", \"tool_calls\": [{\"name\": \"write_file\", \"arguments\": {\"path\": \"hello.txt\", \"content\": \"hello\\n\"}}]}\n",
+            "{\"text\": \"hello.txt says hello.\"}\n",
+        ),
+    );
+    project.commit_all("a demo script");
+    write_config(
+        state.path(),
+        ".{\n    .providers = .{ .demo = .{ .kind = .script, .path = \"demo.script\" } },\n    .model = \"demo/script\",\n}\n",
+    );
+    let out = run(state.path(), project.path(), "say hello", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Writing hello.txt.hello.txt says hello.\n"
+    );
+    let folded = fold_log(&only_log(state.path())).unwrap();
+    // Written in the session's workspace, not in the project.
+    assert!(!project.join("hello.txt").exists());
+    let workspace = folded.state.workspace.as_ref().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.dir.join("hello.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(folded.state.model.as_deref(), Some("demo/script"));
+    assert_eq!(folded.state.conversation.len(), 4);
+}
+
+#[test]
+fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(
+        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .deny },\n        },\n    },\n}\n",
+    );
+    project.commit_all("policy");
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "w1",
+                "write_file",
+                &json!({"path": "x.txt", "content": "x"}),
+            )
+            .into(),
+        Turn::text("I may not write files here.").into(),
+    ]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let out = run(state.path(), project.path(), "write x.txt", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !project.join("x.txt").exists(),
+        "the refused call did not run"
+    );
+    let log = std::fs::read_to_string(only_log(state.path())).unwrap();
+    let decision: serde_json::Value = log
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        // The first decision is workspace.integrate, read at session start.
+        .find(|event| event["type"] == "decision" && event["call_id"] == "w1")
+        .unwrap();
+    assert_eq!(decision["action"], "call.write_file");
+    assert_eq!(decision["decision"], "deny");
+    assert_eq!(decision["layer"], "project");
+    assert_eq!(decision["call_id"], "w1");
+    assert!(
+        !log.contains("\"type\":\"tool.call\""),
+        "a refused call is not a tool.call"
+    );
+    let second = fake.requests()[1].json();
+    let result = second["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        result.starts_with("call.write_file is denied by the policy."),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_model_the_policy_refuses_is_not_used_and_no_session_starts() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(
+        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"provider.fake\", .decision = .deny },\n        },\n    },\n}\n",
+    );
+    let fake = FakeModel::start();
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let out = run(state.path(), project.path(), "hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("chock: the policy does not let this session use the model 'fake/m'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("provider.fake"), "{stderr}");
+    assert!(fake.requests().is_empty());
+    assert!(!state.path().join("sessions").exists());
+}

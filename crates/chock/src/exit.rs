@@ -3,6 +3,10 @@
 
 /// The command did what it was asked.
 pub(crate) const SUCCESS: u8 = 0;
+/// `chock gate stop-check` refused the call (the hook protocol of most clients).
+pub(crate) const HOOK_REFUSED: u8 = 2;
+/// `chock sync --check`: some client is missing the stop check or pending trust.
+pub(crate) const NOT_WIRED: u8 = 3;
 /// The command failed; stderr says what happened and what to do.
 pub(crate) const FAILURE: u8 = 1;
 /// The command line could not be parsed (clap's own code).
@@ -11,3 +15,9 @@ pub(crate) const FAILURE: u8 = 1;
     reason = "clap exits with this itself; named here for docs/cli.md"
 )]
 pub(crate) const USAGE: u8 = 2;
+/// `chock sandbox`: the sandbox could not be built (stderr names the step).
+pub(crate) const SANDBOX_FAILED: u8 = 125;
+/// `chock sandbox`: the program exists but could not be executed.
+pub(crate) const NOT_EXECUTABLE: u8 = 126;
+/// `chock sandbox`: the program was not found in the sandbox.
+pub(crate) const NOT_FOUND: u8 = 127;

@@ -57,6 +57,14 @@ pub enum RunError {
     Provider(#[from] ProviderError),
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error(transparent)]
+    Policy(#[from] chock_policy::LoadError),
+    #[error("the model '{model}' cannot be used: {reason}")]
+    ModelName { model: String, reason: String },
+    #[error(
+        "the policy does not let this session use the model '{model}' (model.select is read before the first turn, so only allow lets a model be used):\n{explanation}"
+    )]
+    ModelRefused { model: String, explanation: String },
     #[error("cannot start the session's runtime: {0}")]
     Runtime(std::io::Error),
     #[error(transparent)]
@@ -98,8 +106,21 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         .unwrap_or(project);
     let config = Config::load(&options.config)?;
     let chosen = config.choose(model.as_deref(), &options.config)?;
-    let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     let label = format!("{}/{}", chosen.instance, chosen.model);
+    let policy = chock_policy::Policy::load(&project)?;
+    let verdict = policy
+        .model_select(chosen.instance, chosen.model)
+        .map_err(|err| RunError::ModelName {
+            model: label.clone(),
+            reason: err.to_string(),
+        })?;
+    if verdict.refused() {
+        return Err(RunError::ModelRefused {
+            model: label,
+            explanation: verdict.render(),
+        });
+    }
+    let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -110,8 +131,17 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         model_label: &label,
         model: chosen.model,
         provider: &provider,
+        policy: &policy,
         system: SYSTEM_PROMPT,
         limits: TurnLimits::default(),
+    };
+    // A failure to install the handler leaves Ctrl-C with its default
+    // effect (the process dies, and the log shows no ending): the session is
+    // still worth running.
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
     };
     let outcome = match &carried {
         Some(c) => {
@@ -122,7 +152,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
             };
             runtime
                 .block_on(crate::workspace::session::run_carried_on(
-                    &setup, &carry, on_text,
+                    &setup, &carry, on_text, interrupt,
                 ))?
                 .0
         }
@@ -133,6 +163,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
                     &options.message,
                     options.allow_dirty,
                     on_text,
+                    interrupt,
                 ))?
                 .0
         }

@@ -11,15 +11,16 @@
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
-    AssistantMessage, EndReason, PlanItem as LogPlanItem, PlanStatus as LogPlanStatus, PlanUpdate,
-    SessionEnd, SessionOpen, TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd,
-    Usage as LogUsage, UserMessage,
+    AssistantMessage, Decision as LogDecision, EndReason, PlanItem as LogPlanItem,
+    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
+    ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
+use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
-use crate::tools::{Effect, PlanStatus, ToolOutput, Workspace};
+use crate::tools::{Effect, PlanStatus, ToolName, ToolOutput, Workspace};
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 
 /// What a session needs before it starts.
@@ -34,6 +35,8 @@ pub struct SessionSetup<'a> {
     /// The model's name at its server.
     pub model: &'a str,
     pub provider: &'a Provider,
+    /// The policy every tool call is decided by.
+    pub policy: &'a Policy,
     pub system: &'a str,
     pub limits: TurnLimits,
 }
@@ -59,11 +62,15 @@ pub enum SessionError {
 }
 
 /// Starts a new session with `message` and runs it to its end. `on_text`
-/// sees the model's text as it streams.
+/// sees the model's text as it streams. When `interrupt` completes (Ctrl-C,
+/// for `chock run`) the turn is abandoned at its next wait and the session
+/// ends `interrupted`; tools run between waits, so a tool call is never left
+/// half recorded.
 pub async fn run_new(
     setup: &SessionSetup<'_>,
     message: &str,
     on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
 ) -> Result<SessionOutcome, SessionError> {
     let workspace = Workspace::new(setup.project).map_err(|err| SessionError::Workspace {
         path: setup.project.to_owned(),
@@ -98,11 +105,21 @@ pub async fn run_new(
     };
     let mut hooks = LogHooks {
         writer: &mut writer,
+        policy: setup.policy,
         on_text,
     };
-    let end = run_turn(&cx, &mut conversation, &mut hooks).await?;
+    let end = tokio::select! {
+        end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
+        () = interrupt => None,
+    };
     writer.append(LogTurnEnd {})?;
-    let (reason, detail) = ending(end);
+    let (reason, detail) = match end {
+        Some(end) => ending(end),
+        None => (
+            EndReason::Interrupted,
+            "interrupted by the person; the turn was abandoned".to_owned(),
+        ),
+    };
     writer.append(SessionEnd {
         reason,
         detail: detail.clone(),
@@ -132,9 +149,22 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
     }
 }
 
+/// The layer's name in a `decision` event.
+fn layer_name(layer: LayerKind) -> &'static str {
+    match layer {
+        LayerKind::Org => "org",
+        LayerKind::Operator => "operator",
+        LayerKind::Project => "project",
+        LayerKind::Default => "default",
+        LayerKind::Promise => "promise",
+        LayerKind::None => "none",
+    }
+}
+
 /// Records each step of a turn in the log as it happens.
 pub(crate) struct LogHooks<'w, F> {
     pub(crate) writer: &'w mut LogWriter,
+    pub(crate) policy: &'w Policy,
     pub(crate) on_text: F,
 }
 
@@ -160,6 +190,44 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
     }
 
     async fn before_tool(&mut self, call: &ToolCall) -> Result<Gate, WriteError> {
+        // A tool with a `call.` action is decided there, with the decision
+        // recorded; an unknown tool is answered by the tool layer, and the
+        // plan and title are decided at keys of their own (not yet read).
+        let action = ToolName::parse(&call.name)
+            .and_then(ToolName::call_action)
+            .and_then(|name| Action::call(name.trim_start_matches("call.")).ok());
+        if let Some(action) = action {
+            let verdict = self.policy.decide(&action);
+            self.writer.append(LogDecision {
+                action: verdict.action.clone(),
+                decision: verdict.decision.as_str().to_owned(),
+                layer: layer_name(verdict.layer).to_owned(),
+                rule: verdict
+                    .rule
+                    .as_ref()
+                    .map(|rule| rule.text.clone())
+                    .unwrap_or_default(),
+                call_id: Some(call.id.clone()),
+            })?;
+            if verdict.decision != Decision::Allow {
+                let why = if verdict.refused() {
+                    format!("{} is denied by the policy", verdict.action)
+                } else {
+                    format!(
+                        "{} needs {} ({}), and this session cannot ask yet: it was not run",
+                        verdict.action,
+                        verdict.decision,
+                        verdict.layer.describe()
+                    )
+                };
+                let help = verdict
+                    .help
+                    .as_ref()
+                    .map(|help| format!("\n{help}"))
+                    .unwrap_or_default();
+                return Ok(Gate::Refuse(format!("{why}.{help}")));
+            }
+        }
         self.writer.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),

@@ -25,9 +25,10 @@ use crate::exit;
 /// The model comes from the operator config,
 /// `$XDG_CONFIG_HOME/chock/config.zon` (`.model = "instance/model"`, see
 /// docs/providers.md), unless --model names one. The model's text is printed
-/// as it arrives; the session's id and how it ended go to stderr. Exit code
-/// 0 when the session ended done, 1 when it ended with an error (the log and
-/// stderr say which).
+/// as it arrives; the session's id and how it ended go to stderr. Ctrl-C
+/// abandons the turn and ends the session as interrupted. Exit code 0 when
+/// the session ended done, 1 when it ended otherwise (the log and stderr say
+/// how).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The project directory the session works on (a git repository with a
@@ -48,7 +49,7 @@ pub(crate) struct Args {
     /// Carry on a session that was handed over (what the daemon runs).
     #[arg(long, value_name = "SESSION_ID")]
     adopt: Option<String>,
-    /// The model for this session, as <instance>/<model> (an instance of
+    /// The model for this session, as `<instance>/<model>` (an instance of
     /// .providers in config.zon).
     #[arg(long, value_name = "INSTANCE/MODEL")]
     model: Option<String>,

@@ -61,8 +61,9 @@ pub async fn run_new_in_workspace(
     message: &str,
     allow_dirty: bool,
     on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
 ) -> Result<(SessionOutcome, Opened), StartError> {
-    let integrate = integrate_decision(setup.project)?;
+    let integrate = integrate_decision(setup.policy);
     let id = SessionId::new();
     let opened = create(&CreateOptions {
         state: setup.state,
@@ -90,7 +91,16 @@ pub async fn run_new_in_workspace(
     let conversation = vec![Message::User {
         text: message.to_owned(),
     }];
-    let outcome = drive(setup, writer, id, &opened.root, conversation, on_text).await?;
+    let outcome = drive(
+        setup,
+        writer,
+        id,
+        &opened.root,
+        conversation,
+        on_text,
+        interrupt,
+    )
+    .await?;
     Ok((outcome, opened))
 }
 
@@ -99,6 +109,7 @@ pub async fn run_carried_on(
     setup: &SessionSetup<'_>,
     carry: &Carry<'_>,
     on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
 ) -> Result<(SessionOutcome, PathBuf), StartError> {
     let (id, log) = setup
         .state
@@ -166,7 +177,7 @@ pub async fn run_carried_on(
         commit: taken.commit.clone(),
         branch: Some(branch),
     })?;
-    writer.append(integrate_decision(&project)?)?;
+    writer.append(integrate_decision(setup.policy))?;
     for (call_id, name) in cut {
         writer.append(ToolResult {
             call_id: call_id.clone(),
@@ -207,28 +218,26 @@ pub async fn run_carried_on(
         return Ok((outcome, taken.dir));
     }
     let root = tools_root(&project, &taken.dir);
-    let outcome = drive(setup, writer, id, &root, conversation, on_text).await?;
+    let outcome = drive(setup, writer, id, &root, conversation, on_text, interrupt).await?;
     Ok((outcome, taken.dir))
 }
 
 /// workspace.integrate, read once as the session starts (seeds 004): the
 /// answer is recorded as a `decision` event, and an apply of this session
 /// describes and carries out what that answer says.
-pub fn integrate_decision(project: &Path) -> Result<chock_log::event::Decision, StartError> {
-    let policy =
-        chock_policy::Policy::load(project).map_err(|err| StartError::Refused(err.to_string()))?;
+pub fn integrate_decision(policy: &chock_policy::Policy) -> chock_log::event::Decision {
     let verdict = policy.decide(&chock_policy::Action::workspace_integrate());
     let layer = serde_json::to_value(verdict.layer)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    Ok(chock_log::event::Decision {
+    chock_log::event::Decision {
         action: verdict.action,
         decision: verdict.decision.as_str().to_owned(),
         layer,
         rule: verdict.rule.map(|r| r.text).unwrap_or_default(),
         call_id: None,
-    })
+    }
 }
 
 /// Whether the log's recorded workspace.integrate answer permits moving a
@@ -312,6 +321,7 @@ async fn drive(
     root: &Path,
     mut conversation: Vec<Message>,
     on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
 ) -> Result<SessionOutcome, StartError> {
     let workspace = Workspace::new(root).map_err(|err| SessionError::Workspace {
         path: root.to_owned(),
@@ -326,11 +336,23 @@ async fn drive(
     };
     let mut hooks = LogHooks {
         writer: &mut writer,
+        policy: setup.policy,
         on_text,
     };
-    let end = run_turn(&cx, &mut conversation, &mut hooks).await?;
+    // As in a new session without a workspace (crate::session): Ctrl-C
+    // abandons the turn at its next wait and the session ends interrupted.
+    let end = tokio::select! {
+        end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
+        () = interrupt => None,
+    };
     writer.append(LogTurnEnd {})?;
-    let (reason, detail) = ending(end);
+    let (reason, detail) = match end {
+        Some(end) => ending(end),
+        None => (
+            EndReason::Interrupted,
+            "interrupted by the person; the turn was abandoned".to_owned(),
+        ),
+    };
     writer.append(SessionEnd {
         reason,
         detail: detail.clone(),

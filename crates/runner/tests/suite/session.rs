@@ -29,13 +29,19 @@ async fn session(
         model_label: "fake/test-model",
         model: "test-model",
         provider: &provider,
+        policy: &chock_policy::Policy::shipped(),
         system: "you are a test",
         limits: TurnLimits::default(),
     };
     let mut shown = String::new();
-    let outcome = run_new(&setup, "write hello.txt", |delta| shown.push_str(delta))
-        .await
-        .unwrap();
+    let outcome = run_new(
+        &setup,
+        "write hello.txt",
+        |delta| shown.push_str(delta),
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
     (outcome, shown)
 }
 
@@ -91,6 +97,7 @@ async fn a_session_that_edits_a_file_is_recorded_event_by_event() {
                 "session.open",
                 "user.message",
                 "assistant.message",
+                "decision",
                 "tool.call",
                 "tool.result",
                 "tool.call",
@@ -215,5 +222,46 @@ async fn malformed_arguments_are_kept_in_the_log_verbatim() {
     assert_eq!(
         second["messages"][2]["tool_calls"][0]["function"]["arguments"],
         "{\"path\": "
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_interrupt_during_a_slow_answer_ends_the_session_interrupted() {
+    let project = TempProject::git();
+    let state_dir = tempfile::tempdir().unwrap();
+    let fake = FakeModel::with([Turn::text("a very slow answer")
+        .delay(std::time::Duration::from_secs(5))
+        .into()]);
+    let provider = provider(Kind::OpenAi, &fake);
+    let state = StateDir::at(state_dir.path());
+    let setup = SessionSetup {
+        state: &state,
+        project: project.path(),
+        model_label: "fake/test-model",
+        model: "test-model",
+        provider: &provider,
+        policy: &chock_policy::Policy::shipped(),
+        system: "",
+        limits: TurnLimits::default(),
+    };
+    // The interrupt fires once the request has reached the model.
+    let interrupt = async {
+        chock_testkit::wait_for_async(std::time::Duration::from_secs(10), "the request", || {
+            (!fake.requests().is_empty()).then_some(())
+        })
+        .await;
+    };
+    let outcome = run_new(&setup, "hi", |_| {}, interrupt).await.unwrap();
+    assert_eq!(outcome.reason, EndReason::Interrupted);
+    assert_eq!(
+        types(&outcome.log),
+        ["session.open", "user.message", "turn.end", "session.end"]
+    );
+    assert_eq!(
+        fold_log(&outcome.log).unwrap().state.status,
+        Status::Ended {
+            reason: EndReason::Interrupted,
+            detail: "interrupted by the person; the turn was abandoned".to_owned()
+        }
     );
 }

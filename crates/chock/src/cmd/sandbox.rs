@@ -1,0 +1,108 @@
+//! `chock sandbox`: run one command exactly as `run_command` would, so a
+//! person can see what an agent's command sees. Exits with the command's
+//! status (128 + signal when a signal ended it, named on stderr).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use chock_sandbox::{ExitStatus, Sandbox, SandboxSpec, SpawnError};
+
+use crate::exit;
+
+/// Run a command inside the sandbox every agent command runs in.
+///
+/// Fresh user, mount, pid, ipc, uts and network namespaces (loopback only),
+/// a read-only system, a read-write workspace, a private /tmp, landlock,
+/// seccomp, no_new_privs. The exit status is the command's own, or 128 plus
+/// the signal that killed it. Status 125 means the sandbox could not be
+/// built, 126 that the program could not be executed, 127 that it was not
+/// found.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  chock sandbox -- ls -la\n  chock sandbox --workspace ~/src/app -- make test\n  chock sandbox --allow-jit -- node -e 'console.log(1)'"
+)]
+pub(crate) struct Args {
+    /// The read-write project directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+
+    /// Allow pages both writable and executable (what sandbox.jit = allow
+    /// grants), which Node, Deno, Bun and the JVM need.
+    #[arg(long)]
+    allow_jit: bool,
+
+    /// Print which isolation layers the command got, on stderr.
+    #[arg(long)]
+    report: bool,
+
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<std::ffi::OsString>,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let workspace = match args.workspace {
+        Some(w) => w,
+        None => std::env::current_dir()
+            .context("cannot read the current directory: pass --workspace")?,
+    };
+    let mut spec = SandboxSpec::new(workspace);
+    spec.jit = args.allow_jit;
+    let sandbox = match Sandbox::new(spec) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("chock: {e} (exit status {})", exit::SANDBOX_FAILED);
+            return Ok(ExitCode::from(exit::SANDBOX_FAILED));
+        }
+    };
+    let mut child = match sandbox.spawn(&args.command) {
+        Ok(c) => c,
+        Err(e @ SpawnError::NotFound { .. }) => {
+            eprintln!("chock: {e}");
+            return Ok(ExitCode::from(exit::NOT_FOUND));
+        }
+        Err(e @ SpawnError::NotExecutable { .. }) => {
+            eprintln!("chock: {e}");
+            return Ok(ExitCode::from(exit::NOT_EXECUTABLE));
+        }
+        Err(e) => {
+            eprintln!("chock: {e} (exit status {})", exit::SANDBOX_FAILED);
+            return Ok(ExitCode::from(exit::SANDBOX_FAILED));
+        }
+    };
+    let report = child.report();
+    if !report.is_complete() {
+        for d in &report.degraded {
+            eprintln!("chock: sandbox degraded: {d}");
+        }
+    }
+    if args.report {
+        eprintln!("chock: sandbox: {report}");
+    }
+    // Ctrl-C reaches pid 1 of the sandbox too (same process group), which
+    // forwards it to the command; wait for the command's own verdict.
+    // SAFETY: ignoring SIGINT/SIGQUIT in this process only.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    // The command's status is known before the sandbox has finished tearing
+    // down; this process exits right after, and init reaps pid 1.
+    let status = child
+        .wait_command()
+        .context("waiting for the sandboxed command")?;
+    Ok(match status {
+        ExitStatus::Code(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+        ExitStatus::Signal(s) => {
+            eprintln!(
+                "chock: {} {status}",
+                args.command
+                    .first()
+                    .map(|c| c.to_string_lossy())
+                    .unwrap_or_default()
+            );
+            ExitCode::from(u8::try_from(128 + s).unwrap_or(1))
+        }
+    })
+}

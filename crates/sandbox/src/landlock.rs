@@ -1,0 +1,167 @@
+//! Landlock, the second wall: read-only where the mounts are read-only,
+//! read-write on the workspace, `/tmp` and the writable paths.
+//!
+//! The ruleset is created in the caller for every spawn (a handful of
+//! syscalls) with the `landlock` crate, with rules on host inodes: a bind
+//! mount shares its source's inode, so a rule on the host's `/usr` holds for
+//! the sandbox's `/usr`. Mounts made fresh inside the child (`/proc`, the
+//! tmpfs `/tmp`, `/dev/pts`, `/dev/shm`) have no inode before the fork, so the
+//! child adds those rules itself with raw `landlock_add_rule` calls on the
+//! same descriptor, then calls `landlock_restrict_self`. A ruleset per spawn
+//! means the child may add rules without touching another spawn's.
+
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
+};
+
+use crate::report::LandlockState;
+
+/// The ABI this crate asks for; a kernel with less is "partial".
+const TARGET: u32 = 7;
+
+/// The kernel's landlock ABI, 0 when unavailable. Asked once per process.
+pub(crate) fn kernel_abi() -> u32 {
+    static ABI_VERSION: OnceLock<u32> = OnceLock::new();
+    *ABI_VERSION.get_or_init(|| {
+        // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attr only asks.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                1u32,
+            )
+        };
+        u32::try_from(v).unwrap_or(0)
+    })
+}
+
+fn abi_enum(v: u32) -> ABI {
+    match v.min(TARGET) {
+        0 => ABI::Unsupported,
+        1 => ABI::V1,
+        2 => ABI::V2,
+        3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        6 => ABI::V6,
+        _ => ABI::V7,
+    }
+}
+
+/// What landlock state a spawn will get, from the kernel ABI (or forced off).
+pub(crate) fn state(forced_off: bool) -> LandlockState {
+    let abi = if forced_off { 0 } else { kernel_abi() };
+    match abi {
+        0 => LandlockState::Unavailable,
+        a if a >= TARGET => LandlockState::Full { abi: a },
+        a => LandlockState::Partial {
+            abi: a,
+            missing: missing_for(a),
+        },
+    }
+}
+
+fn missing_for(abi: u32) -> &'static str {
+    match abi {
+        1 => "no refer (cross-directory link/rename), truncate, TCP, device ioctl or scope rules",
+        2 => "no truncate, TCP, device ioctl or scope rules",
+        3 => "no TCP, device ioctl or scope rules",
+        4 => "no device ioctl or scope rules",
+        5 => "no abstract-socket or signal scoping",
+        _ => "no audit logging control",
+    }
+}
+
+/// Access masks the child uses for the rules it adds itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Masks {
+    pub(crate) all: u64,
+    pub(crate) read: u64,
+    pub(crate) read_dir: u64,
+    pub(crate) dev: u64,
+}
+
+pub(crate) fn masks(abi: u32) -> Masks {
+    let abi = abi_enum(abi);
+    let all = AccessFs::from_all(abi);
+    let read = AccessFs::from_read(abi);
+    let file_rw =
+        (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev) & all;
+    Masks {
+        all: all.bits(),
+        read: read.bits(),
+        read_dir: (BitFlags::from(AccessFs::ReadDir)).bits(),
+        dev: (file_rw | AccessFs::ReadDir).bits(),
+    }
+}
+
+/// A rule the child adds after its own mounts: a path inside the new root.
+#[derive(Debug, Clone)]
+pub(crate) struct ChildRule {
+    pub(crate) path: CString,
+    pub(crate) access: u64,
+}
+
+/// The host-side paths a ruleset covers.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HostRules {
+    pub(crate) read: Vec<PathBuf>,
+    pub(crate) write: Vec<PathBuf>,
+    pub(crate) devices: Vec<PathBuf>,
+}
+
+/// Creates the ruleset for one spawn. `no_inet` also handles TCP bind and
+/// connect with no rule (the degraded mode, which has no network namespace).
+pub(crate) fn create(host: &HostRules, no_inet: bool) -> Result<OwnedFd, String> {
+    let abi = abi_enum(kernel_abi());
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| e.to_string())?
+        .scope(Scope::from_all(abi))
+        .map_err(|e| e.to_string())?;
+    if no_inet {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(|e| e.to_string())?;
+    }
+    let dev = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    let created = ruleset
+        .create()
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(&host.read, AccessFs::from_read(abi)))
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(&host.write, AccessFs::from_all(abi)))
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(&host.devices, dev))
+        .map_err(|e| e.to_string())?;
+    Option::<OwnedFd>::from(created)
+        .ok_or_else(|| "landlock is not supported by this kernel".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_are_subsets_of_all() {
+        for abi in 1..=8 {
+            let m = masks(abi);
+            assert_eq!(m.read & !m.all, 0);
+            assert_eq!(m.dev & !m.all, 0);
+            assert_eq!(m.read_dir & !m.all, 0);
+        }
+    }
+
+    #[test]
+    fn partial_names_what_is_missing() {
+        assert!(missing_for(3).contains("TCP"));
+    }
+}

@@ -1,0 +1,542 @@
+//! Turning a [`SandboxSpec`] into the plan the child executes.
+//!
+//! Everything that allocates happens here, in the caller, before the fork:
+//! paths become `CString`s, the new root becomes an ordered list of [`Op`]s,
+//! each op carries the words a person reads if it fails. The child
+//! (`child.rs`) then only walks the list with raw system calls.
+//!
+//! The new root is built the way bubblewrap builds it: a tmpfs is mounted on
+//! `/tmp` of the private mount namespace and pivoted to `/`, the host's root
+//! stays reachable at `/oldroot` while the binds are made (so a workspace
+//! under the host's `/tmp` is still reachable), then `/oldroot` is detached
+//! and `/` made read-only.
+
+use std::collections::BTreeSet;
+use std::ffi::{CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::SpecError;
+use crate::landlock::{ChildRule, HostRules, Masks};
+use crate::spec::{SYSTEM_PATHS, SandboxSpec, TmpMode};
+
+/// Where the host's root is reachable while the new root is built.
+pub(crate) const OLD_ROOT: &str = "/oldroot";
+
+/// `/etc` files up to one page are copied into the new root, not bound:
+/// writing a larger file into tmpfs costs more than a bind mount.
+const COPY_LIMIT: u64 = 4096;
+
+/// `mount_setattr` attribute bits (linux/mount.h).
+pub(crate) const ATTR_RDONLY: u64 = 0x1;
+pub(crate) const ATTR_NOSUID: u64 = 0x2;
+pub(crate) const ATTR_NODEV: u64 = 0x4;
+pub(crate) const ATTR_NOEXEC: u64 = 0x8;
+
+/// One step of building the new root.
+#[derive(Debug, Clone)]
+pub(crate) enum Op {
+    /// `mkdir`, tolerating an existing directory.
+    Mkdir {
+        path: CString,
+        mode: u32,
+    },
+    /// An empty file to bind a file onto.
+    /// A small file written into the root's tmpfs: cheaper than a bind
+    /// mount (no mount to make, seal and tear down), for `/etc` files.
+    Copy {
+        path: CString,
+        contents: Vec<u8>,
+        mode: u32,
+    },
+    Touch {
+        path: CString,
+    },
+    Symlink {
+        target: CString,
+        link: CString,
+    },
+    /// A recursive bind with attributes set recursively afterwards.
+    Bind {
+        src: CString,
+        dst: CString,
+        attrs: u64,
+    },
+    Tmpfs {
+        dst: CString,
+        data: CString,
+    },
+    Proc {
+        dst: CString,
+    },
+    Devpts {
+        dst: CString,
+    },
+    /// Bind a path onto itself read-only, when it exists.
+    RemountRo {
+        dst: CString,
+    },
+}
+
+/// One op and the words for it.
+#[derive(Debug, Clone)]
+pub(crate) struct Step {
+    pub(crate) op: Op,
+    pub(crate) what: String,
+}
+
+/// What `Sandbox::new` prepares once.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub(crate) steps: Vec<Step>,
+    /// Host paths landlock covers (bind sources), for either mode.
+    pub(crate) host_rules: HostRules,
+    /// Rules the child adds after mounting (namespace mode only).
+    pub(crate) child_rules: Vec<ChildRule>,
+    pub(crate) workspace: PathBuf,
+    pub(crate) cwd: CString,
+}
+
+pub(crate) fn cstring(path: &Path) -> Result<CString, SpecError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| SpecError::BadPath {
+        path: path.to_path_buf(),
+    })
+}
+
+fn c(s: &str) -> CString {
+    // Only called with literals and paths already checked for NUL.
+    CString::new(s.replace('\0', "")).unwrap_or_default()
+}
+
+fn old(path: &Path) -> Result<CString, SpecError> {
+    let mut p = PathBuf::from(OLD_ROOT);
+    p.push(path.strip_prefix("/").unwrap_or(path));
+    cstring(&p)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    ReadOnly,
+    Writable,
+}
+
+struct Builder {
+    steps: Vec<Step>,
+    made: BTreeSet<PathBuf>,
+}
+
+impl Builder {
+    fn push(&mut self, op: Op, what: String) {
+        self.steps.push(Step { op, what });
+    }
+
+    /// `mkdir -p` of every ancestor of `path`, then `path` itself if `dir`.
+    fn mkdirs(&mut self, path: &Path, include_self: bool) -> Result<(), SpecError> {
+        let mut cur = PathBuf::from("/");
+        let comps: Vec<Component<'_>> = path.components().collect();
+        let upto = if include_self {
+            comps.len()
+        } else {
+            comps.len().saturating_sub(1)
+        };
+        for comp in comps.iter().take(upto) {
+            if let Component::Normal(name) = comp {
+                cur.push(name);
+                if self.made.insert(cur.clone()) {
+                    let what = format!("create mount point {}", cur.display());
+                    self.push(
+                        Op::Mkdir {
+                            path: cstring(&cur)?,
+                            mode: 0o755,
+                        },
+                        what,
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds `src` at `dst`; returns false when a small read-only `/etc`
+    /// file was copied instead (it then needs no host landlock rule).
+    fn bind(&mut self, src: &Path, dst: &Path, mode: Mode) -> Result<bool, SpecError> {
+        let meta = std::fs::metadata(src).map_err(|_| SpecError::PathMissing {
+            what: "path",
+            path: src.to_path_buf(),
+        })?;
+        if mode == Mode::ReadOnly
+            && meta.is_file()
+            && meta.len() <= COPY_LIMIT
+            && dst.starts_with("/etc")
+            && let Ok(contents) = std::fs::read(src)
+        {
+            use std::os::unix::fs::PermissionsExt;
+            self.mkdirs(dst, false)?;
+            let what = format!("copy {}", dst.display());
+            self.push(
+                Op::Copy {
+                    path: cstring(dst)?,
+                    contents,
+                    mode: meta.permissions().mode() & 0o7777 & !0o6000,
+                },
+                what,
+            );
+            return Ok(false);
+        }
+        if meta.is_dir() {
+            self.mkdirs(dst, true)?;
+        } else {
+            self.mkdirs(dst, false)?;
+            self.push(
+                Op::Touch {
+                    path: cstring(dst)?,
+                },
+                format!("create mount point {}", dst.display()),
+            );
+        }
+        let (attrs, word) = match mode {
+            Mode::ReadOnly => (ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, "read-only"),
+            Mode::Writable => (ATTR_NOSUID | ATTR_NODEV, "read-write"),
+        };
+        let what = format!("bind {} {word}", dst.display());
+        self.push(
+            Op::Bind {
+                src: old(src)?,
+                dst: cstring(dst)?,
+                attrs,
+            },
+            what,
+        );
+        Ok(true)
+    }
+}
+
+/// True when `path` lies strictly beneath `root` (both absolute, as bytes).
+fn is_under(path: &[u8], root: &[u8]) -> bool {
+    path.len() > root.len()
+        && path.starts_with(root)
+        && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/'))
+}
+
+fn depth(p: &Path) -> usize {
+    p.components().count()
+}
+
+/// Builds the layout for `spec`. Fails on a missing workspace, a missing
+/// closure or writable path, or a path that cannot be a C string.
+pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecError> {
+    let workspace = std::fs::canonicalize(&spec.workspace)
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| SpecError::WorkspaceMissing {
+            path: spec.workspace.clone(),
+        })?;
+
+    // (destination, source, mode, is a system symlink to recreate)
+    let mut entries: Vec<(PathBuf, PathBuf, Mode)> = Vec::new();
+    let mut symlinks: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut host_rules = HostRules::default();
+
+    for p in &spec.read_only {
+        if !p.is_absolute() {
+            return Err(SpecError::BadPath { path: p.clone() });
+        }
+        let Ok(lmeta) = std::fs::symlink_metadata(p) else {
+            continue;
+        };
+        if lmeta.file_type().is_symlink() && SYSTEM_PATHS.iter().any(|s| Path::new(s) == p) {
+            if let Ok(target) = std::fs::read_link(p) {
+                symlinks.push((p.clone(), target));
+            }
+            continue;
+        }
+        let Ok(real) = std::fs::canonicalize(p) else {
+            continue;
+        };
+        entries.push((p.clone(), real, Mode::ReadOnly));
+    }
+    for p in &spec.closure {
+        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing {
+            what: "dev-shell closure path",
+            path: p.clone(),
+        })?;
+        entries.push((p.clone(), real, Mode::ReadOnly));
+    }
+    for p in &spec.writable {
+        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing {
+            what: "writable path",
+            path: p.clone(),
+        })?;
+        entries.push((real.clone(), real, Mode::Writable));
+    }
+    entries.push((workspace.clone(), workspace.clone(), Mode::Writable));
+    if let TmpMode::Host(dir) = &spec.tmp {
+        let real = std::fs::canonicalize(dir).map_err(|_| SpecError::PathMissing {
+            what: "temp dir",
+            path: dir.clone(),
+        })?;
+        entries.push((PathBuf::from("/tmp"), real, Mode::Writable));
+    }
+
+    // A read-only bind under a read-only ancestor adds nothing. Compared as
+    // bytes: `Path::starts_with` walks components and this runs n^2 times.
+    let ro_roots: Vec<Vec<u8>> = entries
+        .iter()
+        .filter(|(_, _, m)| *m == Mode::ReadOnly)
+        .map(|(d, _, _)| d.as_os_str().as_bytes().to_vec())
+        .collect();
+    entries.retain(|(dst, _, mode)| {
+        let d = dst.as_os_str().as_bytes();
+        *mode == Mode::Writable || !ro_roots.iter().any(|r| is_under(d, r))
+    });
+    entries.sort_by_key(|(dst, _, _)| depth(dst));
+    entries.dedup_by(|a, b| a.0 == b.0);
+
+    let mut b = Builder {
+        steps: Vec::new(),
+        made: BTreeSet::new(),
+    };
+    for (link, target) in &symlinks {
+        b.push(
+            Op::Symlink {
+                target: cstring(target)?,
+                link: cstring(link)?,
+            },
+            format!("link {} -> {}", link.display(), target.display()),
+        );
+    }
+
+    let fresh_tmp = matches!(spec.tmp, TmpMode::Fresh);
+    let mut copied_etc = false;
+    let mut tmp_done = false;
+    for (dst, src, mode) in &entries {
+        // /tmp (depth 2 with the root) goes in before anything beneath it.
+        if fresh_tmp && !tmp_done && depth(dst) > 2 {
+            tmp(&mut b)?;
+            tmp_done = true;
+        }
+        if !b.bind(src, dst, *mode)? {
+            copied_etc = true;
+            continue;
+        }
+        match mode {
+            Mode::ReadOnly => host_rules.read.push(src.clone()),
+            Mode::Writable => host_rules.write.push(src.clone()),
+        }
+    }
+    if fresh_tmp && !tmp_done {
+        tmp(&mut b)?;
+    }
+    dev(&mut b, &mut host_rules)?;
+    proc(&mut b)?;
+
+    let mut child_rules = vec![
+        ChildRule {
+            path: c("/"),
+            access: masks.read_dir,
+        },
+        ChildRule {
+            path: c("/proc"),
+            access: masks.read,
+        },
+        ChildRule {
+            path: c("/dev/pts"),
+            access: masks.dev,
+        },
+        ChildRule {
+            path: c("/dev/shm"),
+            access: masks.all,
+        },
+    ];
+    if copied_etc {
+        // The copies live on the root's tmpfs: readable, like the binds.
+        child_rules.push(ChildRule {
+            path: c("/etc"),
+            access: masks.read,
+        });
+    }
+    if fresh_tmp {
+        child_rules.push(ChildRule {
+            path: c("/tmp"),
+            access: masks.all,
+        });
+    }
+
+    let cwd = match &spec.cwd {
+        Some(p) if p.is_absolute() => cstring(p)?,
+        Some(p) => cstring(&workspace.join(p))?,
+        None => cstring(&workspace)?,
+    };
+    Ok(Layout {
+        steps: b.steps,
+        host_rules,
+        child_rules,
+        workspace,
+        cwd,
+    })
+}
+
+fn tmp(b: &mut Builder) -> Result<(), SpecError> {
+    b.mkdirs(Path::new("/tmp"), true)?;
+    b.push(
+        Op::Tmpfs {
+            dst: c("/tmp"),
+            data: c("mode=1777"),
+        },
+        "mount a private /tmp".to_owned(),
+    );
+    Ok(())
+}
+
+/// A minimal /dev: the six character devices bound from the host, a fresh
+/// devpts instance, /dev/shm, and the conventional links.
+fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
+    b.mkdirs(Path::new("/dev"), true)?;
+    b.push(
+        Op::Tmpfs {
+            dst: c("/dev"),
+            data: c("mode=0755"),
+        },
+        "mount /dev".to_owned(),
+    );
+    for name in ["null", "zero", "full", "random", "urandom", "tty"] {
+        let path = PathBuf::from("/dev").join(name);
+        if !path.exists() {
+            continue;
+        }
+        b.push(
+            Op::Touch {
+                path: cstring(&path)?,
+            },
+            format!("create {}", path.display()),
+        );
+        b.push(
+            Op::Bind {
+                src: old(&path)?,
+                dst: cstring(&path)?,
+                attrs: ATTR_NOSUID | ATTR_NOEXEC,
+            },
+            format!("bind device {}", path.display()),
+        );
+        host_rules.devices.push(path);
+    }
+    b.push(
+        Op::Mkdir {
+            path: c("/dev/pts"),
+            mode: 0o755,
+        },
+        "create /dev/pts".to_owned(),
+    );
+    b.push(
+        Op::Devpts { dst: c("/dev/pts") },
+        "mount a fresh devpts on /dev/pts".to_owned(),
+    );
+    b.push(
+        Op::Mkdir {
+            path: c("/dev/shm"),
+            mode: 0o1777,
+        },
+        "create /dev/shm".to_owned(),
+    );
+    for (link, target) in [
+        ("/dev/ptmx", "pts/ptmx"),
+        ("/dev/fd", "/proc/self/fd"),
+        ("/dev/stdin", "/proc/self/fd/0"),
+        ("/dev/stdout", "/proc/self/fd/1"),
+        ("/dev/stderr", "/proc/self/fd/2"),
+    ] {
+        b.push(
+            Op::Symlink {
+                target: c(target),
+                link: c(link),
+            },
+            format!("link {link}"),
+        );
+    }
+    Ok(())
+}
+
+/// /proc of the new pid namespace, with the kernel-tuning parts read-only.
+fn proc(b: &mut Builder) -> Result<(), SpecError> {
+    b.mkdirs(Path::new("/proc"), true)?;
+    b.push(
+        Op::Proc { dst: c("/proc") },
+        "mount /proc of the new pid namespace".to_owned(),
+    );
+    for p in ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"] {
+        b.push(Op::RemountRo { dst: c(p) }, format!("make {p} read-only"));
+    }
+    Ok(())
+}
+
+/// The candidates `execve` tries for `program`, searching `path_var` the way
+/// `execvp` does when the name has no slash.
+pub(crate) fn exec_candidates(program: &OsStr, path_var: Option<&OsStr>) -> Vec<CString> {
+    let bytes = program.as_bytes();
+    if bytes.contains(&b'/') {
+        return CString::new(bytes).into_iter().collect();
+    }
+    let path = path_var.map_or(&b"/usr/local/bin:/usr/bin:/bin"[..], OsStrExt::as_bytes);
+    path.split(|b| *b == b':')
+        .filter(|d| !d.is_empty())
+        .filter_map(|dir| {
+            let mut full = dir.to_vec();
+            full.push(b'/');
+            full.extend_from_slice(bytes);
+            CString::new(full).ok()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_candidates_search_path_only_without_a_slash() {
+        let c = exec_candidates(OsStr::new("ls"), Some(OsStr::new("/a::/b")));
+        assert_eq!(
+            c,
+            vec![
+                CString::new("/a/ls").unwrap(),
+                CString::new("/b/ls").unwrap()
+            ]
+        );
+        let c = exec_candidates(OsStr::new("./x"), Some(OsStr::new("/a")));
+        assert_eq!(c, vec![CString::new("./x").unwrap()]);
+    }
+
+    #[test]
+    fn layout_binds_the_workspace_after_the_private_tmp_beneath_it() {
+        let ws = tempfile::tempdir().unwrap();
+        let spec = SandboxSpec::new(ws.path());
+        let l = layout(&spec, crate::landlock::masks(7)).unwrap();
+        let whats: Vec<&str> = l.steps.iter().map(|s| s.what.as_str()).collect();
+        let tmp = whats
+            .iter()
+            .position(|w| *w == "mount a private /tmp")
+            .unwrap();
+        let real = std::fs::canonicalize(ws.path()).unwrap();
+        let wsb = whats
+            .iter()
+            .position(|w| *w == format!("bind {} read-write", real.display()))
+            .unwrap();
+        assert!(tmp < wsb, "{whats:#?}");
+        assert!(whats.contains(&"bind /usr read-only"));
+    }
+
+    #[test]
+    fn is_under_needs_a_separator() {
+        assert!(is_under(b"/usr/lib", b"/usr"));
+        assert!(!is_under(b"/usrx", b"/usr"));
+        assert!(!is_under(b"/usr", b"/usr"));
+        assert!(is_under(b"/a", b"/"));
+    }
+
+    #[test]
+    fn a_missing_workspace_is_named() {
+        let spec = SandboxSpec::new("/nonexistent/chock-ws");
+        let err = layout(&spec, crate::landlock::masks(7)).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/chock-ws"), "{err}");
+    }
+}
