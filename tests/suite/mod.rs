@@ -17,6 +17,7 @@ mod stop_check;
 mod stop_resume;
 mod sync_cli;
 mod usage;
+mod workspace;
 
 use std::path::PathBuf;
 use std::process::Command;

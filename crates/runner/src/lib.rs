@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod git_shim;
 pub mod guard;
 pub mod history;
 pub mod provider;
@@ -13,3 +14,4 @@ pub mod run;
 pub mod session;
 pub mod tools;
 pub mod turn;
+pub mod workspace;

@@ -132,7 +132,7 @@ pub async fn run_new(
     })
 }
 
-fn ending(end: TurnEnd) -> (EndReason, String) {
+pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
     match end {
         TurnEnd::Done => (EndReason::Done, String::new()),
         TurnEnd::MaxTokens => (
@@ -162,10 +162,10 @@ fn layer_name(layer: LayerKind) -> &'static str {
 }
 
 /// Records each step of a turn in the log as it happens.
-struct LogHooks<'w, F> {
-    writer: &'w mut LogWriter,
-    policy: &'w Policy,
-    on_text: F,
+pub(crate) struct LogHooks<'w, F> {
+    pub(crate) writer: &'w mut LogWriter,
+    pub(crate) policy: &'w Policy,
+    pub(crate) on_text: F,
 }
 
 impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {

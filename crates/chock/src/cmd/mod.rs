@@ -17,6 +17,7 @@ mod sessions;
 mod stop;
 mod sync;
 mod usage;
+mod workspace;
 
 use std::process::ExitCode;
 
@@ -59,6 +60,7 @@ pub(crate) enum Command {
     Policy(policy::PolicyArgs),
     Run(run::Args),
     Serve(serve::ServeArgs),
+    Workspace(workspace::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -78,5 +80,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Policy(args) => policy::run(args),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Workspace(args) => workspace::run(args),
     }
 }
