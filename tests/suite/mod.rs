@@ -1,9 +1,11 @@
 //! Shared helpers for the end-to-end suite.
 
 mod cli;
+mod daemon;
 mod log;
 mod plan;
 mod sandbox;
+mod policy;
 mod session_logs;
 mod sessions;
 mod usage;

@@ -167,7 +167,7 @@ impl StateDir {
 
     /// Create the state directory (0700) and return its path.
     pub fn ensure_root(&self) -> Result<&Path, PathError> {
-        ensure_private_dir(&self.root)?;
+        create_private_dir(&self.root)?;
         Ok(&self.root)
     }
 
@@ -196,21 +196,27 @@ impl StateDir {
     }
 }
 
-/// Create `dir` with mode 0700 (parents too, each 0700), or narrow an
-/// existing one to 0700 when it is wider. Never widens anything.
+/// Create `dir` (and missing parents) with mode 0700; leave an existing
+/// one as it is.
+fn create_private_dir(dir: &Path) -> Result<(), PathError> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|source| PathError::Create {
+            path: dir.to_owned(),
+            source,
+        })
+}
+
+/// Create `dir` with mode 0700, or narrow an existing one to 0700 when it
+/// is wider. Never widens anything.
 fn ensure_private_dir(dir: &Path) -> Result<(), PathError> {
     let create = |source| PathError::Create {
         path: dir.to_owned(),
         source,
     };
-    match fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-    {
-        Ok(()) => {}
-        Err(source) => return Err(create(source)),
-    }
+    create_private_dir(dir)?;
     let meta = fs::metadata(dir).map_err(create)?;
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
@@ -283,14 +289,25 @@ mod tests {
     }
 
     #[test]
-    fn ensure_creates_private_dirs_and_narrows_wide_ones() {
+    fn ensure_creates_private_dirs_and_narrows_wide_ones_of_its_own() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = StateDir::at(tmp.path().join("state"));
         let id = SessionId::new();
         fs::create_dir(dir.root()).unwrap();
         fs::set_permissions(dir.root(), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::create_dir(dir.sessions()).unwrap();
+        fs::set_permissions(dir.sessions(), fs::Permissions::from_mode(0o755)).unwrap();
         let session = dir.ensure_session_dir(&id).unwrap();
-        for path in [dir.root().to_owned(), dir.sessions(), session] {
+        for path in [dir.sessions(), session] {
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", path.display());
+        }
+        // The state directory itself may be a person's own: left alone.
+        let mode = fs::metadata(dir.root()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755);
+        let fresh = StateDir::at(tmp.path().join("new/state"));
+        fresh.ensure_root().unwrap();
+        for path in [tmp.path().join("new"), fresh.root().to_owned()] {
             let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o700, "{}", path.display());
         }

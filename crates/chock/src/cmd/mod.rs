@@ -5,10 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod daemon;
 mod log;
 mod output;
 mod plan;
 mod sandbox;
+mod policy;
 mod sessions;
 mod usage;
 
@@ -30,19 +32,24 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Daemon(daemon::DaemonArgs),
     Sessions(sessions::Args),
     Log(log::Args),
     Usage(usage::Args),
     Plan(plan::Args),
     Sandbox(sandbox::Args),
+    /// Explain how the policy answers an action, and check policy files.
+    Policy(policy::PolicyArgs),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Daemon(args) => daemon::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Log(args) => log::run(args),
         Command::Usage(args) => usage::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Sandbox(args) => sandbox::run(args),
+        Command::Policy(args) => policy::run(args),
     }
 }

@@ -1,0 +1,68 @@
+//! `chock daemon`: adapts the command line to `chock_daemon::run`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::exit;
+
+/// Run the daemon that owns sessions and serves their logs.
+///
+/// Listens on the unix socket daemon.sock in the state directory (mode 0600; any uid but
+/// this user's is refused). --host adds a TCP listener, which checks nobody:
+/// put an authenticating proxy in front of it. Under systemd, sockets come
+/// from socket activation and readiness is reported with sd-notify. Prints
+/// one `listening on <address>` line per listener, in the form --daemon takes.
+#[derive(Debug, Args)]
+#[command(after_help = "See docs/daemon.md and docs/protocol.md.")]
+pub(crate) struct DaemonArgs {
+    /// The unix socket to listen on [default: daemon.sock in the state directory].
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+
+    /// Also listen on TCP at this address (0.0.0.0 is accepted: anyone who
+    /// can route to it can drive the daemon).
+    #[arg(long, value_name = "ADDR")]
+    host: Option<String>,
+
+    /// The TCP port for --host; 0 asks the system for one and prints it
+    /// [default: 7780].
+    #[arg(long, value_name = "N")]
+    port: Option<u16>,
+
+    /// The chock executable each session runs as `chock run` (tests only).
+    #[arg(long, value_name = "PATH", hide = true)]
+    run_exe: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
+    if args.port.is_some() && args.host.is_none() {
+        anyhow::bail!(
+            "--port was given without --host: the daemon opens no TCP listener unless --host \
+             names an address (for example --host 127.0.0.1 --port {})",
+            args.port.unwrap_or(chock_daemon::DEFAULT_PORT)
+        );
+    }
+    let state = chock_log::StateDir::resolve().context("cannot start the daemon")?;
+    let chock_exe = match args.run_exe {
+        Some(path) => path,
+        None => std::env::current_exe()
+            .context("cannot find this chock executable to run sessions with")?,
+    };
+    let mut config = chock_daemon::Config::new(state.root().to_owned(), chock_exe);
+    config.socket = args.socket;
+    config.tcp = args
+        .host
+        .map(|host| (host, args.port.unwrap_or(chock_daemon::DEFAULT_PORT)));
+    chock_daemon::run(config, |addresses| {
+        let mut out = std::io::stdout().lock();
+        for address in addresses {
+            let _ = writeln!(out, "listening on {address}");
+        }
+        let _ = out.flush();
+    })?;
+    Ok(ExitCode::from(exit::SUCCESS))
+}

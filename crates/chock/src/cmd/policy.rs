@@ -1,0 +1,120 @@
+//! `chock policy`: explain how the policy answers an action, and check a
+//! policy file. Both are thin: chock-policy does the reading and the fold.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use chock_policy::{Action, Policy};
+use clap::{Args, Subcommand};
+
+use crate::exit;
+
+/// Explain decisions and check policy files.
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Explain how the policy answers an action, and check a policy file.\n\n\
+The policy is folded from the org bundle ($CHOCK_ORG_BUNDLE, else /etc/chock/org.zon), \
+the operator's config.zon ($XDG_CONFIG_HOME/chock/config.zon), the project's chock.zon and \
+the rules Chock ships. docs/policy.md describes every layer and every action name."
+)]
+pub(crate) struct PolicyArgs {
+    #[command(subcommand)]
+    command: PolicyCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    Explain(ExplainArgs),
+    Check(CheckArgs),
+}
+
+/// Show the decision for one action, the rule and layer that decided, the
+/// rules that lost and why, and for a refusal or a question the rule to add.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Action names: call.<tool>, exec.{devshell,nix.store,workspace,path}.<program>, \
+exec.unparsed, net.connect.<host>, net.fetch.<host>, net.serve.<port>, web.search, \
+skill.read.{operator,project,packaged}, secret.use.<name>, nix.build.<attr>, nix.net.<host>, \
+nix.net.build.opaque, git.<subcommand>, lsp.<program>, style.parse, device.usb.<vendor>.<product>, \
+device.tty.<vendor>.<product>, device.tty.serial.<serial>, mcp.<server>[.tool.<tool>|.host.<host>], \
+plugin.<name>[.tool.<tool>], fs.read, fs.write, provider.<instance>[.<model>], sandbox.jit, \
+workspace.{apply,integrate}, workspace.bind.<name>, policy.widen, file.write.\n\
+Hosts are written last label first: docs.ziglang.org is net.fetch.org.ziglang.docs.\n\n\
+Examples:\n  chock policy explain call.write_file\n  chock policy explain net.fetch.org.ziglang.docs --json\n  \
+chock policy explain sandbox.jit --before-first-turn --project ../other"
+)]
+struct ExplainArgs {
+    /// The action name, as a rule writes it (e.g. net.fetch.org.ziglang.docs).
+    action: String,
+    /// The project directory whose chock.zon is read.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    project: PathBuf,
+    /// Print one JSON object (action, decision, layer, rule, losers, notes, help).
+    #[arg(long)]
+    json: bool,
+    /// Read the action as a row read before the first turn (model.select,
+    /// nix.build, sandbox.jit, an MCP server's rows), where anything but allow refuses.
+    #[arg(long)]
+    before_first_turn: bool,
+}
+
+/// Check a chock.zon, config.zon or org bundle and list every problem in its
+/// policy block with line:column. Exits non-zero when there is any.
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// The file to check.
+    #[arg(value_name = "FILE", default_value = "chock.zon")]
+    file: PathBuf,
+}
+
+pub(crate) fn run(args: PolicyArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        PolicyCommand::Explain(a) => explain(a),
+        PolicyCommand::Check(a) => check(a),
+    }
+}
+
+fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
+    let action = Action::parse(&args.action)?;
+    let policy = Policy::load(&args.project)?;
+    let verdict = if args.before_first_turn {
+        policy.decide_before_first_turn(&action)
+    } else {
+        policy.decide(&action)
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&verdict)?);
+    } else {
+        print!("{}", verdict.render());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.file).with_context(|| {
+        format!(
+            "cannot read {}: pass the path of a chock.zon, config.zon or org bundle",
+            args.file.display()
+        )
+    })?;
+    let checked = chock_policy::check_text(&text, Some(&args.file));
+    let path = args.file.display();
+    if checked.problems.is_empty() {
+        let n = checked.rules.rules.len();
+        println!(
+            "{path}: no problems ({n} rule{})",
+            if n == 1 { "" } else { "s" }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &checked.problems {
+        println!("{path}:{p}");
+    }
+    let n = checked.problems.len();
+    eprintln!(
+        "chock: {path} has {n} problem{}",
+        if n == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::from(exit::FAILURE))
+}

@@ -1,0 +1,75 @@
+//! Bounded line reading. A peer that never sends a newline must not make the
+//! other end buffer forever, so every read has a ceiling and a line past it
+//! is an error, not a longer buffer.
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+/// The longest request line the daemon reads: room for a long message.
+pub const MAX_REQUEST_LINE: usize = 1 << 20;
+/// The longest reply line a client reads: an event can carry a large tool result.
+pub const MAX_REPLY_LINE: usize = 64 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("line longer than {limit} bytes: send one request per line, under the limit")]
+    TooLong { limit: usize },
+    #[error("line is not UTF-8 text: the protocol is UTF-8 lines")]
+    NotUtf8,
+    #[error("connection closed in the middle of a line (after {0} bytes)")]
+    Unterminated(usize),
+    #[error("reading the connection failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads lines of at most `limit` bytes (newline excluded) from a buffered stream.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: R,
+    limit: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    pub fn new(inner: R, limit: usize) -> Self {
+        LineReader {
+            inner,
+            limit,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line without its newline, or `None` at a clean end of stream.
+    /// After an error the stream is in an unknown place: drop the reader.
+    pub async fn next_line(&mut self) -> Result<Option<String>, LineError> {
+        self.buf.clear();
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                if self.buf.is_empty() {
+                    return Ok(None);
+                }
+                return Err(LineError::Unterminated(self.buf.len()));
+            }
+            let (chunk, found) = match available.iter().position(|&b| b == b'\n') {
+                Some(at) => (&available[..at], Some(at)),
+                None => (available, None),
+            };
+            if self.buf.len() + chunk.len() > self.limit {
+                return Err(LineError::TooLong { limit: self.limit });
+            }
+            self.buf.extend_from_slice(chunk);
+            let used = found.map_or(chunk.len(), |at| at + 1);
+            self.inner.consume(used);
+            if found.is_some() {
+                let line = std::mem::take(&mut self.buf);
+                return String::from_utf8(line)
+                    .map(Some)
+                    .map_err(|_| LineError::NotUtf8);
+            }
+        }
+    }
+
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+}

@@ -1,0 +1,4 @@
+mod client;
+mod golden;
+mod lines;
+mod row;

@@ -1,0 +1,236 @@
+//! `chock daemon`: the process that owns sessions and the only thing a
+//! frontend talks to.
+//!
+//! It listens (unix socket by default, TCP when asked, or sockets passed by
+//! systemd), greets each connection, and answers one verb per connection from
+//! the session logs. It never runs the agent loop and never writes a log:
+//! `start` and `adopt` spawn a child `chock run` per session, and `answer`
+//! goes to the session's own approval socket. [`Daemon::bind`] and
+//! [`Daemon::serve`] are library calls so a test can boot a daemon in a
+//! temporary state directory in-process.
+
+#![deny(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod children;
+mod conn;
+mod feed;
+mod listen;
+mod store;
+mod verbs;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chock_control::Address;
+
+use crate::children::Children;
+use crate::feed::Feeds;
+use crate::listen::Listener;
+use crate::store::Store;
+
+/// The port `--host` listens on when `--port` is not given.
+pub const DEFAULT_PORT: u16 = 7780;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "a daemon is already listening on unix:{}: use it, or stop it before starting another",
+        .0.display()
+    )]
+    AlreadyListening(PathBuf),
+    #[error("{} exists and is not a socket: move it away or pass --socket <path>", .0.display())]
+    NotASocket(PathBuf),
+    #[error("socket activation: {0}; check the .socket unit")]
+    Activation(String),
+    #[error("cannot start the daemon's runtime or its signal handlers: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// What to listen on and how to run sessions.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The state directory: session logs live under `sessions/`.
+    pub state_dir: PathBuf,
+    /// The unix socket; `None` means `<state dir>/daemon.sock`.
+    pub socket: Option<PathBuf>,
+    /// A TCP listener, only when a person named a host.
+    pub tcp: Option<(String, u16)>,
+    /// The `chock` executable whose `run` subcommand each session is.
+    pub chock_exe: PathBuf,
+    /// Take the sockets systemd passed in `LISTEN_FDS`, when it passed any.
+    pub socket_activation: bool,
+    /// How long `start` and `adopt` wait for the child to hold its log.
+    pub start_timeout: Duration,
+    /// How long a connection may take to send its greeting, then its request.
+    pub line_timeout: Duration,
+    /// How long a watch waits after a `handover` ending for the next owner.
+    pub handover_grace: Duration,
+}
+
+impl Config {
+    pub fn new(state_dir: PathBuf, chock_exe: PathBuf) -> Config {
+        Config {
+            state_dir,
+            socket: None,
+            tcp: None,
+            chock_exe,
+            socket_activation: true,
+            start_timeout: Duration::from_secs(30),
+            line_timeout: Duration::from_secs(30),
+            handover_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What every connection shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) store: Store,
+    pub(crate) feeds: Arc<Feeds>,
+    pub(crate) children: Arc<Children>,
+    pub(crate) chock_exe: PathBuf,
+    pub(crate) uid: u32,
+    pub(crate) start_timeout: Duration,
+    pub(crate) line_timeout: Duration,
+    pub(crate) handover_grace: Duration,
+}
+
+/// A daemon whose listeners are bound and not yet accepting.
+#[derive(Debug)]
+pub struct Daemon {
+    listeners: Vec<Listener>,
+    shared: Arc<Shared>,
+}
+
+impl Daemon {
+    /// Binds every listener, or fails naming the one that could not be bound.
+    pub async fn bind(config: Config) -> Result<Daemon, DaemonError> {
+        raise_fd_limit();
+        let activated = if config.socket_activation {
+            listen::activated()?
+        } else {
+            None
+        };
+        let listeners = match activated {
+            Some(listeners) => {
+                if config.socket.is_some() || config.tcp.is_some() {
+                    tracing::warn!(
+                        "socket activation passed sockets; --socket and --host are ignored"
+                    );
+                }
+                listeners
+            }
+            None => {
+                let socket = config
+                    .socket
+                    .clone()
+                    .unwrap_or_else(|| config.state_dir.join("daemon.sock"));
+                let mut listeners = vec![listen::bind_unix(&socket)?];
+                if let Some((host, port)) = &config.tcp {
+                    listeners.push(listen::bind_tcp(host, *port).await?);
+                }
+                listeners
+            }
+        };
+        let shared = Arc::new(Shared {
+            store: Store::new(config.state_dir),
+            feeds: Arc::default(),
+            children: Arc::default(),
+            chock_exe: config.chock_exe,
+            uid: chock_control::own_uid(),
+            start_timeout: config.start_timeout,
+            line_timeout: config.line_timeout,
+            handover_grace: config.handover_grace,
+        });
+        Ok(Daemon { listeners, shared })
+    }
+
+    /// The addresses a client can reach this daemon at, in the form
+    /// `--daemon` and `$CHOCK_DAEMON` take.
+    pub fn addresses(&self) -> Vec<Address> {
+        self.listeners
+            .iter()
+            .filter_map(Listener::address)
+            .collect()
+    }
+
+    /// Tells systemd the daemon is ready, when it runs under systemd.
+    pub fn notify_ready(&self) {
+        if let Err(err) = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]) {
+            tracing::warn!(%err, "could not tell systemd the daemon is ready");
+        }
+    }
+
+    /// Accepts connections until `shutdown` completes, then removes the
+    /// socket files it created. Sessions it started keep running.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) {
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut cleanup = Vec::new();
+        for listener in self.listeners {
+            if let Listener::Unix {
+                path, remove: true, ..
+            } = &listener
+            {
+                cleanup.push(path.clone());
+            }
+            tasks.spawn(conn::accept_loop(listener, Arc::clone(&self.shared)));
+        }
+        shutdown.await;
+        tasks.abort_all();
+        for path in cleanup {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Runs a daemon on its own multi-threaded runtime until SIGTERM or SIGINT.
+/// `announce` is called with the bound addresses before the first accept.
+pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), DaemonError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(DaemonError::Runtime)?;
+    runtime.block_on(async move {
+        // Handlers first: a SIGTERM that arrives as soon as the addresses
+        // are announced must stop the daemon cleanly, not kill it.
+        let shutdown = terminated()?;
+        let daemon = Daemon::bind(config).await?;
+        announce(&daemon.addresses());
+        daemon.notify_ready();
+        daemon.serve(shutdown).await;
+        Ok(())
+    })
+}
+
+/// Completes on SIGTERM or SIGINT; the handlers are installed when this is
+/// called, not when the future is first polled.
+fn terminated() -> Result<impl Future<Output = ()>, DaemonError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(DaemonError::Runtime)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(DaemonError::Runtime)?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}
+
+/// A thousand connections need a thousand descriptors; the soft limit is
+/// often 1024, the hard one much higher.
+fn raise_fd_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        limit.current = limit.maximum;
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
+}

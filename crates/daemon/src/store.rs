@@ -1,0 +1,231 @@
+//! The daemon's view of the session logs, through `chock-log`: where they
+//! are, the events after an id, a session's row from the fold, and whether
+//! anyone holds a log's lock.
+//!
+//! The daemon only ever reads a log; the session's own process is its only
+//! writer. Readers never lock, so ownership is learnt from `/proc/locks`
+//! (`chock_log::locks`). What this module reads itself is small: the
+//! envelope (`id`, `type`, `reason`) of lines `chock-log` returned, which is
+//! what a watch needs to know where a session ends, and the id of the last
+//! line from the log's tail, where a feed starts following.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use chock_log::{EventId, SessionId, SessionRow, StateDir};
+use serde::Deserialize;
+
+/// One complete event line of a log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LogEvent {
+    pub(crate) id: u64,
+    pub(crate) kind: String,
+    /// The `reason` of a `session.end`.
+    pub(crate) reason: Option<String>,
+    pub(crate) line: String,
+}
+
+impl LogEvent {
+    /// A `session.end` that is the session's last word. A `handover` ending
+    /// is not: the next owner appends a new `session.open` and carries on.
+    pub(crate) fn is_final(&self) -> bool {
+        self.kind == "session.end" && !self.is_handover()
+    }
+
+    pub(crate) fn is_handover(&self) -> bool {
+        self.kind == "session.end" && self.reason.as_deref() == Some("handover")
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    id: u64,
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    reason: Option<serde_json::Value>,
+}
+
+impl Envelope {
+    fn parse(line: &str) -> Option<LogEvent> {
+        let envelope: Envelope = serde_json::from_str(line).ok()?;
+        Some(LogEvent {
+            id: envelope.id,
+            reason: match envelope.reason {
+                Some(serde_json::Value::String(reason)) => Some(reason),
+                _ => None,
+            },
+            kind: envelope.kind,
+            line: line.to_owned(),
+        })
+    }
+}
+
+/// The state directory's session logs.
+#[derive(Debug, Clone)]
+pub(crate) struct Store {
+    state: StateDir,
+}
+
+impl Store {
+    pub(crate) fn new(state_dir: PathBuf) -> Store {
+        Store {
+            state: StateDir::at(state_dir),
+        }
+    }
+
+    pub(crate) fn state(&self) -> &StateDir {
+        &self.state
+    }
+
+    pub(crate) fn log_path(&self, session: &SessionId) -> PathBuf {
+        self.state.log_path(session)
+    }
+
+    pub(crate) fn approve_socket(&self, session: &SessionId) -> PathBuf {
+        self.state.approve_socket(session)
+    }
+}
+
+/// A session id from a client, or the refusal that names it.
+pub(crate) fn parse_session_id(text: &str) -> Result<SessionId, String> {
+    SessionId::parse(text).map_err(|_| {
+        format!(
+            "'{}' is not a session id (ids look like 20261129-192736-123-7f3a9c1e): \
+             'list <project directory>' shows the sessions",
+            chock_control::sanitize(text)
+        )
+    })
+}
+
+/// One event line's envelope, or `None` for a line that is not an event.
+pub(crate) fn parse_event(line: &str) -> Option<LogEvent> {
+    Envelope::parse(line)
+}
+
+/// The id of the log's last complete event, found from its tail so a long
+/// log is not read whole; 0 for a log with no events.
+pub(crate) fn last_id(path: &Path) -> Result<u64, chock_log::ReadError> {
+    const WINDOW: u64 = 64 << 10;
+    let tail = (|| {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let start = len.saturating_sub(WINDOW);
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail)?;
+        std::io::Result::Ok((start, tail))
+    })();
+    if let Ok((start, tail)) = tail {
+        if let Some(end) = tail.iter().rposition(|&b| b == b'\n') {
+            let begin = tail[..end]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map(|at| at + 1);
+            // A line that starts inside the window, or the file's first line.
+            if let Some(begin) = begin.or((start == 0).then_some(0))
+                && let Some(event) = std::str::from_utf8(&tail[begin..end])
+                    .ok()
+                    .and_then(Envelope::parse)
+            {
+                return Ok(event.id);
+            }
+        } else if start == 0 {
+            return Ok(0);
+        }
+    }
+    // A last line longer than the window, or not an event: the reader knows.
+    chock_log::read_after(path, EventId(0)).map(|batch| batch.last_id.0)
+}
+
+/// The events with an id greater than `after` ("I already have this one"),
+/// found by `chock-log`'s binary search rather than a scan from the start.
+pub(crate) fn read_after(path: &Path, after: u64) -> Result<Vec<LogEvent>, chock_log::ReadError> {
+    let batch = chock_log::read_after(path, EventId(after))?;
+    for problem in &batch.problems {
+        tracing::warn!(path = %path.display(), %problem, "session log");
+    }
+    Ok(batch
+        .events
+        .into_iter()
+        .filter_map(|raw| Envelope::parse(&raw.line))
+        .collect())
+}
+
+/// The pid holding the log's lock, if anyone does and `/proc/locks` can name it.
+pub(crate) fn owner(path: &Path) -> Option<u32> {
+    chock_log::locks::owner_pid(path).ok().flatten()
+}
+
+/// Whether anyone holds the log's lock (also a holder in another pid namespace).
+pub(crate) fn is_owned(path: &Path) -> bool {
+    chock_log::locks::is_owned(path).unwrap_or(false)
+}
+
+/// The session's row, from the same fold every other view uses.
+pub(crate) fn fold_row(
+    session: &SessionId,
+    path: &Path,
+) -> Result<SessionRow, chock_log::ReadError> {
+    let folded = chock_log::fold_log(path)?;
+    for problem in &folded.problems {
+        tracing::warn!(path = %path.display(), %problem, "session log");
+    }
+    Ok(SessionRow::from_state(session, &folded.state))
+}
+
+/// Whether `session_project` (from the log) is the directory `project` names.
+pub(crate) fn same_project(session_project: &Path, project: &Path) -> bool {
+    session_project == project || session_project.canonicalize().is_ok_and(|p| p == project)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_cannot_walk_out_of_the_sessions_dir() {
+        assert!(parse_session_id("20261129-192736-123-7f3a9c1e").is_ok());
+        for bad in [
+            "",
+            "..",
+            ".hidden",
+            "a/b",
+            "../etc",
+            "s1",
+            "20261129-192736-123-7f3a9c1e/..",
+        ] {
+            assert!(parse_session_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_last_id_comes_from_the_tail_and_skips_a_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(last_id(&path).unwrap(), 0);
+        std::fs::write(&path, "{\"id\":1,\"type\":\"a\"}\n").unwrap();
+        assert_eq!(last_id(&path).unwrap(), 1);
+        let long = "x".repeat(100 << 10);
+        std::fs::write(
+            &path,
+            format!(
+                "{{\"id\":1,\"at\":\"2026-11-29T19:00:00Z\",\"type\":\"a\"}}\n\
+                 {{\"id\":2,\"at\":\"2026-11-29T19:00:00Z\",\"type\":\"b\",\"pad\":\"{long}\"}}\n{{\"id\":3,\"ty"
+            ),
+        )
+        .unwrap();
+        assert_eq!(last_id(&path).unwrap(), 2);
+    }
+
+    #[test]
+    fn an_ending_by_handover_is_not_final() {
+        let end = parse_event(r#"{"id":2,"type":"session.end","reason":"handover"}"#).unwrap();
+        assert!(end.is_handover() && !end.is_final());
+        let end = parse_event(r#"{"id":3,"type":"session.end","reason":"done"}"#).unwrap();
+        assert!(end.is_final());
+        assert_eq!(parse_event("not json"), None);
+    }
+}

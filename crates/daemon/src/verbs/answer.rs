@@ -1,0 +1,65 @@
+//! `answer <project directory>\t<session id>\t<request id>\t<yes|no>`: hands
+//! the answer to the session's own approval socket. The daemon cannot write
+//! the log, so `ok answered` is sent only when that socket took it; a connect
+//! that failed is an error, never an answer.
+
+use chock_control::approve::ApproveError;
+use chock_control::{Answer, Reply};
+
+use super::{Conn, Shared, VerbError, project_session};
+
+pub(crate) async fn answer(
+    shared: &Shared,
+    project: &str,
+    session: &str,
+    request: &str,
+    answer: Answer,
+    conn: &mut Conn,
+) -> Result<(), VerbError> {
+    let (id, _, row) = project_session(shared, project, session)?;
+    if row.ended() {
+        let how = if row.row.reason.as_deref() == Some("crashed") {
+            "crashed"
+        } else {
+            "ended"
+        };
+        return Err(VerbError::Refuse(format!(
+            "session {session} has {how}: there is nobody to answer"
+        )));
+    }
+    let socket = shared.store.approve_socket(&id);
+    chock_control::approve::answer(&socket, request, answer)
+        .await
+        .map_err(|err| VerbError::Refuse(undelivered(session, &err)))?;
+    tracing::info!(verb = "answer", session_id = %session, request, %answer, "answer delivered");
+    conn.send(&Reply::Answered).await
+}
+
+/// The failure as the client should read it: what happened to the answer,
+/// without the socket's path, which means nothing on another machine.
+fn undelivered(session: &str, err: &ApproveError) -> String {
+    match err {
+        ApproveError::Connect { source, .. } => format!(
+            "the answer was not delivered: session {session} is not taking answers ({source}); \
+             it has ended or runs elsewhere"
+        ),
+        ApproveError::Io { source, .. } => {
+            format!(
+                "the answer was not delivered: the connection to session {session} failed ({source})"
+            )
+        }
+        ApproveError::NoReply { .. } => format!(
+            "the answer may not have been delivered: session {session} closed without saying; \
+             check its log for approval.answer"
+        ),
+        ApproveError::Refused(message) => {
+            format!("session {session} did not take the answer: {message}")
+        }
+        ApproveError::Garbled { detail, .. } => {
+            format!(
+                "session {session} replied with something this daemon does not understand: {detail}"
+            )
+        }
+        ApproveError::BadRequestId(id) => format!("'{id}' is not a request id"),
+    }
+}

@@ -1,0 +1,218 @@
+//! The verbs, one file each, behind one exhaustive `dispatch`. Each handler
+//! writes its reply lines and returns; a refusal becomes the connection's
+//! one `error` line.
+
+mod answer;
+mod list;
+mod read;
+mod spawn;
+mod watch;
+
+use std::path::{Path, PathBuf};
+
+use chock_control::{LineReader, Reply, Request};
+use chock_log::{SessionId, SessionRow};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+
+use crate::{Shared, store};
+
+pub(crate) type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+pub(crate) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// A greeted connection: its remaining input and its buffered output.
+pub(crate) struct Conn {
+    pub(crate) lines: LineReader<BufReader<ReadHalf>>,
+    pub(crate) out: BufWriter<WriteHalf>,
+}
+
+impl Conn {
+    /// Writes one reply line and flushes it.
+    pub(crate) async fn send(&mut self, reply: &Reply) -> Result<(), VerbError> {
+        self.out
+            .write_all(reply.to_line().as_bytes())
+            .await
+            .map_err(|_| VerbError::Gone)?;
+        self.out.flush().await.map_err(|_| VerbError::Gone)
+    }
+
+    /// Writes a reply line without flushing, for a batch of lines.
+    pub(crate) async fn queue(&mut self, reply: &Reply) -> Result<(), VerbError> {
+        self.out
+            .write_all(reply.to_line().as_bytes())
+            .await
+            .map_err(|_| VerbError::Gone)
+    }
+
+    pub(crate) async fn flush(&mut self) -> Result<(), VerbError> {
+        self.out.flush().await.map_err(|_| VerbError::Gone)
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum VerbError {
+    /// Refused: the message goes back as `error <message>`.
+    Refuse(String),
+    /// The client went away; there is nobody to tell.
+    Gone,
+}
+
+impl From<String> for VerbError {
+    fn from(message: String) -> VerbError {
+        VerbError::Refuse(message)
+    }
+}
+
+pub(crate) async fn dispatch(
+    shared: &Shared,
+    request: Request,
+    conn: &mut Conn,
+) -> Result<(), VerbError> {
+    match request {
+        Request::Hello { .. } => Err(VerbError::Refuse(
+            "this connection already greeted: send one verb".to_owned(),
+        )),
+        Request::Start { project, message } => spawn::start(shared, &project, &message, conn).await,
+        Request::Adopt { project, session } => spawn::adopt(shared, &project, &session, conn).await,
+        Request::Read { session, after } => read::read(shared, &session, after, conn).await,
+        Request::List { project } => list::list(shared, &project, conn).await,
+        Request::Watch {
+            project,
+            session,
+            after,
+        } => watch::watch(shared, &project, &session, after, conn).await,
+        Request::Answer {
+            project,
+            session,
+            request,
+            answer,
+        } => answer::answer(shared, &project, &session, &request, answer, conn).await,
+    }
+}
+
+/// The project directory a person typed, as this machine resolves it.
+pub(crate) fn project_dir(project: &str) -> Result<PathBuf, VerbError> {
+    let path = Path::new(project);
+    if !path.is_absolute() {
+        return Err(VerbError::Refuse(format!(
+            "project directory '{}' is not an absolute path: send the full path",
+            chock_control::sanitize(project)
+        )));
+    }
+    match path.canonicalize() {
+        Ok(dir) if dir.is_dir() => Ok(dir),
+        Ok(_) => Err(VerbError::Refuse(format!(
+            "{project} is not a directory: name the project's directory"
+        ))),
+        Err(err) => Err(VerbError::Refuse(format!(
+            "no project directory {project} on the daemon's machine ({err}): check the path"
+        ))),
+    }
+}
+
+/// A session's id and log, checked to exist; the id is checked before it
+/// names a path.
+pub(crate) fn session_log(
+    shared: &Shared,
+    session: &str,
+) -> Result<(SessionId, PathBuf), VerbError> {
+    let id = store::parse_session_id(session)?;
+    let path = shared.store.log_path(&id);
+    if path.is_file() {
+        Ok((id, path))
+    } else {
+        Err(VerbError::Refuse(format!(
+            "no session {session} on this daemon's machine: 'list <project directory>' shows the sessions"
+        )))
+    }
+}
+
+/// A session's row as the daemon sends it: the fold's row, plus what only
+/// the daemon knows.
+#[derive(Debug)]
+pub(crate) struct Row {
+    pub(crate) row: SessionRow,
+    /// The daemon's own child for the session: its pid, and how it ended.
+    child: Option<(u32, Option<String>)>,
+}
+
+impl Row {
+    /// `<started at>` as `list` writes it; `-` for a log with no events.
+    pub(crate) fn started_at(&self) -> String {
+        self.row
+            .started_at
+            .map_or_else(|| "-".to_owned(), |at| at.to_string())
+    }
+
+    pub(crate) fn ended(&self) -> bool {
+        self.row.status == "ended"
+    }
+
+    /// The row as one line of JSON, with the daemon's `child` field.
+    pub(crate) fn json(&self) -> String {
+        let mut value = serde_json::to_value(&self.row).unwrap_or_default();
+        if let (Some((pid, ended)), Some(map)) = (&self.child, value.as_object_mut()) {
+            let mut child = serde_json::Map::new();
+            child.insert("pid".to_owned(), (*pid).into());
+            if let Some(ended) = ended {
+                child.insert("ended".to_owned(), ended.clone().into());
+            }
+            map.insert("child".to_owned(), child.into());
+        }
+        value.to_string()
+    }
+}
+
+/// A session's row: the fold of its log, whether anyone holds the log, and
+/// what only the daemon knows (its child, and that a child which ended
+/// without writing an ending crashed: the log cannot say so).
+pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, VerbError> {
+    let row = store::fold_row(id, path)
+        .map_err(|err| VerbError::Refuse(format!("cannot read the log of session {id}: {err}")))?;
+    Ok(with_daemon_facts(shared, id, path, row))
+}
+
+/// Adds to a folded row what only the daemon knows.
+pub(crate) fn with_daemon_facts(
+    shared: &Shared,
+    id: &SessionId,
+    path: &Path,
+    row: SessionRow,
+) -> Row {
+    let child = shared.children.get(id.as_str()).map(|child| {
+        let ended = child.ended.borrow().clone().map(|e| e.0);
+        (child.pid, ended)
+    });
+    let mut row = row.with_owner(path);
+    let crashed = child.as_ref().and_then(|(_, ended)| ended.clone());
+    if let Some(ending) = crashed.filter(|_| row.status != "ended" && row.owned != Some(true)) {
+        row.status = "ended".to_owned();
+        row.reason = Some("crashed".to_owned());
+        row.detail = Some(format!(
+            "its process ended ({ending}) without writing an ending"
+        ));
+        row.pending_approvals = 0;
+    }
+    Row { row, child }
+}
+
+/// The session's row, refused unless it belongs to `project`.
+pub(crate) fn project_session(
+    shared: &Shared,
+    project: &str,
+    session: &str,
+) -> Result<(SessionId, PathBuf, Row), VerbError> {
+    let dir = project_dir(project)?;
+    let (id, path) = session_log(shared, session)?;
+    let row = row(shared, &id, &path)?;
+    if !store::same_project(&row.row.project, &dir) {
+        let theirs = if row.row.project.as_os_str().is_empty() {
+            "no project".to_owned()
+        } else {
+            row.row.project.display().to_string()
+        };
+        return Err(VerbError::Refuse(format!(
+            "session {session} belongs to {theirs}, not {project}: name its own project directory"
+        )));
+    }
+    Ok((id, path, row))
+}

@@ -1,0 +1,95 @@
+//! `read` and `list` from logs on disk: the events after an id, and one row
+//! per session of the project.
+
+use pretty_assertions::assert_eq;
+
+use super::{GREETING, Harness, S1, S2, S3, ids};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_returns_the_events_after_the_id_then_closes() {
+    let h = Harness::boot("finish").await;
+    let mut log = h.live_log(S1);
+    log.append("user.message", r#""text":"hi""#);
+    log.append("title.set", r#""title":"Greeting""#);
+    let all = h.client().read(S1, 0).await.unwrap();
+    assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), [1, 2, 3]);
+    let lines = h
+        .raw(format!("hello chock-control 1\nread {S1} 1\n").as_bytes())
+        .await;
+    assert_eq!(lines[0], "ok chock-control 1");
+    assert_eq!(ids(&lines[1..]), [2, 3]);
+    // Lines come back exactly as the log holds them.
+    let log_text = std::fs::read_to_string(h.session_dir(S1).join("log.jsonl")).unwrap();
+    assert_eq!(lines[1..], log_text.lines().skip(1).collect::<Vec<_>>()[..]);
+    assert!(
+        lines[2].contains(r#""type":"title.set","title":"Greeting""#),
+        "{}",
+        lines[2]
+    );
+    assert!(h.client().read(S1, 3).await.unwrap().is_empty());
+    assert!(h.client().read(S1, 99).await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_skips_a_torn_tail() {
+    let h = Harness::boot("finish").await;
+    let mut log = h.live_log(S1);
+    log.append("user.message", r#""text":"hi""#);
+    drop(log);
+    let path = h.session_dir(S1).join("log.jsonl");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(br#"{"id":3,"at":"x","ty"#);
+    std::fs::write(&path, bytes).unwrap();
+    assert_eq!(h.client().read(S1, 0).await.unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_gives_one_row_per_session_of_that_project_only() {
+    let h = Harness::boot("finish").await;
+    let mut first = h.live_log(S1);
+    first.append("title.set", r#""title":"First""#);
+    first.append(
+        "approval.request",
+        r#""request_id":"r9","action":"exec.rm""#,
+    );
+    let second = h.live_log(S2);
+    second.end();
+    let other = tempfile::tempdir().unwrap();
+    super::LiveLog::create(h.state.path(), S3, other.path().to_str().unwrap());
+    let rows = h.client().list(&h.project()).await.unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    // Newest first, as every listing of sessions is.
+    let (ended, running) = (&rows[0], &rows[1]);
+    assert_eq!(running.row["id"], S1);
+    assert_eq!(running.row["project"], h.project_text());
+    assert_eq!(running.row["status"], "waiting");
+    assert_eq!(running.row["title"], "First");
+    assert_eq!(running.row["model"], "fake");
+    assert_eq!(running.row["events"], 3);
+    assert_eq!(running.row["pending_approvals"], 1);
+    assert_eq!(
+        running.started_at,
+        running.row["started_at"].as_str().unwrap()
+    );
+    let row = running.session_row().unwrap();
+    assert_eq!(row.id, S1);
+    assert_eq!(ended.row["id"], S2);
+    assert_eq!(ended.row["status"], "ended");
+    assert_eq!(ended.row["reason"], "done");
+    let raw = h
+        .raw(format!("hello chock-control 1\nlist {}\n", h.project_text()).as_bytes())
+        .await;
+    assert_eq!(raw.len(), 3, "{raw:?}");
+    let line = chock_control::RowLine::parse(&raw[2]).unwrap();
+    assert_eq!(line.started_at, running.started_at);
+    assert_eq!(line.row["id"], S1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_of_a_project_with_no_sessions_is_empty() {
+    let h = Harness::boot("finish").await;
+    assert!(h.client().list(&h.project()).await.unwrap().is_empty());
+    let mut input = GREETING.to_vec();
+    input.extend_from_slice(format!("list {}\n", h.project_text()).as_bytes());
+    assert_eq!(h.raw(&input).await, ["ok chock-control 1"]);
+}

@@ -1,0 +1,193 @@
+//! `start` and `adopt`: a child per session, the reply once it holds its
+//! log, an error when it exits first, and a crashed child that takes down
+//! its own session and nothing else.
+
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+
+use super::{Harness, S1, wait_for};
+
+async fn status(h: &Harness, session: &str) -> serde_json::Value {
+    let rows = h.client().list(&h.project()).await.unwrap();
+    rows.into_iter()
+        .find(|r| r.row["id"] == session)
+        .map(|r| r.row)
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn start_replies_with_the_session_and_its_log_once_the_child_holds_it() {
+    let h = Harness::boot("finish").await;
+    let started = h
+        .client()
+        .start(&h.project(), "fix\tthe tests")
+        .await
+        .unwrap();
+    assert_eq!(
+        PathBuf::from(&started.log),
+        h.session_dir(&started.session).join("log.jsonl")
+    );
+    let events = h.client().read(&started.session, 0).await.unwrap();
+    assert!(
+        events[0].line.contains(r#""type": "session.open""#),
+        "{events:?}"
+    );
+    assert!(
+        events[1].line.contains(r#""text": "fix\tthe tests""#),
+        "{events:?}"
+    );
+    let row = status(&h, &started.session).await;
+    assert_eq!(
+        row["status"], "waiting",
+        "it asked a question and waits for the answer"
+    );
+    assert!(row["child"]["pid"].as_u64().unwrap() > 0);
+    h.release(&started.session);
+    let mut watch = h
+        .client()
+        .watch(&h.project(), &started.session, 0)
+        .await
+        .unwrap();
+    while watch.next_event().await.unwrap().is_some() {}
+    let row = wait_for("the child to be reaped", || {
+        let row = futures_row(&h, &started.session);
+        (row["child"]["ended"] == "exit 0").then_some(row)
+    })
+    .await;
+    assert_eq!(
+        (row["status"].as_str(), row["reason"].as_str()),
+        (Some("ended"), Some("done"))
+    );
+}
+
+/// `status`, for use inside a synchronous polling closure.
+fn futures_row(h: &Harness, session: &str) -> serde_json::Value {
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| handle.block_on(status(h, session)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_that_exits_before_its_log_is_an_error_not_a_session() {
+    let h = Harness::boot("exit-early").await;
+    let err = h
+        .client()
+        .start(&h.project(), "anything")
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("ended (exit 3) before it held the session's log"),
+        "{text}"
+    );
+    assert!(h.client().list(&h.project()).await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_killed_with_sigkill_leaves_the_daemon_serving_others() {
+    let h = Harness::boot("finish").await;
+    let doomed = h
+        .client()
+        .start(&h.project(), "behave:crash")
+        .await
+        .unwrap();
+    let other = h.client().start(&h.project(), "carry on").await.unwrap();
+    let pid = status(&h, &doomed.session).await["child"]["pid"]
+        .as_i64()
+        .unwrap();
+    let mut watch = h
+        .client()
+        .watch(&h.project(), &doomed.session, 0)
+        .await
+        .unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    // The watcher of the dead session sees its events and then the end.
+    while watch.next_event().await.unwrap().is_some() {}
+    let row = wait_for("the crash to be recorded", || {
+        let row = futures_row(&h, &doomed.session);
+        (row["reason"] == "crashed").then_some(row)
+    })
+    .await;
+    assert_eq!(row["status"], "ended");
+    assert_eq!(row["child"]["ended"], "signal 9");
+    assert_eq!(
+        row["detail"],
+        "its process ended (signal 9) without writing an ending"
+    );
+    // Everyone else is still served.
+    assert_eq!(status(&h, &other.session).await["status"], "waiting");
+    h.client()
+        .answer(
+            &h.project(),
+            &other.session,
+            "r1",
+            chock_control::Answer::Yes,
+        )
+        .await
+        .unwrap();
+    h.release(&other.session);
+    let mut watch = h
+        .client()
+        .watch(&h.project(), &other.session, 0)
+        .await
+        .unwrap();
+    let mut last = String::new();
+    while let Some(event) = watch.next_event().await.unwrap() {
+        last = event.line;
+    }
+    assert!(last.contains(r#""type": "session.end""#), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn adopt_runs_chock_run_adopt_on_a_log_nobody_holds() {
+    let h = Harness::boot("finish").await;
+    let mut log = h.live_log(S1);
+    log.append("user.message", r#""text":"hi""#);
+    drop(log); // the first owner let go
+    let adopted = h.client().adopt(&h.project(), S1).await.unwrap();
+    assert_eq!(adopted.session, S1);
+    // Now the daemon's child holds it, so a second adopt is refused.
+    let err = h.client().adopt(&h.project(), S1).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("session {S1} is still owned by process")),
+        "{err}"
+    );
+    h.release(S1);
+    let mut watch = h.client().watch(&h.project(), S1, 2).await.unwrap();
+    let mut kinds = Vec::new();
+    while let Some(event) = watch.next_event().await.unwrap() {
+        let value: serde_json::Value = serde_json::from_str(&event.line).unwrap();
+        kinds.push(value["type"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        kinds,
+        [
+            "session.open",
+            "assistant.message",
+            "turn.end",
+            "session.end"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn adopt_of_a_session_someone_holds_or_of_another_project_is_refused() {
+    let h = Harness::boot("finish").await;
+    let _held = h.live_log(S1);
+    let err = h.client().adopt(&h.project(), S1).await.unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "session {S1} is still owned by process {}: hand it over with 'chock detach {S1}'",
+            std::process::id()
+        )),
+        "{err}"
+    );
+    let other = tempfile::tempdir().unwrap();
+    let err = h.client().adopt(other.path(), S1).await.unwrap_err();
+    assert!(err.to_string().contains("belongs to"), "{err}");
+}

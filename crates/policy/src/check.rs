@@ -1,0 +1,298 @@
+//! Reading the policy block of a chock.zon, config.zon or org bundle, and
+//! every problem in it with its line and column.
+//!
+//! The file is parsed into chock-zon's spanned tree and walked by hand rather
+//! than deserialised, so that one pass reports every problem (an unknown
+//! decision on line 4 does not hide a malformed action on line 9) and each
+//! one points at the value that is wrong. Only `.policy` is read: the other
+//! top-level blocks (devices, workspace, providers, ...) belong to other
+//! parts of Chock. Inside `.policy` an unknown field is a problem, because a
+//! misspelt `.rulse` would otherwise quietly permit less than was meant, or
+//! more.
+
+use std::fmt;
+use std::path::Path;
+
+use chock_zon::{Field, Span, Value, ValueKind};
+use serde::Serialize;
+
+use crate::decision::Decision;
+use crate::net::{NetMode, NetSettings};
+use crate::pattern::Pattern;
+use crate::policy::RuleSet;
+use crate::rule::{Rule, RuleRef, rule_text};
+
+/// One thing wrong with a policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+    /// What is wrong and what to write instead.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+/// What a policy file holds: its rules and net words, and its problems.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The rules that read cleanly, in file order.
+    pub rules: RuleSet,
+    /// Every problem, in file order. A file with any is not used.
+    pub problems: Vec<Problem>,
+}
+
+struct Walk<'a> {
+    file: Option<&'a Path>,
+    problems: Vec<Problem>,
+}
+
+impl Walk<'_> {
+    fn problem(&mut self, span: &Span, message: impl Into<String>) {
+        self.problems.push(Problem {
+            line: span.start.line,
+            column: span.start.column,
+            message: message.into(),
+        });
+    }
+}
+
+fn kind_name(kind: &ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Struct(_) => "a struct",
+        ValueKind::List(_) => "a list",
+        ValueKind::EnumLiteral(_) => "an enum literal",
+        ValueKind::String(_) => "a string",
+        ValueKind::Int(_) => "a number",
+        ValueKind::Float(_) => "a number",
+        ValueKind::Bool(_) => "a bool",
+        ValueKind::Null => "null",
+        ValueKind::Char(_) => "a character",
+    }
+}
+
+/// Reads `text` (the contents of `file`) and reports every problem in its
+/// `.policy` block. A file with no `.policy` block holds no rules.
+pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
+    let mut walk = Walk {
+        file,
+        problems: Vec::new(),
+    };
+    let mut set = RuleSet {
+        rules: Vec::new(),
+        file: file.map(Path::to_path_buf),
+        net: NetSettings::default(),
+    };
+    let root = match chock_zon::parse(text) {
+        Ok(v) => v,
+        Err(e) => {
+            walk.problems.push(Problem {
+                line: e.line(),
+                column: e.column(),
+                message: format!("this is not ZON: {}", e.message()),
+            });
+            return Checked {
+                rules: set,
+                problems: walk.problems,
+            };
+        }
+    };
+    match &root.kind {
+        ValueKind::Struct(fields) => {
+            for f in fields.iter().filter(|f| f.name == "policy") {
+                walk.policy(&f.value, &mut set);
+            }
+        }
+        ValueKind::List(items) if items.is_empty() => {}
+        other => walk.problem(
+            &root.span,
+            format!(
+                "the file holds {}; a policy file is one struct, .{{ .policy = .{{ ... }} }}",
+                kind_name(other)
+            ),
+        ),
+    }
+    Checked {
+        rules: set,
+        problems: walk.problems,
+    }
+}
+
+/// An empty `.{}` reads as either an empty struct or an empty list.
+fn items(v: &Value) -> Option<&[Value]> {
+    match &v.kind {
+        ValueKind::List(items) => Some(items),
+        ValueKind::Struct(fields) if fields.is_empty() => Some(&[]),
+        _ => None,
+    }
+}
+
+impl Walk<'_> {
+    fn policy(&mut self, v: &Value, set: &mut RuleSet) {
+        let ValueKind::Struct(fields) = &v.kind else {
+            self.problem(
+                &v.span,
+                format!(
+                    ".policy holds {}; write .policy = .{{ .rules = .{{ ... }} }}",
+                    kind_name(&v.kind)
+                ),
+            );
+            return;
+        };
+        for f in fields {
+            match f.name.as_str() {
+                "rules" => self.rules(&f.value, set),
+                "net" => set.net = self.net(&f.value),
+                other => self.problem(
+                    &f.name_span,
+                    format!("unknown field .{other} in the policy block: it holds .rules and .net"),
+                ),
+            }
+        }
+    }
+
+    fn net(&mut self, v: &Value) -> NetSettings {
+        let mut net = NetSettings::default();
+        let Some(fields) = self.fields(v, ".policy.net") else {
+            return net;
+        };
+        for f in fields {
+            let slot = match f.name.as_str() {
+                "router" => &mut net.router,
+                "background" => &mut net.background,
+                other => {
+                    self.problem(&f.name_span, format!("unknown field .{other} in .policy.net: it holds .router and .background"));
+                    continue;
+                }
+            };
+            match &f.value.kind {
+                ValueKind::EnumLiteral(w) if NetMode::parse(w).is_some() => {
+                    *slot = NetMode::parse(w);
+                }
+                _ => self.problem(
+                    &f.value.span,
+                    format!(".{} takes .auto, .none or .filtered", f.name),
+                ),
+            }
+        }
+        net
+    }
+
+    fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {
+        match &v.kind {
+            ValueKind::Struct(fields) => Some(fields),
+            ValueKind::List(items) if items.is_empty() => Some(&[]),
+            other => {
+                self.problem(
+                    &v.span,
+                    format!(
+                        "{what} holds {}; it should be a struct .{{ ... }}",
+                        kind_name(other)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn rules(&mut self, v: &Value, set: &mut RuleSet) {
+        let Some(list) = items(v) else {
+            self.problem(
+                &v.span,
+                format!(".rules holds {}; write a list of rules, .{{ .{{ .action = \"...\", .decision = .allow }}, }}", kind_name(&v.kind)),
+            );
+            return;
+        };
+        let mut seen: Vec<(Pattern, Span)> = Vec::new();
+        for item in list {
+            let Some(rule) = self.rule(item) else {
+                continue;
+            };
+            if let Some((_, first)) = seen.iter().find(|(p, _)| *p == rule.pattern) {
+                let message = format!(
+                    "duplicate rule for {}: the first is at line {}, column {}; keep one",
+                    rule.pattern, first.start.line, first.start.column
+                );
+                self.problem(&item.span, message);
+                continue;
+            }
+            seen.push((rule.pattern.clone(), item.span));
+            set.rules.push(rule);
+        }
+    }
+
+    fn rule(&mut self, v: &Value) -> Option<Rule> {
+        let ValueKind::Struct(fields) = &v.kind else {
+            self.problem(
+                &v.span,
+                format!(
+                    "a rule is a struct, .{{ .action = \"...\", .decision = .allow }}, not {}",
+                    kind_name(&v.kind)
+                ),
+            );
+            return None;
+        };
+        let mut pattern = Some(Pattern::CatchAll);
+        let mut decision = None;
+        let mut decision_seen = false;
+        for f in fields {
+            match f.name.as_str() {
+                "action" => {
+                    pattern = match &f.value.kind {
+                        ValueKind::String(s) => match Pattern::parse(s) {
+                            Ok(p) => Some(p),
+                            Err(e) => {
+                                self.problem(&f.value.span, e.to_string());
+                                None
+                            }
+                        },
+                        other => {
+                            self.problem(&f.value.span, format!(".action is a string such as \"net.fetch.org.ziglang.*\", not {}", kind_name(other)));
+                            None
+                        }
+                    };
+                }
+                "decision" => {
+                    decision_seen = true;
+                    decision = match &f.value.kind {
+                        ValueKind::EnumLiteral(w) => match w.parse::<Decision>() {
+                            Ok(d) => Some(d),
+                            Err(e) => {
+                                self.problem(&f.value.span, e.to_string());
+                                None
+                            }
+                        },
+                        other => {
+                            self.problem(&f.value.span, format!(".decision is one of .deny, .agent_then_human, .ask, .agent_review, .allow, not {}", kind_name(other)));
+                            None
+                        }
+                    };
+                }
+                other => self.problem(
+                    &f.name_span,
+                    format!("unknown field .{other} in a rule: a rule holds .action and .decision"),
+                ),
+            }
+        }
+        if !decision_seen {
+            self.problem(&v.span, "this rule has no .decision: add one of .deny, .agent_then_human, .ask, .agent_review, .allow");
+        }
+        let (pattern, decision) = (pattern?, decision?);
+        Some(Rule {
+            origin: RuleRef {
+                text: rule_text(&pattern, decision),
+                file: self.file.map(Path::to_path_buf),
+                line: Some(v.span.start.line),
+                column: Some(v.span.start.column),
+            },
+            pattern,
+            decision,
+        })
+    }
+}

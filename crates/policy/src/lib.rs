@@ -1,0 +1,65 @@
+//! Chock's policy: every action name, every rule layer, the fold that turns
+//! them into one decision, and the explanation of that decision.
+//!
+//! The crate is shaped around one question, "what does this session answer
+//! for this action?", asked many times a second: rules are indexed by
+//! segment when a policy is built so [`Policy::decision`] costs one step per
+//! segment of the action, and [`Policy::decide`] redoes the fold keeping every
+//! matching rule when a person (or the session log) needs the reasons.
+//!
+//! ```
+//! use chock_policy::{Action, Decision, Layers, Policy, Rule, RuleSet};
+//!
+//! let rule = Rule::parse(Some("net.fetch.org.ziglang.*"), Decision::Allow).unwrap();
+//! let policy = Policy::new(Layers {
+//!     project: Some(RuleSet::new(vec![rule])),
+//!     ..Layers::default()
+//! });
+//! let docs = Action::net_fetch("docs.ziglang.org").unwrap();
+//! assert_eq!(docs.as_str(), "net.fetch.org.ziglang.docs");
+//! assert_eq!(policy.decision(&docs), Decision::Allow);
+//!
+//! // A host somebody else registered does not match the class: it asks,
+//! // and the verdict says which rule would permit it.
+//! let evil = policy.decide(&Action::net_fetch("ziglang.org.evil.com").unwrap());
+//! assert_eq!(evil.decision, Decision::Ask);
+//! assert!(evil.help.is_some());
+//! ```
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![forbid(unsafe_code)]
+
+mod action;
+mod check;
+mod decision;
+pub mod defaults;
+mod explain;
+mod index;
+mod load;
+mod net;
+mod pattern;
+mod policy;
+mod rule;
+mod verdict;
+
+pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
+pub use check::{Checked, Problem, check_text};
+pub use decision::{Decision, UnknownDecision};
+pub use load::{LoadError, Sources, load_file};
+pub use net::{NetMode, NetSettings};
+pub use pattern::Pattern;
+pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};
+pub use rule::{LayerKind, Rule, RuleRef, rule_text};
+pub use verdict::{Help, Loser, Timing, Verdict, rule_block};
+
+#[cfg(test)]
+mod tests {
+    fn send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn a_policy_and_its_verdicts_cross_threads() {
+        send_sync::<crate::Policy>();
+        send_sync::<crate::Verdict>();
+        send_sync::<crate::Action>();
+    }
+}

@@ -1,0 +1,461 @@
+//! The folded policy of one session: its layers, the fast answer, promises,
+//! subagents and the network words.
+//!
+//! The fold, for one action:
+//! 1. The person's side. The operator's and the project's most specific
+//!    matching rules stand beside each other: where both match the narrower
+//!    answers, where one matches it answers, and only where neither matches
+//!    are the shipped defaults read. Nothing matching anywhere asks.
+//! 2. The org bundle is a ceiling: its most specific matching rule is
+//!    folded in with `min`, so nothing under it can raise it. A bundle that
+//!    exists but cannot be read is a ceiling of deny for everything.
+//! 3. Each promise (restrict_self) is a layer folded in with `min` too.
+//!
+//! Inside every layer the most specific rule wins (see [`crate::pattern`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::decision::Decision;
+use crate::defaults;
+use crate::index::{Index, Merged};
+use crate::net::{self, NetMode, NetSettings};
+use crate::pattern::Pattern;
+use crate::rule::{LayerKind, Rule};
+
+/// The rules of one file (or of one promise), and its `.policy.net` words.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    /// The rules, in file order.
+    pub rules: Vec<Rule>,
+    /// The file they were read from.
+    pub file: Option<PathBuf>,
+    /// The file's `.policy.net` block.
+    pub net: NetSettings,
+}
+
+impl RuleSet {
+    /// Rules with no file behind them.
+    pub fn new(rules: Vec<Rule>) -> RuleSet {
+        RuleSet {
+            rules,
+            file: None,
+            net: NetSettings::default(),
+        }
+    }
+}
+
+/// The org bundle as the session found it.
+#[derive(Debug, Clone, Default)]
+pub enum Org {
+    /// There is no bundle: no ceiling.
+    #[default]
+    Absent,
+    /// The bundle's rules.
+    Rules(RuleSet),
+    /// The bundle exists (or was named) but could not be read or parsed: a
+    /// ceiling of deny over everything it could have capped, and it says why.
+    Unreadable {
+        /// The bundle's path.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Everything a policy is folded from.
+#[derive(Debug, Clone, Default)]
+pub struct Layers {
+    /// The organisation's ceiling.
+    pub org: Org,
+    /// The operator's config.zon, if there is one.
+    pub operator: Option<RuleSet>,
+    /// The project's chock.zon, if there is one.
+    pub project: Option<RuleSet>,
+    /// Where the project's chock.zon is or would be, for refusal help.
+    pub project_file: Option<PathBuf>,
+    /// Where the operator's config.zon is or would be, for refusal help.
+    pub operator_file: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Layer {
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) index: Index,
+    pub(crate) file: Option<PathBuf>,
+}
+
+impl Layer {
+    fn new(set: RuleSet) -> Arc<Layer> {
+        Arc::new(Layer {
+            index: Index::build(&set.rules),
+            rules: set.rules,
+            file: set.file,
+        })
+    }
+
+    pub(crate) fn best(&self, action: &str) -> Option<&Rule> {
+        self.index.best(action).map(|i| &self.rules[i as usize])
+    }
+
+    pub(crate) fn all(&self, action: &str) -> Vec<&Rule> {
+        self.index
+            .all(action)
+            .into_iter()
+            .map(|i| &self.rules[i as usize])
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum OrgLayer {
+    Absent,
+    Rules(Arc<Layer>),
+    Unreadable { path: PathBuf, reason: String },
+}
+
+/// A promise's handle, for [`Policy::widen`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct PromiseId(pub u64);
+
+#[derive(Debug, Clone)]
+pub(crate) struct Promise {
+    pub(crate) id: PromiseId,
+    pub(crate) layer: Arc<Layer>,
+    /// Made by a parent session: a subagent cannot leave it.
+    pub(crate) inherited: bool,
+}
+
+/// Why a promise was not left.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WidenError {
+    /// No promise has that id.
+    #[error("no promise {0:?} is in force: nothing to widen")]
+    NoSuchPromise(PromiseId),
+    /// The promise came from the parent session.
+    #[error(
+        "promise {0:?} was made by the parent session: a subagent cannot widen its parent's policy"
+    )]
+    Inherited(PromiseId),
+    /// `policy.widen` answered deny.
+    #[error("policy.widen is denied here, so promise {0:?} stays in force")]
+    Denied(PromiseId),
+    /// `policy.widen` needs a yes that was not given.
+    #[error(
+        "policy.widen answers {decision} and nobody said yes, so promise {id:?} stays in force"
+    )]
+    NotApproved {
+        /// The promise.
+        id: PromiseId,
+        /// What policy.widen answered.
+        decision: Decision,
+    },
+}
+
+/// One session's folded policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub(crate) org: OrgLayer,
+    pub(crate) operator: Option<Arc<Layer>>,
+    pub(crate) project: Option<Arc<Layer>>,
+    pub(crate) defaults: Arc<Layer>,
+    pub(crate) promises: Vec<Promise>,
+    next_promise: u64,
+    pub(crate) project_file: Option<PathBuf>,
+    pub(crate) operator_file: Option<PathBuf>,
+    router: NetMode,
+    background: NetMode,
+    /// Org, operator, project and defaults in one trie, for the hot path.
+    merged: Arc<Merged<4>>,
+}
+
+/// The person's side of the fold for one action, before ceilings.
+pub(crate) struct PersonAnswer<'a> {
+    pub(crate) decision: Decision,
+    pub(crate) layer: LayerKind,
+    pub(crate) rule: Option<&'a Rule>,
+    /// A `net.serve` pattern's allow was read as ask.
+    pub(crate) serve_capped: bool,
+}
+
+/// A `net.serve.*` pattern names no port, so it publishes nothing: a class or
+/// catch-all allow there reads as ask, and only an exact rule can allow.
+pub(crate) fn effective(rule: &Rule, action: &str) -> (Decision, bool) {
+    let serve = action.starts_with("net.serve.");
+    if serve && rule.decision == Decision::Allow && !matches!(rule.pattern, Pattern::Exact(_)) {
+        (Decision::Ask, true)
+    } else {
+        (rule.decision, false)
+    }
+}
+
+fn pick<'a>(layer: LayerKind, rule: &'a Rule, action: &str) -> PersonAnswer<'a> {
+    let (decision, serve_capped) = effective(rule, action);
+    PersonAnswer {
+        decision,
+        layer,
+        rule: Some(rule),
+        serve_capped,
+    }
+}
+
+fn rules_of(layer: Option<&Arc<Layer>>) -> &[Rule] {
+    layer.map_or(&[], |l| l.rules.as_slice())
+}
+
+impl Policy {
+    /// Folds `layers` with the shipped defaults.
+    pub fn new(layers: Layers) -> Policy {
+        let org_net = match &layers.org {
+            Org::Rules(set) => set.net,
+            Org::Unreadable { .. } => NetSettings {
+                router: Some(NetMode::None),
+                background: Some(NetMode::None),
+            },
+            Org::Absent => NetSettings::default(),
+        };
+        let op_net = layers.operator.as_ref().map(|s| s.net).unwrap_or_default();
+        let pr_net = layers.project.as_ref().map(|s| s.net).unwrap_or_default();
+        let org = match layers.org {
+            Org::Absent => OrgLayer::Absent,
+            Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
+            Org::Unreadable { path, reason } => OrgLayer::Unreadable { path, reason },
+        };
+        let operator = layers.operator.map(Layer::new);
+        let project = layers.project.map(Layer::new);
+        let defaults = Layer::new(RuleSet::new(defaults::rules()));
+        let org_layer = match &org {
+            OrgLayer::Rules(l) => Some(l),
+            _ => None,
+        };
+        let merged = Arc::new(Merged::build([
+            rules_of(org_layer),
+            rules_of(operator.as_ref()),
+            rules_of(project.as_ref()),
+            defaults.rules.as_slice(),
+        ]));
+        Policy {
+            merged,
+            org,
+            operator,
+            project,
+            defaults,
+            promises: Vec::new(),
+            next_promise: 1,
+            project_file: layers.project_file,
+            operator_file: layers.operator_file,
+            router: net::effective(org_net.router, op_net.router, pr_net.router),
+            background: net::effective(org_net.background, op_net.background, pr_net.background),
+        }
+    }
+
+    /// A policy with no file at all: the shipped defaults alone.
+    pub fn shipped() -> Policy {
+        Policy::new(Layers::default())
+    }
+
+    pub(crate) fn person(&self, action: &str) -> PersonAnswer<'_> {
+        let op = self.operator.as_ref().and_then(|l| l.best(action));
+        let pr = self.project.as_ref().and_then(|l| l.best(action));
+        let pick = |layer, rule| pick(layer, rule, action);
+        match (op, pr) {
+            (Some(o), Some(p)) => {
+                let (o_answer, p_answer) =
+                    (pick(LayerKind::Operator, o), pick(LayerKind::Project, p));
+                if o_answer.decision < p_answer.decision {
+                    o_answer
+                } else {
+                    p_answer
+                }
+            }
+            (Some(o), None) => pick(LayerKind::Operator, o),
+            (None, Some(p)) => pick(LayerKind::Project, p),
+            (None, None) => match self.defaults.best(action) {
+                Some(d) => pick(LayerKind::Default, d),
+                None => PersonAnswer {
+                    decision: Decision::Ask,
+                    layer: LayerKind::None,
+                    rule: None,
+                    serve_capped: false,
+                },
+            },
+        }
+    }
+
+    /// The decision for a dotted name, with no explanation: the hot path.
+    pub(crate) fn decision_str(&self, action: &str) -> Decision {
+        if matches!(self.org, OrgLayer::Unreadable { .. }) {
+            return Decision::Deny;
+        }
+        let [org, op, pr, def] = self.merged.best(action);
+        let get = |layer: &Option<Arc<Layer>>, id: Option<u32>| {
+            id.and_then(|i| {
+                layer
+                    .as_ref()
+                    .map(|l| effective(&l.rules[i as usize], action).0)
+            })
+        };
+        let mut d = match (get(&self.operator, op), get(&self.project, pr)) {
+            (Some(o), Some(p)) => o.min(p),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => def.map_or(Decision::Ask, |i| {
+                effective(&self.defaults.rules[i as usize], action).0
+            }),
+        };
+        if let (OrgLayer::Rules(l), Some(i)) = (&self.org, org) {
+            d = d.min(l.rules[i as usize].decision);
+        }
+        for p in &self.promises {
+            if let Some(r) = p.layer.best(action) {
+                d = d.min(r.decision);
+            }
+        }
+        d
+    }
+
+    /// The decision for `action`, with no explanation.
+    pub fn decision(&self, action: &crate::Action) -> Decision {
+        self.decision_str(action.as_str())
+    }
+
+    /// Adds a promise: a layer that only narrows, in force from the next
+    /// question on. Returns its id for [`Policy::widen`].
+    pub fn restrict(&mut self, rules: Vec<Rule>) -> PromiseId {
+        let id = PromiseId(self.next_promise);
+        self.next_promise += 1;
+        self.promises.push(Promise {
+            id,
+            layer: Layer::new(RuleSet::new(rules)),
+            inherited: false,
+        });
+        id
+    }
+
+    /// The promises in force, oldest first, with whether each came from a
+    /// parent session.
+    pub fn promises(&self) -> Vec<(PromiseId, bool)> {
+        self.promises.iter().map(|p| (p.id, p.inherited)).collect()
+    }
+
+    /// Leaves promise `id`. Leaving is itself the action `policy.widen`:
+    /// allow lets it go, deny never does, and any other answer needs
+    /// `approved` (a person's or reviewer's yes the caller obtained).
+    /// A promise inherited from a parent session is never left.
+    pub fn widen(&mut self, id: PromiseId, approved: bool) -> Result<(), WidenError> {
+        let pos = self
+            .promises
+            .iter()
+            .position(|p| p.id == id)
+            .ok_or(WidenError::NoSuchPromise(id))?;
+        if self.promises[pos].inherited {
+            return Err(WidenError::Inherited(id));
+        }
+        match self.decision(&crate::Action::policy_widen()) {
+            Decision::Allow => {}
+            Decision::Deny => return Err(WidenError::Denied(id)),
+            decision if !approved => return Err(WidenError::NotApproved { id, decision }),
+            _ => {}
+        }
+        self.promises.remove(pos);
+        Ok(())
+    }
+
+    /// The policy a subagent gets: its parent's whole fold, with every
+    /// promise made so far fixed in place, so the child can narrow further
+    /// but never widen what its parent had.
+    pub fn for_subagent(&self) -> Policy {
+        let mut child = self.clone();
+        for p in &mut child.promises {
+            p.inherited = true;
+        }
+        child
+    }
+
+    /// The `.policy.net.router` word in force (project, else operator, else
+    /// `.auto`, capped by the org bundle's).
+    pub fn net_router_mode(&self) -> NetMode {
+        self.router
+    }
+
+    /// The `.policy.net.background` word in force, read like the router's.
+    pub fn net_background_mode(&self) -> NetMode {
+        self.background
+    }
+
+    /// Whether the session is given a router: `.filtered` always, `.none`
+    /// never, `.auto` only where some rule permits a host under net.connect
+    /// (a rule that only denies does not build one).
+    pub fn wants_router(&self) -> bool {
+        match self.router {
+            NetMode::None => false,
+            NetMode::Filtered => true,
+            NetMode::Auto => self.permits_any("net.connect"),
+        }
+    }
+
+    /// Whether a background command gets a router: `.none` never, `.auto`
+    /// whatever the session has, `.filtered` always (still capped by `.none`
+    /// for the session).
+    pub fn background_wants_router(&self) -> bool {
+        match self.background {
+            NetMode::None => false,
+            NetMode::Auto => self.wants_router(),
+            NetMode::Filtered => self.router != NetMode::None,
+        }
+    }
+
+    fn person_rules(&self) -> impl Iterator<Item = &Rule> {
+        let op = self.operator.iter().flat_map(|l| l.rules.iter());
+        let pr = self.project.iter().flat_map(|l| l.rules.iter());
+        op.chain(pr).chain(self.defaults.rules.iter())
+    }
+
+    /// Whether some rule naming something in `prefix` (or a class covering
+    /// all of it) could lead to at least `at_least` once every layer is
+    /// folded in. A catch-all names nothing, so it does not count. A class
+    /// is tried on a name under it that no exact rule mentions, which stands
+    /// for the whole class.
+    pub fn could_reach(&self, prefix: &str, at_least: Decision) -> bool {
+        // '\u{1}' is in no segment any builder accepts, so no exact rule names it.
+        let covers = |p: &str| {
+            prefix.len() > p.len() && prefix.starts_with(p) && prefix.as_bytes()[p.len()] == b'.'
+        };
+        self.person_rules().any(|r| {
+            let name = match &r.pattern {
+                Pattern::Exact(a) if r.pattern.within(prefix) => a.as_str().to_owned(),
+                Pattern::Class(p) if r.pattern.within(prefix) => format!("{p}.\u{1}"),
+                Pattern::Class(p) if covers(p) => format!("{prefix}.\u{1}"),
+                _ => return false,
+            };
+            self.decision_str(&name) >= at_least
+        })
+    }
+
+    /// Whether anything under `prefix` could be permitted, by a rule or by a
+    /// person's yes: the serve_port tool is offered only where
+    /// `could_permit("net.serve")`.
+    pub fn could_permit(&self, prefix: &str) -> bool {
+        self.could_reach(prefix, Decision::AgentThenHuman)
+    }
+
+    /// Whether some rule permits something under `prefix` outright.
+    pub fn permits_any(&self, prefix: &str) -> bool {
+        self.could_reach(prefix, Decision::Allow)
+    }
+
+    /// The ports published at session start: every exact
+    /// `net.serve.<port>` rule that folds to allow.
+    pub fn published_ports(&self) -> Vec<u16> {
+        let mut ports: Vec<u16> = self
+            .person_rules()
+            .filter_map(|r| match &r.pattern {
+                Pattern::Exact(a) => a.as_str().strip_prefix("net.serve.")?.parse().ok(),
+                _ => None,
+            })
+            .filter(|port| self.decision_str(&format!("net.serve.{port}")) == Decision::Allow)
+            .collect();
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    }
+}

@@ -1,0 +1,137 @@
+//! Reading policy files: the reference's examples load, and every bad input
+//! the issue lists is reported with its line and column, all in one pass.
+
+use std::path::Path;
+
+use chock_policy::{Decision, check_text};
+use pretty_assertions::assert_eq;
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn the_reference_examples_read_cleanly_with_their_positions() {
+    let checked = check_text(&fixture("reference.zon"), Some(Path::new("chock.zon")));
+    assert_eq!(checked.problems, vec![]);
+    let rules = &checked.rules.rules;
+    assert_eq!(rules.len(), 17);
+    let first = &rules[0];
+    assert_eq!(
+        first.origin.text,
+        r#".{ .action = "net.fetch.org.ziglang.*", .decision = .allow }"#
+    );
+    assert_eq!(
+        (first.origin.line, first.origin.column),
+        (Some(9), Some(13))
+    );
+    assert_eq!(first.origin.file.as_deref(), Some(Path::new("chock.zon")));
+    let last = rules.last().unwrap();
+    assert_eq!(last.decision, Decision::AgentThenHuman);
+    assert_eq!(last.origin.text, ".{ .decision = .agent_then_human }");
+    assert_eq!(checked.rules.net.router, Some(chock_policy::NetMode::Auto));
+    assert_eq!(
+        checked.rules.net.background,
+        Some(chock_policy::NetMode::None)
+    );
+}
+
+#[test]
+fn every_problem_is_reported_with_line_and_column() {
+    let checked = check_text(&fixture("problems.zon"), None);
+    let got: Vec<(u32, u32)> = checked
+        .problems
+        .iter()
+        .map(|p| (p.line, p.column))
+        .collect();
+    let text: Vec<String> = checked.problems.iter().map(ToString::to_string).collect();
+    let all = text.join("\n");
+    assert_eq!(
+        got,
+        vec![
+            (3, 9),
+            (4, 29),
+            (6, 56),
+            (7, 26),
+            (8, 26),
+            (9, 26),
+            (11, 13),
+            (12, 26),
+            (13, 58),
+            (14, 13),
+            (15, 26)
+        ],
+        "{all}"
+    );
+    for needle in [
+        "unknown field .rulse in the policy block",
+        ".router takes .auto, .none or .filtered",
+        "unknown decision `maybe`",
+        "'*' may only stand as the whole last segment",
+        "secret name",
+        "port `http` is not a number",
+        "duplicate rule for lsp.*: the first is at line 10, column 13",
+        "decides nothing",
+        "unknown field .why in a rule",
+        "has no .decision",
+        "`frob.nicate` is not an action name",
+    ] {
+        assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
+    }
+    // Only the clean rules are kept; the file as a whole is refused on load.
+    assert_eq!(checked.rules.rules.len(), 2);
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_one_problem_at_its_position() {
+    let checked = check_text(
+        ".{\n    .policy = .{ .rules = .{ .{ .action = \"x\" \n",
+        None,
+    );
+    assert_eq!(checked.problems.len(), 1, "{:?}", checked.problems);
+    assert!(checked.problems[0].line >= 2, "{:?}", checked.problems);
+    assert!(checked.problems[0].message.starts_with("this is not ZON"));
+}
+
+#[test]
+fn the_wrong_shapes_are_named() {
+    for (text, needle) in [
+        ("\"just a string\"", "a policy file is one struct"),
+        (".{ .policy = 3 }", ".policy holds a number"),
+        (
+            ".{ .policy = .{ .rules = .allow } }",
+            ".rules holds an enum literal",
+        ),
+        (
+            ".{ .policy = .{ .rules = .{ \"call.x\" } } }",
+            "a rule is a struct",
+        ),
+        (
+            ".{ .policy = .{ .rules = .{ .{ .action = .call, .decision = .allow } } } }",
+            ".action is a string",
+        ),
+        (
+            ".{ .policy = .{ .rules = .{ .{ .action = \"call.x\", .decision = \"allow\" } } } }",
+            ".decision is one of",
+        ),
+        (
+            ".{ .policy = .{ .net = .{ .wifi = .none } } }",
+            "unknown field .wifi in .policy.net",
+        ),
+    ] {
+        let checked = check_text(text, None);
+        let all: Vec<String> = checked.problems.iter().map(ToString::to_string).collect();
+        assert!(all.iter().any(|p| p.contains(needle)), "{text}: {all:?}");
+    }
+}
+
+#[test]
+fn a_file_without_a_policy_block_holds_no_rules() {
+    let checked = check_text(".{ .devices = .{} }", None);
+    assert!(checked.problems.is_empty());
+    assert!(checked.rules.rules.is_empty());
+    assert!(check_text(".{}", None).problems.is_empty());
+}
