@@ -9,8 +9,8 @@ mod daemon;
 mod log;
 mod output;
 mod plan;
-mod sandbox;
 mod policy;
+mod sandbox;
 mod sessions;
 mod usage;
 

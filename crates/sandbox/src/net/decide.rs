@@ -126,7 +126,10 @@ impl Decider for PolicyDecider {
             let Some(ask) = &self.ask else {
                 return HostVerdict::Refuse(refusal(
                     &v,
-                    &format!("the policy answers {} and nobody can be asked here", v.decision),
+                    &format!(
+                        "the policy answers {} and nobody can be asked here",
+                        v.decision
+                    ),
                 ));
             };
             if ask(v.clone()).await {

@@ -63,7 +63,13 @@ where
             break i + 4;
         }
         if buf.len() > MAX_HEAD {
-            let _ = respond(&mut s, 431, "Request Header Fields Too Large", "request head over 16 KiB").await;
+            let _ = respond(
+                &mut s,
+                431,
+                "Request Header Fields Too Large",
+                "request head over 16 KiB",
+            )
+            .await;
             return;
         }
         let mut chunk = [0u8; 4096];
@@ -95,8 +101,7 @@ where
             Ok(up) => up,
             Err(r) => return refuse(&mut s, &r).await,
         };
-        if s
-            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        if s.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             .await
             .is_err()
             || up.write_all(&rest).await.is_err()
@@ -135,9 +140,14 @@ where
     let mut out = format!("{method} {path} {version}\r\n");
     for line in lines.filter(|l| !l.is_empty()) {
         let name = line.split(':').next().unwrap_or_default().trim();
-        if ["proxy-connection", "proxy-authorization", "connection", "keep-alive"]
-            .iter()
-            .any(|h| name.eq_ignore_ascii_case(h))
+        if [
+            "proxy-connection",
+            "proxy-authorization",
+            "connection",
+            "keep-alive",
+        ]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
         {
             continue;
         }
@@ -165,9 +175,20 @@ mod tests {
 
     #[test]
     fn authorities_parse_and_malformed_ones_do_not() {
-        assert_eq!(parse_authority("example.com:443"), Some(("example.com".into(), 443)));
+        assert_eq!(
+            parse_authority("example.com:443"),
+            Some(("example.com".into(), 443))
+        );
         assert_eq!(parse_authority("[::1]:80"), Some(("::1".into(), 80)));
-        for bad in ["example.com", ":443", "exa mple.com:443", "a/b:1", "host:99999", "host:", "[::1]"] {
+        for bad in [
+            "example.com",
+            ":443",
+            "exa mple.com:443",
+            "a/b:1",
+            "host:99999",
+            "host:",
+            "[::1]",
+        ] {
             assert_eq!(parse_authority(bad), None, "{bad}");
         }
     }

@@ -42,7 +42,14 @@ pub(crate) unsafe fn start(link: c_int, port: u16, w: c_int) {
         crate::child::check(w, step::ROUTER, send_fd(link, s));
         libc::close(s);
 
-        let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD, 0usize, 0usize, 0usize, 0usize);
+        let pid = libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        );
         crate::child::check(w, step::ROUTER, pid);
         if pid == 0 {
             helper(link);

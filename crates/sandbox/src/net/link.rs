@@ -46,7 +46,10 @@ impl RouterLink {
     /// The router's listener on the namespace's `127.0.0.1:<port>`, passed
     /// out before the command started. Call once, before [`Self::dial`].
     pub fn listener(&self) -> io::Result<TcpListener> {
-        let link = self.link.lock().map_err(|_| io::Error::other("router link poisoned"))?;
+        let link = self
+            .link
+            .lock()
+            .map_err(|_| io::Error::other("router link poisoned"))?;
         let fd = recv_fd(link.as_raw_fd())?;
         Ok(TcpListener::from(fd))
     }
@@ -55,17 +58,14 @@ impl RouterLink {
     /// socket the namespace's helper opened: the one power it has.
     pub fn dial(&self, port: u16) -> io::Result<TcpStream> {
         let fd = {
-            let link = self.link.lock().map_err(|_| io::Error::other("router link poisoned"))?;
+            let link = self
+                .link
+                .lock()
+                .map_err(|_| io::Error::other("router link poisoned"))?;
             let one = [1u8];
             // SAFETY: write of a one-byte buffer.
-            let n = unsafe {
-                libc::send(
-                    link.as_raw_fd(),
-                    one.as_ptr().cast(),
-                    1,
-                    libc::MSG_NOSIGNAL,
-                )
-            };
+            let n =
+                unsafe { libc::send(link.as_raw_fd(), one.as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
             if n != 1 {
                 return Err(io::Error::other(
                     "the sandbox's socket helper is gone (the command ended)",

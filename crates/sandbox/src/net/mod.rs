@@ -29,8 +29,8 @@ pub(crate) use link::link_pair;
 pub use proxy::{Proxy, ProxyConfig};
 pub use publish::{MAX_PUBLISHED, PublishError, Published};
 pub use resolve::is_internal;
-pub use trust::{TRUST_STORE_PATH, host_bundle};
 pub(crate) use trust::trust_ops;
+pub use trust::{TRUST_STORE_PATH, host_bundle};
 
 /// The port the router's listener binds inside every namespace. Any port
 /// works (the namespace is the sandbox's own); this one is unlikely to be

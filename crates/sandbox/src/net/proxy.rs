@@ -66,7 +66,10 @@ pub(crate) enum Refusal {
 impl Refusal {
     pub(crate) fn message(&self) -> &str {
         match self {
-            Refusal::Policy(m) | Refusal::Internal(m) | Refusal::Resolve(m) | Refusal::Connect(m) => m,
+            Refusal::Policy(m)
+            | Refusal::Internal(m)
+            | Refusal::Resolve(m)
+            | Refusal::Connect(m) => m,
         }
     }
 }
@@ -213,7 +216,9 @@ impl Proxy {
 
     async fn open_inner(&self, host: &str, port: u16) -> Result<TcpStream, Refusal> {
         if port == 0 {
-            return Err(Refusal::Policy(format!("{host}:0 is not a port to connect to")));
+            return Err(Refusal::Policy(format!(
+                "{host}:0 is not a port to connect to"
+            )));
         }
         match self.inner.decider.decide(host).await {
             HostVerdict::Allow => {}

@@ -63,7 +63,9 @@ impl Resolver {
         if let Some(ips) = self.overrides.get(&key) {
             return Ok(ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect());
         }
-        Ok(tokio::net::lookup_host((key.as_str(), port)).await?.collect())
+        Ok(tokio::net::lookup_host((key.as_str(), port))
+            .await?
+            .collect())
     }
 }
 

@@ -80,7 +80,10 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S) -> std::io::
     s.read_exact(&mut head).await?;
     let [ver, cmd, _, atyp] = head;
     if ver != 5 {
-        return Ok(Request::Refuse(REP_FAILURE, format!("version {ver} in the request")));
+        return Ok(Request::Refuse(
+            REP_FAILURE,
+            format!("version {ver} in the request"),
+        ));
     }
     let host = match atyp {
         1 => {
@@ -95,7 +98,10 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S) -> std::io::
             match String::from_utf8(name) {
                 Ok(n) => n,
                 Err(_) => {
-                    return Ok(Request::Refuse(REP_NOT_ALLOWED, "a host name that is not UTF-8".into()));
+                    return Ok(Request::Refuse(
+                        REP_NOT_ALLOWED,
+                        "a host name that is not UTF-8".into(),
+                    ));
                 }
             }
         }
