@@ -66,11 +66,11 @@ impl crate::SandboxSpec {
         for (k, v) in proxy_env(ROUTER_PORT) {
             self = self.env(&k, &v);
         }
-        if !self.env.iter().any(|(k, _)| k == "SSL_CERT_FILE") {
-            if let Some(bundle) = host_bundle() {
-                self.trust_store = Some(bundle);
-                self = self.env("SSL_CERT_FILE", TRUST_STORE_PATH);
-            }
+        if !self.env.iter().any(|(k, _)| k == "SSL_CERT_FILE")
+            && let Some(bundle) = host_bundle()
+        {
+            self.trust_store = Some(bundle);
+            self = self.env("SSL_CERT_FILE", TRUST_STORE_PATH);
         }
         self
     }

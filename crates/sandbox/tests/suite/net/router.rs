@@ -31,7 +31,7 @@ fn run(
 ) -> (SandboxChild, Arc<RouterLink>) {
     let sandbox = Sandbox::new(spec).unwrap();
     let mut child = sandbox.spawn(argv).unwrap();
-    let link = Arc::new(child.take_router().expect("a router in namespace mode"));
+    let link = Arc::new(child.take_router().unwrap());
     let listener = link.listener().unwrap();
     listener.set_nonblocking(true).unwrap();
     let proxy = Proxy::new(foreground(ws, None), config());
