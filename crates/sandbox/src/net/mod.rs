@@ -75,3 +75,17 @@ impl crate::SandboxSpec {
         self
     }
 }
+
+/// Buffer size each direction of a carried connection uses: tokio's default
+/// of 8 KiB costs about half the throughput of a loopback download in
+/// system calls (docs/performance.md).
+const SPLICE_BUFFER: usize = 256 * 1024;
+
+/// Copies both ways until both sides are done.
+async fn splice<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
+where
+    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+{
+    tokio::io::copy_bidirectional_with_sizes(a, b, SPLICE_BUFFER, SPLICE_BUFFER).await
+}

@@ -56,7 +56,7 @@ where
     if reply(&mut s, REP_OK).await.is_err() {
         return;
     }
-    let _ = tokio::io::copy_bidirectional(&mut s, &mut up).await;
+    let _ = super::splice(&mut s, &mut up).await;
 }
 
 enum Request {

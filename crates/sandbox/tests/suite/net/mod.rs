@@ -3,6 +3,7 @@
 //! (`allowed.test`, ...) resolve to 127.0.0.1 through the proxy's override
 //! map, and nothing here dials any address but loopback.
 
+mod bench;
 mod proxy;
 mod router;
 
