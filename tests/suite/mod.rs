@@ -3,6 +3,7 @@
 mod cli;
 mod daemon;
 mod log;
+mod network;
 mod plan;
 mod policy;
 mod sandbox;

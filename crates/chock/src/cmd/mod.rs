@@ -11,6 +11,7 @@ mod output;
 mod plan;
 mod policy;
 mod sandbox;
+mod sandbox_net;
 mod sessions;
 mod usage;
 

@@ -21,6 +21,7 @@ mod proxy;
 mod publish;
 mod resolve;
 mod socks;
+mod thread;
 mod trust;
 
 pub use decide::{AskFn, BoxFuture, Decider, HostVerdict, PolicyDecider};
@@ -29,6 +30,7 @@ pub(crate) use link::link_pair;
 pub use proxy::{Proxy, ProxyConfig};
 pub use publish::{MAX_PUBLISHED, PublishError, Published};
 pub use resolve::is_internal;
+pub use thread::RouterThread;
 pub(crate) use trust::trust_ops;
 pub use trust::{TRUST_STORE_PATH, host_bundle};
 
