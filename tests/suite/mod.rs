@@ -2,13 +2,19 @@
 
 mod cli;
 mod daemon;
+mod gateway;
+mod git_dispatcher;
 mod log;
 mod network;
+mod nix_zon;
 mod plan;
 mod policy;
 mod sandbox;
 mod session_logs;
 mod sessions;
+mod stop_check;
+mod stop_resume;
+mod sync_cli;
 mod usage;
 
 use std::path::PathBuf;
@@ -34,5 +40,111 @@ pub(crate) fn chock(state: &std::path::Path) -> Command {
         .env("XDG_CONFIG_HOME", state.join("config"))
         .env_remove("CHOCK_DAEMON")
         .env_remove("CHOCK_LOG");
+    for var in AGENT_VARS {
+        cmd.env_remove(var);
+    }
     cmd
+}
+
+/// Every variable that marks an agent's environment; removed so a test
+/// decides who it is, whatever runs the suite.
+pub(crate) const AGENT_VARS: [&str; 11] = [
+    "CHOCK_SESSION",
+    "CHOCK_AGENT",
+    "CLAUDECODE",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
+    "CODEX_THREAD_ID",
+    "CODEX_CI",
+    "GEMINI_CLI",
+    "CURSOR_AGENT",
+    "GOOSE_TERMINAL",
+    "OPENCODE",
+];
+
+/// A temporary machine: a home, a state dir, and room for repositories.
+pub(crate) struct Machine {
+    pub(crate) root: tempfile::TempDir,
+}
+
+impl Machine {
+    pub(crate) fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("home")).unwrap();
+        Machine { root }
+    }
+
+    pub(crate) fn home(&self) -> PathBuf {
+        self.root.path().join("home")
+    }
+
+    pub(crate) fn state(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    /// `chock` as a person on this machine, in `dir`.
+    pub(crate) fn chock(&self, dir: &std::path::Path) -> Command {
+        let mut cmd = chock(&self.state());
+        cmd.env("HOME", self.home()).current_dir(dir);
+        cmd
+    }
+
+    /// A repository with one commit.
+    pub(crate) fn repo(&self, name: &str) -> PathBuf {
+        let dir = self.root.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        git(&dir, &["config", "user.email", "ada@example.org"]);
+        git(&dir, &["config", "user.name", "Ada"]);
+        std::fs::write(dir.join("README"), "hi\n").unwrap();
+        git(&dir, &["add", "README"]);
+        git(&dir, &["commit", "-q", "-m", "first"]);
+        std::fs::canonicalize(dir).unwrap()
+    }
+
+    /// The decision log's lines, parsed.
+    pub(crate) fn decisions(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.state().join("decisions.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// Run git in `dir` with no global or system config.
+pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = git_cmd(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+pub(crate) fn git_cmd(dir: &std::path::Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    for var in AGENT_VARS {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// This package's directory (helper scripts live beside the suite).
+pub(crate) fn here() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// PATH with the built `chock` first, for hooks that run `chock` by name.
+pub(crate) fn path_with_chock() -> std::ffi::OsString {
+    let dir = chock_bin().parent().unwrap().to_owned();
+    let mut paths = vec![dir];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(paths).unwrap()
 }

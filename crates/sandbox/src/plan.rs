@@ -23,8 +23,9 @@ use crate::spec::{SYSTEM_PATHS, SandboxSpec, TmpMode};
 /// Where the host's root is reachable while the new root is built.
 pub(crate) const OLD_ROOT: &str = "/oldroot";
 
-/// `/etc` files up to this size are copied into the new root, not bound.
-const COPY_LIMIT: u64 = 64 * 1024;
+/// `/etc` files up to one page are copied into the new root, not bound:
+/// writing a larger file into tmpfs costs more than a bind mount.
+const COPY_LIMIT: u64 = 4096;
 
 /// `mount_setattr` attribute bits (linux/mount.h).
 pub(crate) const ATTR_RDONLY: u64 = 0x1;

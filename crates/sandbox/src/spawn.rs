@@ -78,6 +78,7 @@ pub struct SandboxChild {
     pid: i32,
     pidfd: OwnedFd,
     status_r: Option<OwnedFd>,
+    command: Option<ExitStatus>,
     exited: Option<ExitStatus>,
     report: SandboxReport,
     net: Option<crate::net::RouterLink>,
@@ -362,6 +363,7 @@ impl Sandbox {
             pid: pid as i32,
             pidfd,
             status_r,
+            command: None,
             exited: None,
             report,
             net: net_host.map(crate::net::RouterLink::new),
@@ -576,7 +578,39 @@ impl SandboxChild {
         Ok(())
     }
 
-    /// Waits for the command to end.
+    /// Waits until the command has ended and returns its status as soon as
+    /// the sandbox's pid 1 reports it, without waiting for pid 1 to finish
+    /// tearing the namespaces down (which takes an RCU grace period, often
+    /// milliseconds). Whatever the command left behind is being killed as
+    /// this returns. Pid 1 still has to be reaped: call [`Self::wait`] later,
+    /// or exit (as `chock sandbox` does), and init reaps it.
+    pub fn wait_command(&mut self) -> io::Result<ExitStatus> {
+        if let Some(st) = self.command {
+            return Ok(st);
+        }
+        let Some(fd) = self.status_r.as_ref() else {
+            return self.wait();
+        };
+        let mut buf = [0u8; 4];
+        let n = loop {
+            // SAFETY: read into our buffer.
+            let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break n;
+            }
+        };
+        if n != 4 {
+            // Pid 1 died without a report (killed): its own status it is.
+            self.status_r = None;
+            return self.wait();
+        }
+        let st = decode(i32::from_ne_bytes(buf));
+        self.command = Some(st);
+        self.status_r = None;
+        Ok(st)
+    }
+
+    /// Waits for the command to end and the sandbox to be gone.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         loop {
             if let Some(st) = self.wait_flags(0)? {
@@ -622,9 +656,10 @@ impl SandboxChild {
         } else {
             ExitStatus::Signal(status)
         };
-        let st = match self.status_r.take() {
-            Some(fd) => read_status(&fd).unwrap_or(own),
-            None => own,
+        let st = match (self.command, self.status_r.take()) {
+            (Some(st), _) => st,
+            (None, Some(fd)) => read_status(&fd).unwrap_or(own),
+            (None, None) => own,
         };
         self.exited = Some(st);
         Ok(Some(st))
@@ -654,10 +689,14 @@ fn read_status(fd: &OwnedFd) -> Option<ExitStatus> {
     if n != 4 {
         return None;
     }
-    let raw = i32::from_ne_bytes(buf);
-    Some(if libc::WIFSIGNALED(raw) {
+    Some(decode(i32::from_ne_bytes(buf)))
+}
+
+/// A raw wait status as pid 1 reported it.
+fn decode(raw: i32) -> ExitStatus {
+    if libc::WIFSIGNALED(raw) {
         ExitStatus::Signal(libc::WTERMSIG(raw))
     } else {
         ExitStatus::Code(libc::WEXITSTATUS(raw))
-    })
+    }
 }

@@ -1,19 +1,25 @@
 //! The subcommands, one file each. `dispatch` is a single exhaustive match:
 //! adding a variant to [`Command`] is a compile error until it is handled.
 
-use std::process::ExitCode;
-
-use clap::{Parser, Subcommand};
-
 mod daemon;
+mod decisions;
+mod gate;
+mod gateway;
 mod log;
 mod output;
 mod plan;
 mod policy;
+mod resume;
 mod sandbox;
 mod sandbox_net;
 mod sessions;
+mod stop;
+mod sync;
 mod usage;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,6 +39,15 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    // Each variant's help is its Args struct's doc comment: the first line
+    // for the list, the rest for `--help`.
+    Stop(stop::StopArgs),
+    Resume(resume::ResumeArgs),
+    Sync(sync::SyncArgs),
+    #[command(hide = true)]
+    Gate(gate::GateArgs),
+    Gateway(gateway::GatewayArgs),
+    Decisions(decisions::DecisionsArgs),
     Daemon(daemon::DaemonArgs),
     Sessions(sessions::Args),
     Log(log::Args),
@@ -45,6 +60,12 @@ pub(crate) enum Command {
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Stop(args) => stop::run(args),
+        Command::Resume(args) => resume::run(args),
+        Command::Sync(args) => sync::run(args),
+        Command::Gate(args) => gate::run(args),
+        Command::Gateway(args) => gateway::run(args),
+        Command::Decisions(args) => decisions::run(args),
         Command::Daemon(args) => daemon::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Log(args) => log::run(args),

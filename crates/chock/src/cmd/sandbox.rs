@@ -95,7 +95,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         libc::signal(libc::SIGQUIT, libc::SIG_IGN);
     }
-    let status = child.wait().context("waiting for the sandboxed command")?;
+    // The command's status is known before the sandbox has finished tearing
+    // down; this process exits right after, and init reaps pid 1.
+    let status = child
+        .wait_command()
+        .context("waiting for the sandboxed command")?;
     Ok(match status {
         ExitStatus::Code(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
         ExitStatus::Signal(s) => {

@@ -179,3 +179,18 @@ fn node_needs_jit() {
         .unwrap();
     assert!(st.success(), "node must run with jit: {st}");
 }
+
+#[test]
+fn wait_command_reports_before_teardown_and_wait_agrees() {
+    let fx = Fx::new();
+    let mut child = fx.sandbox().spawn(&["sh", "-c", "exit 5"]).unwrap();
+    assert_eq!(child.wait_command().unwrap(), ExitStatus::Code(5));
+    assert_eq!(child.wait().unwrap(), ExitStatus::Code(5));
+
+    let mut child = fx.sandbox().spawn(&["sleep", "60"]).unwrap();
+    child.kill().unwrap();
+    assert_eq!(
+        child.wait_command().unwrap(),
+        ExitStatus::Signal(libc::SIGKILL)
+    );
+}

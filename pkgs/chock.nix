@@ -1,0 +1,71 @@
+# The chock package: the workspace's `chock` binary, built from Cargo.lock.
+#
+# The check phase runs the workspace's tests except those of the packages
+# that need what the Nix build sandbox does not give: user namespaces inside
+# the build (chock-sandbox, and chock-runner, chock-daemon and chock-serve
+# whose tests run sandboxed commands or make a second user), a browser
+# (chock-serve), or the built binary running sessions end to end (chock-e2e).
+# `sandboxBoundPackages` is that list; docs/nix.md explains it and
+# .ci/run runs every one of them outside Nix.
+{
+  lib,
+  rustPlatform,
+  git,
+  sandboxBoundPackages ? [
+    "chock-sandbox"
+    "chock-runner"
+    "chock-daemon"
+    "chock-serve"
+    "chock-e2e"
+  ],
+}:
+let
+  workspace = (builtins.fromTOML (builtins.readFile ../Cargo.toml)).workspace.package;
+in
+rustPlatform.buildRustPackage {
+  pname = "chock";
+  inherit (workspace) version;
+
+  src = lib.fileset.toSource {
+    root = ../.;
+    fileset = lib.fileset.unions [
+      ../Cargo.toml
+      ../Cargo.lock
+      ../crates
+      ../tests
+    ];
+  };
+
+  cargoLock.lockFile = ../Cargo.lock;
+
+  cargoBuildFlags = [
+    "--package"
+    "chock"
+  ];
+
+  nativeCheckInputs = [ git ];
+
+  cargoTestFlags = [ "--workspace" ] ++ lib.concatMap (p: [ "--exclude" p ]) sandboxBoundPackages;
+
+  preCheck = ''
+    # Tests make git repositories; git wants a home and an identity.
+    export HOME=$TMPDIR
+    git config --global user.name "chock tests"
+    git config --global user.email "tests@chock.invalid"
+    git config --global init.defaultBranch main
+  '';
+
+  passthru = {
+    inherit sandboxBoundPackages;
+  };
+
+  meta = {
+    description = "Run AI coding agents on Linux with a person in control";
+    license = with lib.licenses; [
+      mit
+      asl20
+    ];
+    mainProgram = "chock";
+    platforms = lib.platforms.linux;
+  };
+}
