@@ -95,6 +95,29 @@ struct Inner {
     active: AtomicUsize,
 }
 
+/// An accept that failed for want of descriptors or memory, or because the
+/// client left first, is survived: the router pauses briefly (the pending
+/// connection stays queued) and goes on serving. Anything else ends it.
+async fn accept_failed(e: io::Error) -> io::Result<()> {
+    let transient = matches!(
+        e.raw_os_error(),
+        Some(
+            libc::EMFILE
+                | libc::ENFILE
+                | libc::ENOBUFS
+                | libc::ENOMEM
+                | libc::ECONNABORTED
+                | libc::EINTR
+        )
+    );
+    if !transient {
+        return Err(e);
+    }
+    tracing::warn!(target: "chock::net", "accepting a connection failed ({e}); retrying shortly");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    Ok(())
+}
+
 /// Decrements the active count when a connection's task ends.
 struct Slot(Arc<Inner>);
 
@@ -133,8 +156,10 @@ impl Proxy {
     /// Serves a unix-socket listener until it fails.
     pub async fn serve_unix(&self, listener: UnixListener) -> io::Result<()> {
         loop {
-            let (s, _) = listener.accept().await?;
-            self.spawn(s);
+            match listener.accept().await {
+                Ok((s, _)) => self.spawn(s),
+                Err(e) => accept_failed(e).await?,
+            }
         }
     }
 
@@ -142,9 +167,13 @@ impl Proxy {
     /// fails.
     pub async fn serve_tcp(&self, listener: TcpListener) -> io::Result<()> {
         loop {
-            let (s, _) = listener.accept().await?;
-            let _ = s.set_nodelay(true);
-            self.spawn(s);
+            match listener.accept().await {
+                Ok((s, _)) => {
+                    let _ = s.set_nodelay(true);
+                    self.spawn(s);
+                }
+                Err(e) => accept_failed(e).await?,
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 mod bench;
 mod proxy;
 mod router;
+mod users;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -215,6 +215,14 @@ fn an_unsupported_socks_command_gets_command_not_supported() {
 
 #[test]
 fn a_thousand_connections_from_one_client_are_bounded_and_service_resumes() {
+    // Both ends of 1,000 connections live in this process: lift the soft
+    // descriptor limit (1,024 for a plain user) to the hard one.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur = lim.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+    }
     let dir = tempfile::tempdir().unwrap();
     let rt = Rt::new();
     let cfg = ProxyConfig {
