@@ -220,3 +220,6 @@ async fn idle() {
         peak as f64 / 1024.0,
     );
 }
+
+#[cfg(test)]
+mod first_request;

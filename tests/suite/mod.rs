@@ -9,6 +9,7 @@ mod network;
 mod nix_zon;
 mod plan;
 mod policy;
+mod run;
 mod sandbox;
 mod session_logs;
 mod sessions;

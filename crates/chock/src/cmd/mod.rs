@@ -10,6 +10,7 @@ mod output;
 mod plan;
 mod policy;
 mod resume;
+mod run;
 mod sandbox;
 mod sandbox_net;
 mod sessions;
@@ -56,6 +57,7 @@ pub(crate) enum Command {
     Sandbox(sandbox::Args),
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
+    Run(run::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -73,5 +75,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan::run(args),
         Command::Sandbox(args) => sandbox::run(args),
         Command::Policy(args) => policy::run(args),
+        Command::Run(args) => run::run(args),
     }
 }

@@ -1,0 +1,431 @@
+//! The operator's config, `$XDG_CONFIG_HOME/chock/config.zon`: provider
+//! instances, the model a session uses, and the settings the loop needs
+//! beyond them (context window, reviewer model, search engine, skills
+//! directory). Other crates read their own parts of the same file (the
+//! operator's policy rules), so fields this crate does not know are ignored
+//! rather than refused.
+//!
+//! A model is named `instance/model`: everything before the first `/` is a
+//! provider instance of `.providers`, everything after it is the model name
+//! that instance's server knows (which may itself contain `/`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The config.zon block a person with no provider is shown.
+pub const EXAMPLE_PROVIDERS: &str = r#".{
+    .providers = .{
+        .local = .{ .kind = .openai, .base_url = "http://127.0.0.1:11434/v1" },
+    },
+    .model = "local/qwen2.5-coder",
+}"#;
+
+/// The whole operator config, as far as the runner reads it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Config {
+    /// Provider instances by name.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// The model sessions use, `instance/model`.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The model that answers `agent_review` decisions, `instance/model`;
+    /// the session's own model when absent.
+    #[serde(default)]
+    pub reviewer: Option<String>,
+    /// Tokens the model's context holds, for every model that does not set
+    /// its own; compaction starts as a session nears it.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    /// The engine behind `web_search`.
+    #[serde(default)]
+    pub search: Option<SearchConfig>,
+    /// Where skills are read from.
+    #[serde(default)]
+    pub skills_dir: Option<PathBuf>,
+}
+
+/// One provider instance, told apart by `.kind`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind")]
+pub enum ProviderConfig {
+    /// Chat Completions: OpenAI, Ollama, llama.cpp's server, vLLM.
+    #[serde(rename = "openai")]
+    OpenAi(HttpProviderConfig),
+    /// The Anthropic Messages API.
+    #[serde(rename = "anthropic")]
+    Anthropic(HttpProviderConfig),
+    /// Assistant turns read from a file.
+    #[serde(rename = "script")]
+    Script(ScriptProviderConfig),
+}
+
+/// An instance reached over HTTP.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HttpProviderConfig {
+    /// For `openai`, up to and including `/v1`; for `anthropic`, the host
+    /// (`https://api.anthropic.com`).
+    pub base_url: String,
+    /// The environment variable holding the API key; no key is sent when
+    /// absent (a local server).
+    #[serde(default)]
+    pub key_env: Option<String>,
+    /// Stream answers (the default) or ask for one whole body.
+    #[serde(default)]
+    pub stream: Option<bool>,
+    /// Seconds of silence after which a call is abandoned (default 120).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+    /// Output tokens per call.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    /// Tokens this instance's models hold; overrides the top-level value.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+}
+
+/// An instance that plays a script.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ScriptProviderConfig {
+    /// The script file; a relative path is taken from the project directory.
+    pub path: PathBuf,
+}
+
+/// The engine behind `web_search`, told apart by `.kind`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind")]
+pub enum SearchConfig {
+    /// A SearXNG instance's JSON API.
+    #[serde(rename = "searxng")]
+    Searxng { base_url: String },
+    /// The Brave Search API.
+    #[serde(rename = "brave")]
+    Brave { key_env: String },
+}
+
+/// A model chosen for a session: which instance, and the model's name there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelChoice<'a> {
+    pub instance: &'a str,
+    pub model: &'a str,
+    pub provider: &'a ProviderConfig,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {}: {detail}", path.display())]
+    Read { path: PathBuf, detail: String },
+
+    #[error("{}: {detail}", path.display())]
+    Parse { path: PathBuf, detail: String },
+
+    #[error(
+        "no model provider is configured: write this to {} (or pass --model instance/model naming one):\n\n{EXAMPLE_PROVIDERS}\n",
+        path.display()
+    )]
+    NoProvider { path: PathBuf },
+
+    #[error("no model is chosen: set .model = \"<instance>/<model>\" in {} or pass --model (instances: {known})", path.display())]
+    NoModel { path: PathBuf, known: String },
+
+    #[error(
+        "the model '{given}' does not name an instance: write it as <instance>/<model>, e.g. {example}"
+    )]
+    BadModel { given: String, example: String },
+
+    #[error("the model '{given}' names the provider instance '{instance}', which {} does not define (instances: {known})", path.display())]
+    UnknownInstance {
+        given: String,
+        instance: String,
+        path: PathBuf,
+        known: String,
+    },
+}
+
+impl Config {
+    /// Reads the config at `path`; a file that does not exist is an empty
+    /// config (so the error a person sees is the one that says what to
+    /// write, not "file not found").
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(path, &text),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(err) => Err(ConfigError::Read {
+                path: path.to_owned(),
+                detail: err.to_string(),
+            }),
+        }
+    }
+
+    /// Parses config text; `path` is only used in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        chock_zon::from_str(text).map_err(|err| ConfigError::Parse {
+            path: path.to_owned(),
+            detail: err.to_string(),
+        })
+    }
+
+    /// `$XDG_CONFIG_HOME/chock/config.zon`, else `~/.config/chock/config.zon`.
+    pub fn default_path() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+        Some(base.join("chock").join("config.zon"))
+    }
+
+    /// Picks the session's model: `over` (from `--model`) when given, else
+    /// `.model`.
+    pub fn choose<'a>(
+        &'a self,
+        over: Option<&'a str>,
+        path: &Path,
+    ) -> Result<ModelChoice<'a>, ConfigError> {
+        let known = || {
+            self.providers
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(given) = over.or(self.model.as_deref()) else {
+            if self.providers.is_empty() {
+                return Err(ConfigError::NoProvider {
+                    path: path.to_owned(),
+                });
+            }
+            return Err(ConfigError::NoModel {
+                path: path.to_owned(),
+                known: known(),
+            });
+        };
+        let Some((instance, model)) = given
+            .split_once('/')
+            .filter(|(i, m)| !i.is_empty() && !m.is_empty())
+        else {
+            let example = self.providers.keys().next().map_or_else(
+                || "local/qwen2.5-coder".to_owned(),
+                |first| format!("{first}/{given}"),
+            );
+            return Err(ConfigError::BadModel {
+                given: given.to_owned(),
+                example,
+            });
+        };
+        let Some(provider) = self.providers.get(instance) else {
+            if self.providers.is_empty() {
+                return Err(ConfigError::NoProvider {
+                    path: path.to_owned(),
+                });
+            }
+            return Err(ConfigError::UnknownInstance {
+                given: given.to_owned(),
+                instance: instance.to_owned(),
+                path: path.to_owned(),
+                known: known(),
+            });
+        };
+        Ok(ModelChoice {
+            instance,
+            model,
+            provider,
+        })
+    }
+
+    /// The context window for models of `instance`, when one is known.
+    pub fn context_window(&self, instance: &str) -> Option<u64> {
+        let own = match self.providers.get(instance) {
+            Some(ProviderConfig::OpenAi(http) | ProviderConfig::Anthropic(http)) => {
+                http.context_window
+            }
+            _ => None,
+        };
+        own.or(self.context_window)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    // The schema is plain serde, so its selection logic is tested here from
+    // JSON; the ZON spelling is tested where the file is parsed.
+    fn config(json: &str) -> Config {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn two() -> Config {
+        config(
+            r#"{
+                "providers": {
+                    "local": {"kind": "openai", "base_url": "http://127.0.0.1:11434/v1"},
+                    "claude": {"kind": "anthropic", "base_url": "https://api.anthropic.com",
+                               "key_env": "ANTHROPIC_API_KEY", "context_window": 200000}
+                },
+                "model": "local/qwen2.5-coder",
+                "context_window": 32768
+            }"#,
+        )
+    }
+
+    #[test]
+    fn no_provider_shows_the_block_to_write() {
+        let err = Config::default()
+            .choose(None, Path::new("/home/me/.config/chock/config.zon"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no model provider is configured: write this to /home/me/.config/chock/config.zon (or pass --model instance/model naming one):
+
+.{
+    .providers = .{
+        .local = .{ .kind = .openai, .base_url = \"http://127.0.0.1:11434/v1\" },
+    },
+    .model = \"local/qwen2.5-coder\",
+}
+"
+        );
+    }
+
+    #[test]
+    fn the_model_comes_from_the_config_or_the_override() {
+        let config = two();
+        let path = Path::new("c.zon");
+        let chosen = config.choose(None, path).unwrap();
+        assert_eq!((chosen.instance, chosen.model), ("local", "qwen2.5-coder"));
+        let over = config
+            .choose(Some("claude/claude-sonnet-4-5"), path)
+            .unwrap();
+        assert_eq!((over.instance, over.model), ("claude", "claude-sonnet-4-5"));
+        assert!(matches!(over.provider, ProviderConfig::Anthropic(_)));
+        let nested = config.choose(Some("local/library/qwen:7b"), path).unwrap();
+        assert_eq!(nested.model, "library/qwen:7b", "only the first / splits");
+    }
+
+    #[test]
+    fn a_bad_or_unknown_model_says_how_to_write_it() {
+        let config = two();
+        let path = Path::new("c.zon");
+        assert_eq!(
+            config.choose(Some("qwen"), path).unwrap_err().to_string(),
+            "the model 'qwen' does not name an instance: write it as <instance>/<model>, e.g. claude/qwen"
+        );
+        assert_eq!(
+            config.choose(Some("gpt/4o"), path).unwrap_err().to_string(),
+            "the model 'gpt/4o' names the provider instance 'gpt', which c.zon does not define (instances: claude, local)"
+        );
+        let mut unset = two();
+        unset.model = None;
+        assert_eq!(
+            unset.choose(None, path).unwrap_err().to_string(),
+            "no model is chosen: set .model = \"<instance>/<model>\" in c.zon or pass --model (instances: claude, local)"
+        );
+    }
+
+    #[test]
+    fn the_context_window_of_an_instance_overrides_the_default() {
+        let config = two();
+        assert_eq!(config.context_window("claude"), Some(200_000));
+        assert_eq!(config.context_window("local"), Some(32768));
+    }
+}
+
+#[cfg(test)]
+mod zon_tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const ISSUE_EXAMPLE: &str = r#".{
+    .providers = .{
+        .local = .{ .kind = .openai, .base_url = "http://127.0.0.1:11434/v1" },
+        .claude = .{ .kind = .anthropic, .base_url = "https://api.anthropic.com", .key_env = "ANTHROPIC_API_KEY" },
+        .demo = .{ .kind = .script, .path = "examples/hello.script" },
+    },
+    .model = "local/qwen2.5-coder",
+}
+"#;
+
+    #[test]
+    fn the_documented_shape_parses() {
+        let config = Config::parse(Path::new("config.zon"), ISSUE_EXAMPLE).unwrap();
+        assert_eq!(config.model.as_deref(), Some("local/qwen2.5-coder"));
+        assert_eq!(
+            config.providers["claude"],
+            ProviderConfig::Anthropic(HttpProviderConfig {
+                base_url: "https://api.anthropic.com".into(),
+                key_env: Some("ANTHROPIC_API_KEY".into()),
+                stream: None,
+                timeout_secs: None,
+                max_tokens: None,
+                context_window: None,
+            })
+        );
+        assert_eq!(
+            config.providers["demo"],
+            ProviderConfig::Script(ScriptProviderConfig {
+                path: "examples/hello.script".into()
+            })
+        );
+        assert!(matches!(
+            config.providers["local"],
+            ProviderConfig::OpenAi(_)
+        ));
+    }
+
+    #[test]
+    fn every_optional_field_parses() {
+        let text = r#".{
+    .providers = .{
+        .vllm = .{ .kind = .openai, .base_url = "http://127.0.0.1:8000/v1", .stream = false,
+                   .timeout_secs = 600, .max_tokens = 4096, .context_window = 131072 },
+    },
+    .model = "vllm/Qwen/Qwen2.5-Coder-7B-Instruct",
+    .reviewer = "vllm/small",
+    .context_window = 32768,
+    .search = .{ .kind = .searxng, .base_url = "http://127.0.0.1:8888" },
+    .skills_dir = "/home/me/skills",
+    .rules = .{ .{ .action = "call.write_file", .decision = .ask } },
+}"#;
+        let config = Config::parse(Path::new("config.zon"), text).unwrap();
+        assert_eq!(config.context_window("vllm"), Some(131_072));
+        assert_eq!(
+            config.search,
+            Some(SearchConfig::Searxng {
+                base_url: "http://127.0.0.1:8888".into()
+            })
+        );
+        assert_eq!(config.reviewer.as_deref(), Some("vllm/small"));
+        let chosen = config.choose(None, Path::new("config.zon")).unwrap();
+        assert_eq!(chosen.model, "Qwen/Qwen2.5-Coder-7B-Instruct");
+    }
+
+    #[test]
+    fn mistakes_are_reported_with_line_and_column() {
+        let text = ".{\n    .providers = .{\n        .x = .{ .kind = .opneai, .base_url = \"u\" },\n    },\n}\n";
+        let err = Config::parse(Path::new("/c/config.zon"), text).unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with("/c/config.zon: line 3"), "{message}");
+        assert!(message.contains("opneai"), "{message}");
+        let missing = Config::parse(
+            Path::new("c.zon"),
+            ".{ .providers = .{ .x = .{ .kind = .openai } } }",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(missing.contains("base_url"), "{missing}");
+    }
+
+    #[test]
+    fn a_missing_file_is_an_empty_config_that_asks_for_a_provider() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.zon");
+        let config = Config::load(&path).unwrap();
+        assert!(matches!(
+            config.choose(None, &path),
+            Err(ConfigError::NoProvider { .. })
+        ));
+    }
+}

@@ -1,0 +1,104 @@
+//! The conversation between the log and the provider. The log keeps every
+//! tool output whole and tool arguments as JSON; a model call wants the
+//! provider's [`Message`]s, with outputs cut for the model and arguments as
+//! the text the model sent. Converting in both directions here keeps the
+//! session's own turns and a session continued from its log sending the
+//! same conversation.
+
+use chock_log::event::{Json, ToolCall as LogCall};
+use chock_log::fold::Message as Folded;
+
+use crate::provider::{Message, ToolCall};
+use crate::tools::{MODEL_LIMIT_CHARS, truncate};
+
+/// A model's tool call as the log stores it. Arguments that are not JSON
+/// (the model is allowed to be wrong) are kept as a JSON string holding the
+/// text, so nothing the model said is lost.
+pub fn to_log_call(call: &ToolCall) -> LogCall {
+    LogCall {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: log_arguments(&call.arguments),
+    }
+}
+
+/// Arguments text as log JSON (see [`to_log_call`]).
+pub fn log_arguments(arguments: &str) -> Json {
+    Json::parse(arguments.to_owned())
+        .or_else(|_| Json::from_value(arguments))
+        .unwrap_or_default()
+}
+
+/// The text the model sent, from log JSON: a JSON string is the raw text of
+/// arguments that were not an object.
+fn model_arguments(arguments: &Json) -> String {
+    match serde_json::from_str::<String>(arguments.get()) {
+        Ok(raw) => raw,
+        Err(_) => arguments.get().to_owned(),
+    }
+}
+
+/// The folded conversation as provider messages.
+pub fn from_fold(folded: &[Folded]) -> Vec<Message> {
+    let mut out = Vec::with_capacity(folded.len());
+    for message in folded {
+        out.push(match message {
+            Folded::Summary { text, .. } => Message::User {
+                text: format!("A summary of the conversation so far:\n\n{text}"),
+            },
+            Folded::User { text, .. } => Message::User { text: text.clone() },
+            Folded::Assistant {
+                text, tool_calls, ..
+            } => Message::Assistant {
+                text: text.clone(),
+                calls: tool_calls
+                    .iter()
+                    .map(|call| ToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: model_arguments(&call.arguments),
+                    })
+                    .collect(),
+            },
+            Folded::ToolResult {
+                call_id,
+                ok,
+                output,
+                ..
+            } => Message::ToolResult {
+                call_id: call_id.clone(),
+                name: tool_name(&out, call_id),
+                content: truncate(output, MODEL_LIMIT_CHARS),
+                is_error: !ok,
+            },
+        });
+    }
+    out
+}
+
+fn tool_name(so_far: &[Message], call_id: &str) -> String {
+    so_far
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            Message::Assistant { calls, .. } => calls
+                .iter()
+                .find(|call| call.id == call_id)
+                .map(|call| call.name.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_that_are_not_json_survive_the_log() {
+        for raw in [r#"{"path":"a"}"#, "{\"path\": ", "not json at all"] {
+            let logged = log_arguments(raw);
+            assert_eq!(model_arguments(&logged), raw);
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! `chock run`: the model providers, the tool set and (as it lands) the
+//! agent loop. Everything here is built to run on one thread: the tool path
+//! forks, and fork carries only the calling thread (DESIGN.md, Processes).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod guard;
+pub mod history;
+pub mod provider;
+pub mod run;
+pub mod session;
+pub mod tools;
+pub mod turn;

@@ -1,0 +1,330 @@
+//! The `anthropic` kind: the Messages API. The conversation is regrouped
+//! into alternating user and assistant messages of content blocks (tool
+//! results travel as `tool_result` blocks of a user message, and
+//! consecutive messages of one role are merged, as the API requires). The
+//! stream is read event by event: text deltas are handed on at once, a
+//! `tool_use` block's `input_json_delta` pieces are joined and handed on at
+//! its `content_block_stop`, usage is the input count of `message_start`
+//! plus the output count of `message_delta`.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::ProviderError;
+use super::http::SseEvent;
+use super::openai::{Flow, parse, remote};
+use super::types::{Message, ModelRequest, StopReason, StreamEvent, ToolCall, Usage};
+
+/// The API version this module speaks, sent as `anthropic-version`.
+pub(crate) const API_VERSION: &str = "2023-06-01";
+
+/// Output tokens asked for when config.zon names no `.max_tokens`; the API
+/// requires a number.
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The JSON body for `POST {base_url}/v1/messages`.
+pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<u32>) -> Value {
+    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
+    for message in request.messages {
+        let (role, blocks) = match message {
+            Message::User { text } => ("user", vec![json!({"type": "text", "text": text})]),
+            Message::Assistant { text, calls } => {
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for call in calls {
+                    // The API wants an object; arguments that were not one
+                    // were already answered with an error result.
+                    let input = serde_json::from_str::<Value>(&call.arguments)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+                }
+                ("assistant", blocks)
+            }
+            Message::ToolResult {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => (
+                "user",
+                vec![
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
+                ],
+            ),
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match messages.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => messages.push((role, blocks)),
+        }
+    }
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "messages": messages
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect::<Vec<_>>(),
+        "stream": stream,
+    });
+    if !request.system.is_empty() {
+        body["system"] = json!(request.system);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
+            .collect();
+    }
+    body
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+enum Event {
+    #[serde(rename = "message_start")]
+    MessageStart { message: StartMessage },
+    #[serde(rename = "content_block_start")]
+    BlockStart { index: usize, content_block: Block },
+    #[serde(rename = "content_block_delta")]
+    BlockDelta { index: usize, delta: BlockDelta },
+    #[serde(rename = "content_block_stop")]
+    BlockStop { index: usize },
+    #[serde(rename = "message_delta")]
+    MessageDelta {
+        delta: MessageDeltaBody,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    #[serde(rename = "message_stop")]
+    MessageStop,
+    #[serde(rename = "ping")]
+    Ping,
+    #[serde(rename = "error")]
+    Error { error: Value },
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Debug, Deserialize)]
+struct StartMessage {
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+enum Block {
+    #[serde(rename = "tool_use")]
+    ToolUse { id: String, name: String },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+enum BlockDelta {
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct MessageDeltaBody {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+}
+
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+/// Assembles a streamed turn.
+#[derive(Debug, Default)]
+pub(crate) struct StreamState {
+    calls: BTreeMap<usize, ToolCall>,
+    usage: Usage,
+    stop: Option<StopReason>,
+}
+
+impl StreamState {
+    pub(crate) fn feed(
+        &mut self,
+        instance: &str,
+        event: &SseEvent,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<Flow, ProviderError> {
+        match parse::<Event>(instance, &event.data)? {
+            Event::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    // Cached prompt tokens are still tokens of the context.
+                    self.usage.input_tokens = usage.input_tokens
+                        + usage.cache_creation_input_tokens
+                        + usage.cache_read_input_tokens;
+                }
+            }
+            Event::BlockStart {
+                index,
+                content_block: Block::ToolUse { id, name },
+            } => {
+                self.calls.insert(
+                    index,
+                    ToolCall {
+                        id,
+                        name,
+                        arguments: String::new(),
+                    },
+                );
+            }
+            Event::BlockStart { .. } | Event::Ping | Event::Unknown => {}
+            Event::BlockDelta { index, delta } => match delta {
+                BlockDelta::Text { text } => out.push_back(StreamEvent::Text(text)),
+                BlockDelta::InputJson { partial_json } => {
+                    if let Some(call) = self.calls.get_mut(&index) {
+                        call.arguments.push_str(&partial_json);
+                    }
+                }
+                BlockDelta::Other => {}
+            },
+            Event::BlockStop { index } => {
+                if let Some(mut call) = self.calls.remove(&index) {
+                    if call.arguments.trim().is_empty() {
+                        "{}".clone_into(&mut call.arguments);
+                    }
+                    out.push_back(StreamEvent::ToolCall(call));
+                }
+            }
+            Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop = Some(stop_reason(&reason));
+                }
+                if let Some(usage) = usage {
+                    self.usage.output_tokens = usage.output_tokens;
+                }
+            }
+            Event::MessageStop => {
+                self.finish(instance, out)?;
+                return Ok(Flow::Done);
+            }
+            Event::Error { error } => return Err(remote(instance, &error)),
+        }
+        Ok(Flow::More)
+    }
+
+    /// Called at `message_stop` or at a clean end of the body.
+    pub(crate) fn finish(
+        &mut self,
+        instance: &str,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let Some(stop) = self.stop.take() else {
+            return Err(ProviderError::Cut {
+                instance: instance.to_owned(),
+                detail: "the body ended before message_delta gave a stop_reason".to_owned(),
+            });
+        };
+        out.push_back(StreamEvent::Usage(self.usage));
+        out.push_back(StreamEvent::Stop(stop));
+        Ok(())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct WholeMessage {
+    #[serde(default)]
+    content: Vec<WholeBlock>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+enum WholeBlock {
+    #[serde(rename = "text")]
+    Text { text: String },
+    #[serde(rename = "tool_use")]
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// A whole `message` object (a request with `stream: false`).
+pub(crate) fn whole(instance: &str, body: &str) -> Result<VecDeque<StreamEvent>, ProviderError> {
+    let message: WholeMessage = parse(instance, body)?;
+    if let Some(error) = message.error {
+        return Err(remote(instance, &error));
+    }
+    let mut out = VecDeque::new();
+    for block in message.content {
+        match block {
+            WholeBlock::Text { text } => out.push_back(StreamEvent::Text(text)),
+            WholeBlock::ToolUse { id, name, input } => {
+                // A string input is what the model wrote when it was not an
+                // object; keep its text so the tool layer can report it.
+                let arguments = match input {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                out.push_back(StreamEvent::ToolCall(ToolCall {
+                    id,
+                    name,
+                    arguments,
+                }));
+            }
+            WholeBlock::Other => {}
+        }
+    }
+    let usage = message.usage.unwrap_or_default();
+    out.push_back(StreamEvent::Usage(Usage {
+        input_tokens: usage.input_tokens
+            + usage.cache_creation_input_tokens
+            + usage.cache_read_input_tokens,
+        output_tokens: usage.output_tokens,
+    }));
+    let Some(reason) = message.stop_reason else {
+        return Err(ProviderError::Malformed {
+            instance: instance.to_owned(),
+            detail: "the message has no stop_reason".to_owned(),
+            excerpt: super::error::excerpt(body),
+        });
+    };
+    out.push_back(StreamEvent::Stop(stop_reason(&reason)));
+    Ok(out)
+}

@@ -1,0 +1,121 @@
+//! `chock run`'s library half: everything between the parsed command line
+//! and a finished session. It reads the operator's config, chooses the
+//! model, builds the provider, and drives the session on a `current_thread`
+//! runtime built here, so that the whole session stays on the calling
+//! thread (DESIGN.md, Processes). The binary only parses arguments, prints
+//! what it is handed and maps the outcome to an exit code.
+
+use std::path::{Path, PathBuf};
+
+use chock_log::StateDir;
+
+use crate::config::{Config, ConfigError};
+use crate::provider::{Provider, ProviderError};
+use crate::session::{SessionError, SessionOutcome, SessionSetup, run_new};
+use crate::turn::TurnLimits;
+
+/// What the model is told about its situation before the person's message.
+pub const SYSTEM_PROMPT: &str = "You are a coding agent working in a project directory on the person's machine. \
+Use the tools to read and change files; paths are relative to the project root. \
+Read the project's guidance (read_guidance) before changing code. \
+Keep the person informed with update_plan for multi-step work, and give the session a short title with set_title. \
+When the task is done, say briefly what you changed.";
+
+/// One `chock run`.
+#[derive(Debug)]
+pub struct RunOptions {
+    pub project: PathBuf,
+    pub message: String,
+    /// `--model instance/model`, overriding the config's `.model`.
+    pub model: Option<String>,
+    /// The operator config file (usually [`Config::default_path`]).
+    pub config: PathBuf,
+    pub state: StateDir,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot use the project directory {}: {detail}", path.display())]
+    Project { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Policy(#[from] chock_policy::LoadError),
+    #[error("the model '{model}' cannot be used: {reason}")]
+    ModelName { model: String, reason: String },
+    #[error(
+        "the policy does not let this session use the model '{model}' (model.select is read before the first turn, so only allow lets a model be used):\n{explanation}"
+    )]
+    ModelRefused { model: String, explanation: String },
+    #[error("cannot start the session's runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Runs one session to its end, handing streamed text to `on_text`.
+pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOutcome, RunError> {
+    let project = options
+        .project
+        .canonicalize()
+        .map_err(|err| RunError::Project {
+            path: options.project.clone(),
+            detail: err.to_string(),
+        })?;
+    if !project.is_dir() {
+        return Err(RunError::Project {
+            path: options.project.clone(),
+            detail: "it is not a directory".to_owned(),
+        });
+    }
+    let config = Config::load(&options.config)?;
+    let chosen = config.choose(options.model.as_deref(), &options.config)?;
+    let label = format!("{}/{}", chosen.instance, chosen.model);
+    let policy = chock_policy::Policy::load(&project)?;
+    let verdict = policy
+        .model_select(chosen.instance, chosen.model)
+        .map_err(|err| RunError::ModelName {
+            model: label.clone(),
+            reason: err.to_string(),
+        })?;
+    if verdict.refused() {
+        return Err(RunError::ModelRefused {
+            model: label,
+            explanation: verdict.render(),
+        });
+    }
+    let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)?;
+    let setup = SessionSetup {
+        state: &options.state,
+        project: &project,
+        model_label: &label,
+        model: chosen.model,
+        provider: &provider,
+        policy: &policy,
+        system: SYSTEM_PROMPT,
+        limits: TurnLimits::default(),
+    };
+    // A failure to install the handler leaves Ctrl-C with its default
+    // effect (the process dies, and the log shows no ending): the session is
+    // still worth running.
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    Ok(runtime.block_on(run_new(&setup, &options.message, on_text, interrupt))?)
+}
+
+/// The config path for `chock run` when none is given: see
+/// [`Config::default_path`]; with neither `XDG_CONFIG_HOME` nor `HOME`
+/// set, a relative `config.zon` that will not exist (and so produces the
+/// error that says what to write).
+pub fn default_config_path() -> PathBuf {
+    Config::default_path().unwrap_or_else(|| Path::new("config.zon").to_owned())
+}

@@ -1,0 +1,275 @@
+//! A session from its first event to its last: take the log, fold it, append
+//! the person's message, run one turn with every step recorded as it
+//! happens, and end the session with a reason. This is the skeleton of
+//! `chock run`; policy decisions, approvals, the sandboxed tools, git
+//! workspaces and Ctrl-C arrive as their crates land.
+//!
+//! Everything runs on the caller's task: the log writer is synchronous
+//! (one `write(2)` per event) and the provider is driven on the same
+//! `current_thread` runtime.
+
+use std::path::{Path, PathBuf};
+
+use chock_log::event::{
+    AssistantMessage, Decision as LogDecision, EndReason, PlanItem as LogPlanItem,
+    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
+    ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
+};
+use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
+use chock_policy::{Action, Decision, LayerKind, Policy};
+
+use crate::history;
+use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
+use crate::tools::{Effect, PlanStatus, ToolName, ToolOutput, Workspace};
+use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
+
+/// What a session needs before it starts.
+#[derive(Debug)]
+pub struct SessionSetup<'a> {
+    pub state: &'a StateDir,
+    /// The project the session works on; until workspaces land, the tools
+    /// work in it directly.
+    pub project: &'a Path,
+    /// The model as the person named it, `instance/model`, for the log.
+    pub model_label: &'a str,
+    /// The model's name at its server.
+    pub model: &'a str,
+    pub provider: &'a Provider,
+    /// The policy every tool call is decided by.
+    pub policy: &'a Policy,
+    pub system: &'a str,
+    pub limits: TurnLimits,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOutcome {
+    pub id: SessionId,
+    pub log: PathBuf,
+    pub reason: EndReason,
+    /// The ending's sentence for a person (empty for a plain `done`).
+    pub detail: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("cannot use {} as the session's workspace: {detail}", path.display())]
+    Workspace { path: PathBuf, detail: String },
+}
+
+/// Starts a new session with `message` and runs it to its end. `on_text`
+/// sees the model's text as it streams. When `interrupt` completes (Ctrl-C,
+/// for `chock run`) the turn is abandoned at its next wait and the session
+/// ends `interrupted`; tools run between waits, so a tool call is never left
+/// half recorded.
+pub async fn run_new(
+    setup: &SessionSetup<'_>,
+    message: &str,
+    on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
+) -> Result<SessionOutcome, SessionError> {
+    let workspace = Workspace::new(setup.project).map_err(|err| SessionError::Workspace {
+        path: setup.project.to_owned(),
+        detail: err.to_string(),
+    })?;
+    let id = SessionId::new();
+    let mut writer = LogWriter::create(setup.state, &id)?;
+    // The runner folds before it appends anything (DESIGN.md); a new log
+    // folds to nothing, but a continued one will not, and both take this
+    // path.
+    let folded = fold_log(writer.path())?;
+    let mut conversation: Vec<Message> = history::from_fold(&folded.state.conversation);
+    writer.append(SessionOpen {
+        session_id: id.clone(),
+        project: setup.project.to_owned(),
+        model: setup.model_label.to_owned(),
+        pid: std::process::id(),
+        chock_version: env!("CARGO_PKG_VERSION").to_owned(),
+    })?;
+    writer.append(UserMessage {
+        text: message.to_owned(),
+    })?;
+    conversation.push(Message::User {
+        text: message.to_owned(),
+    });
+    let cx = TurnContext {
+        provider: setup.provider,
+        model: setup.model,
+        system: setup.system,
+        workspace: &workspace,
+        limits: setup.limits,
+    };
+    let mut hooks = LogHooks {
+        writer: &mut writer,
+        policy: setup.policy,
+        on_text,
+    };
+    let end = tokio::select! {
+        end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
+        () = interrupt => None,
+    };
+    writer.append(LogTurnEnd {})?;
+    let (reason, detail) = match end {
+        Some(end) => ending(end),
+        None => (
+            EndReason::Interrupted,
+            "interrupted by the person; the turn was abandoned".to_owned(),
+        ),
+    };
+    writer.append(SessionEnd {
+        reason,
+        detail: detail.clone(),
+    })?;
+    Ok(SessionOutcome {
+        id,
+        log: writer.path().to_owned(),
+        reason,
+        detail,
+    })
+}
+
+fn ending(end: TurnEnd) -> (EndReason, String) {
+    match end {
+        TurnEnd::Done => (EndReason::Done, String::new()),
+        TurnEnd::MaxTokens => (
+            EndReason::Done,
+            "the model stopped at its output token limit; raise .max_tokens in config.zon for longer answers"
+                .to_owned(),
+        ),
+        TurnEnd::Stuck(why) => (EndReason::Error, why),
+        TurnEnd::Budget(calls) => (
+            EndReason::Error,
+            format!("the turn made {calls} model calls without finishing and was stopped"),
+        ),
+        TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
+    }
+}
+
+/// The layer's name in a `decision` event.
+fn layer_name(layer: LayerKind) -> &'static str {
+    match layer {
+        LayerKind::Org => "org",
+        LayerKind::Operator => "operator",
+        LayerKind::Project => "project",
+        LayerKind::Default => "default",
+        LayerKind::Promise => "promise",
+        LayerKind::None => "none",
+    }
+}
+
+/// Records each step of a turn in the log as it happens.
+struct LogHooks<'w, F> {
+    writer: &'w mut LogWriter,
+    policy: &'w Policy,
+    on_text: F,
+}
+
+impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
+    type Error = WriteError;
+
+    fn text(&mut self, delta: &str) {
+        (self.on_text)(delta);
+    }
+
+    async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), WriteError> {
+        let usage = turn.usage.unwrap_or_default();
+        self.writer.append(AssistantMessage {
+            text: turn.text.clone(),
+            tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
+            usage: LogUsage {
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+            },
+            model: None,
+        })?;
+        Ok(())
+    }
+
+    async fn before_tool(&mut self, call: &ToolCall) -> Result<Gate, WriteError> {
+        // A tool with a `call.` action is decided there, with the decision
+        // recorded; an unknown tool is answered by the tool layer, and the
+        // plan and title are decided at keys of their own (not yet read).
+        let action = ToolName::parse(&call.name)
+            .and_then(ToolName::call_action)
+            .and_then(|name| Action::call(name.trim_start_matches("call.")).ok());
+        if let Some(action) = action {
+            let verdict = self.policy.decide(&action);
+            self.writer.append(LogDecision {
+                action: verdict.action.clone(),
+                decision: verdict.decision.as_str().to_owned(),
+                layer: layer_name(verdict.layer).to_owned(),
+                rule: verdict
+                    .rule
+                    .as_ref()
+                    .map(|rule| rule.text.clone())
+                    .unwrap_or_default(),
+                call_id: Some(call.id.clone()),
+            })?;
+            if verdict.decision != Decision::Allow {
+                let why = if verdict.refused() {
+                    format!("{} is denied by the policy", verdict.action)
+                } else {
+                    format!(
+                        "{} needs {} ({}), and this session cannot ask yet: it was not run",
+                        verdict.action,
+                        verdict.decision,
+                        verdict.layer.describe()
+                    )
+                };
+                let help = verdict
+                    .help
+                    .as_ref()
+                    .map(|help| format!("\n{help}"))
+                    .unwrap_or_default();
+                return Ok(Gate::Refuse(format!("{why}.{help}")));
+            }
+        }
+        self.writer.append(ToolCallEvent {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: history::log_arguments(&call.arguments),
+        })?;
+        Ok(Gate::Run)
+    }
+
+    async fn tool_result(
+        &mut self,
+        call: &ToolCall,
+        output: &ToolOutput,
+    ) -> Result<(), WriteError> {
+        self.writer.append(ToolResult {
+            call_id: call.id.clone(),
+            ok: !output.is_error,
+            output: output.text.clone(),
+            truncated: output.is_truncated(),
+        })?;
+        match &output.effect {
+            None => {}
+            Some(Effect::Title(title)) => {
+                self.writer.append(TitleSet {
+                    title: title.clone(),
+                })?;
+            }
+            Some(Effect::Plan(items)) => {
+                self.writer.append(PlanUpdate {
+                    items: items
+                        .iter()
+                        .map(|item| LogPlanItem {
+                            text: item.step.clone(),
+                            status: match item.status {
+                                PlanStatus::Pending => LogPlanStatus::Pending,
+                                PlanStatus::InProgress => LogPlanStatus::InProgress,
+                                PlanStatus::Done => LogPlanStatus::Done,
+                            },
+                        })
+                        .collect(),
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

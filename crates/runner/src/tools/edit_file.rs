@@ -1,0 +1,69 @@
+//! `edit_file`: replaces an exact piece of text in a file. The text must
+//! occur exactly once unless `replace_all` says otherwise, so an edit never
+//! lands somewhere the model did not mean.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolError, ToolOutput, Workspace, io_error};
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Replace exact text in a file of the workspace. old_text must appear exactly once (include surrounding lines to make it unique) unless replace_all is true.",
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path relative to the workspace root"},
+                "old_text": {"type": "string", "description": "The exact text to replace"},
+                "new_text": {"type": "string", "description": "The text to put in its place"},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence"}
+            },
+            "required": ["path", "old_text", "new_text"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Args {
+    path: String,
+    old_text: String,
+    new_text: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {
+    if args.old_text.is_empty() {
+        return Err(ToolError::Failed(
+            "old_text is empty; to create or overwrite a whole file use write_file".to_owned(),
+        ));
+    }
+    let path = workspace.resolve_for_write(&args.path)?;
+    let text = std::fs::read_to_string(&path).map_err(|err| io_error("read", &args.path, &err))?;
+    let count = text.matches(&args.old_text).count();
+    if count == 0 {
+        return Err(ToolError::Failed(format!(
+            "old_text does not appear in '{}'; read_file shows its current content (whitespace and indentation must match exactly)",
+            args.path
+        )));
+    }
+    if count > 1 && !args.replace_all {
+        return Err(ToolError::Failed(format!(
+            "old_text appears {count} times in '{}'; include more surrounding text to pick one, or set replace_all",
+            args.path
+        )));
+    }
+    let edited = if args.replace_all {
+        text.replace(&args.old_text, &args.new_text)
+    } else {
+        text.replacen(&args.old_text, &args.new_text, 1)
+    };
+    std::fs::write(&path, edited).map_err(|err| io_error("write", &args.path, &err))?;
+    Ok(ToolOutput::ok(format!(
+        "replaced {count} occurrence{} in {}",
+        if count == 1 { "" } else { "s" },
+        workspace.display(&path)
+    )))
+}

@@ -1,0 +1,191 @@
+//! The tools that need neither the sandbox nor a person: file reading and
+//! writing confined to the workspace, search, guidance files, the plan and
+//! the title. One file per tool, each with its JSON schema for the model and
+//! a typed argument struct; [`ToolName`] dispatches with one exhaustive
+//! match, so a new tool is a compile error until it is wired in.
+//!
+//! A tool never fails the session: a wrong-typed argument, a missing file or
+//! a path outside the workspace comes back as an error *result* the model
+//! can read and correct, and the loop records it like any other result.
+
+mod edit_file;
+mod glob;
+mod grep;
+mod list_directory;
+mod output;
+mod read_file;
+mod read_guidance;
+mod set_title;
+mod update_plan;
+mod walk;
+mod workspace;
+mod write_file;
+
+use serde::de::DeserializeOwned;
+
+pub use output::{Effect, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
+pub use workspace::{PathError, Workspace};
+
+use crate::provider::ToolSpec;
+
+/// Every tool this module provides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolName {
+    ReadFile,
+    ListDirectory,
+    Glob,
+    Grep,
+    WriteFile,
+    EditFile,
+    ReadGuidance,
+    UpdatePlan,
+    SetTitle,
+}
+
+impl ToolName {
+    pub const ALL: [Self; 9] = [
+        Self::ReadFile,
+        Self::ListDirectory,
+        Self::Glob,
+        Self::Grep,
+        Self::WriteFile,
+        Self::EditFile,
+        Self::ReadGuidance,
+        Self::UpdatePlan,
+        Self::SetTitle,
+    ];
+
+    /// The name the model calls the tool by.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadFile => "read_file",
+            Self::ListDirectory => "list_directory",
+            Self::Glob => "glob",
+            Self::Grep => "grep",
+            Self::WriteFile => "write_file",
+            Self::EditFile => "edit_file",
+            Self::ReadGuidance => "read_guidance",
+            Self::UpdatePlan => "update_plan",
+            Self::SetTitle => "set_title",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.as_str() == name)
+    }
+
+    /// The policy action the call is decided at, `call.<tool>`, for the
+    /// tools that have one; the plan and the title are decided elsewhere
+    /// (seeds 004: "decided at a key that fits them better").
+    pub fn call_action(self) -> Option<String> {
+        match self {
+            Self::UpdatePlan | Self::SetTitle => None,
+            Self::ReadFile
+            | Self::ListDirectory
+            | Self::Glob
+            | Self::Grep
+            | Self::WriteFile
+            | Self::EditFile
+            | Self::ReadGuidance => Some(format!("call.{}", self.as_str())),
+        }
+    }
+
+    /// The tool described for the model.
+    pub fn spec(self) -> ToolSpec {
+        let (description, parameters) = match self {
+            Self::ReadFile => read_file::schema(),
+            Self::ListDirectory => list_directory::schema(),
+            Self::Glob => glob::schema(),
+            Self::Grep => grep::schema(),
+            Self::WriteFile => write_file::schema(),
+            Self::EditFile => edit_file::schema(),
+            Self::ReadGuidance => read_guidance::schema(),
+            Self::UpdatePlan => update_plan::schema(),
+            Self::SetTitle => set_title::schema(),
+        };
+        ToolSpec {
+            name: self.as_str().to_owned(),
+            description: description.to_owned(),
+            parameters,
+        }
+    }
+
+    /// Runs the tool with the model's raw JSON arguments.
+    pub fn run(self, workspace: &Workspace, arguments: &str) -> ToolOutput {
+        let result = match self {
+            Self::ReadFile => {
+                parse(self, arguments).and_then(|args| read_file::run(workspace, args))
+            }
+            Self::ListDirectory => {
+                parse(self, arguments).and_then(|args| list_directory::run(workspace, args))
+            }
+            Self::Glob => parse(self, arguments).and_then(|args| glob::run(workspace, args)),
+            Self::Grep => parse(self, arguments).and_then(|args| grep::run(workspace, args)),
+            Self::WriteFile => {
+                parse(self, arguments).and_then(|args| write_file::run(workspace, args))
+            }
+            Self::EditFile => {
+                parse(self, arguments).and_then(|args| edit_file::run(workspace, args))
+            }
+            Self::ReadGuidance => {
+                parse(self, arguments).and_then(|args| read_guidance::run(workspace, args))
+            }
+            Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
+            Self::SetTitle => parse(self, arguments).and_then(set_title::run),
+        };
+        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+    }
+}
+
+/// The specs of every tool here, in a stable order.
+pub fn specs() -> Vec<ToolSpec> {
+    ToolName::ALL.into_iter().map(ToolName::spec).collect()
+}
+
+/// Runs the tool the model named, or answers that there is no such tool.
+pub fn run(name: &str, workspace: &Workspace, arguments: &str) -> ToolOutput {
+    match ToolName::parse(name) {
+        Some(tool) => tool.run(workspace, arguments),
+        None => ToolOutput::error(format!(
+            "there is no tool named '{name}'; the tools are: {}",
+            ToolName::ALL.map(ToolName::as_str).join(", ")
+        )),
+    }
+}
+
+/// A tool call that could not be carried out, worded for the model.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(
+        "the arguments for {tool} are not valid: {detail}. Send a JSON object matching the tool's schema"
+    )]
+    Arguments { tool: &'static str, detail: String },
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Parses the model's argument text. An empty string counts as `{}`: some
+/// servers send nothing at all for a call without arguments.
+fn parse<T: DeserializeOwned>(tool: ToolName, arguments: &str) -> Result<T, ToolError> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    serde_json::from_str(text).map_err(|err| ToolError::Arguments {
+        tool: tool.as_str(),
+        detail: err.to_string(),
+    })
+}
+
+/// An I/O failure on `path`, worded for the model.
+fn io_error(what: &str, path: &str, err: &std::io::Error) -> ToolError {
+    let hint = match err.kind() {
+        std::io::ErrorKind::NotFound => "; list_directory or glob shows what exists",
+        std::io::ErrorKind::PermissionDenied => "; the file's permissions do not allow it",
+        _ => "",
+    };
+    ToolError::Failed(format!("cannot {what} '{path}': {err}{hint}"))
+}

@@ -1,0 +1,86 @@
+//! `read_file`: a text file of the workspace, whole or a range of lines.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolError, ToolOutput, Workspace, io_error};
+
+/// Files larger than this are refused rather than read into memory.
+const MAX_BYTES: u64 = 20 * 1024 * 1024;
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Read a text file of the workspace. Give offset and limit (in lines) to read part of a long file.",
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path relative to the workspace root"},
+                "offset": {"type": "integer", "minimum": 1, "description": "First line to read, counting from 1"},
+                "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Args {
+    path: String,
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {
+    let path = workspace.resolve(&args.path)?;
+    let meta = std::fs::metadata(&path).map_err(|err| io_error("read", &args.path, &err))?;
+    if meta.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "'{}' is a directory; use list_directory to see what is in it",
+            args.path
+        )));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(ToolError::Failed(format!(
+            "'{}' is {} bytes, more than read_file reads ({MAX_BYTES}); use grep to find the part you need",
+            args.path,
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(&path).map_err(|err| io_error("read", &args.path, &err))?;
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(ToolError::Failed(format!(
+            "'{}' is a binary file; read_file reads text",
+            args.path
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    if args.offset.is_none() && args.limit.is_none() {
+        return Ok(ToolOutput::ok(text.into_owned()));
+    }
+    let first = args.offset.unwrap_or(1).max(1);
+    let total = text.lines().count();
+    if first > total.max(1) {
+        return Err(ToolError::Failed(format!(
+            "'{}' has {total} lines; offset {first} is past the end",
+            args.path
+        )));
+    }
+    let take = args.limit.unwrap_or(usize::MAX);
+    let mut out: String = text
+        .split_inclusive('\n')
+        .skip(first - 1)
+        .take(take)
+        .collect();
+    let last = (first - 1).saturating_add(take).min(total);
+    if last < total {
+        out.push_str(&format!(
+            "\n[lines {first}-{last} of {total}; read on with offset {}]",
+            last + 1
+        ));
+    }
+    Ok(ToolOutput::ok(out))
+}

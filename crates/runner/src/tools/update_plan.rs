@@ -1,0 +1,74 @@
+//! `update_plan`: the agent's step list. The tool only checks the plan and
+//! hands it back as an [`Effect`]; the loop records it as a `plan.update`
+//! event, which is where the plan lives.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Effect, PlanItem, PlanStatus, ToolError, ToolOutput};
+
+const MAX_STEPS: usize = 50;
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Replace the plan shown to the person: the steps of the task and their status. At most one step is in_progress.",
+        json!({
+            "type": "object",
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "step": {"type": "string"},
+                            "status": {"type": "string", "enum": ["pending", "in_progress", "done"]}
+                        },
+                        "required": ["step", "status"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["items"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Args {
+    items: Vec<PlanItem>,
+}
+
+pub(super) fn run(args: Args) -> Result<ToolOutput, ToolError> {
+    if args.items.len() > MAX_STEPS {
+        return Err(ToolError::Failed(format!(
+            "the plan has {} steps; keep it to {MAX_STEPS} or fewer",
+            args.items.len()
+        )));
+    }
+    if let Some(empty) = args
+        .items
+        .iter()
+        .position(|item| item.step.trim().is_empty())
+    {
+        return Err(ToolError::Failed(format!("step {} has no text", empty + 1)));
+    }
+    let active = args
+        .items
+        .iter()
+        .filter(|item| item.status == PlanStatus::InProgress)
+        .count();
+    if active > 1 {
+        return Err(ToolError::Failed(format!(
+            "{active} steps are in_progress; mark at most one"
+        )));
+    }
+    let done = args
+        .items
+        .iter()
+        .filter(|item| item.status == PlanStatus::Done)
+        .count();
+    let summary = format!("plan updated: {} steps, {done} done", args.items.len());
+    Ok(ToolOutput::ok(summary).with_effect(Effect::Plan(args.items)))
+}

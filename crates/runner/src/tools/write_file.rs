@@ -1,0 +1,49 @@
+//! `write_file`: creates or replaces a file of the workspace, creating its
+//! parent directories.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolError, ToolOutput, Workspace, io_error};
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Write a file of the workspace, replacing it if it exists and creating missing parent directories.",
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path relative to the workspace root"},
+                "content": {"type": "string", "description": "The file's whole new content"}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Args {
+    path: String,
+    content: String,
+}
+
+pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {
+    let path = workspace.resolve_for_write(&args.path)?;
+    if path.is_dir() {
+        return Err(ToolError::Failed(format!("'{}' is a directory", args.path)));
+    }
+    let existed = path.exists();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|err| io_error("create the directory for", &args.path, &err))?;
+    }
+    std::fs::write(&path, &args.content).map_err(|err| io_error("write", &args.path, &err))?;
+    Ok(ToolOutput::ok(format!(
+        "{} {} ({} bytes, {} lines)",
+        if existed { "replaced" } else { "created" },
+        workspace.display(&path),
+        args.content.len(),
+        args.content.lines().count()
+    )))
+}

@@ -1,0 +1,170 @@
+//! One turn of a session: model call, the tool calls it asks for, their
+//! results back to the model, again, until the model stops asking for tools.
+//! Recording is not done here: every step goes through [`TurnHooks`], which
+//! the session implements by appending log events (and, as policy lands, by
+//! deciding each call before it runs). Keeping the driver free of the log
+//! lets the same code run a session, a subagent or a reviewer call, and
+//! lets it be tested against the fake model alone.
+//!
+//! A turn always ends with a [`TurnEnd`]; nothing here can spin for ever:
+//! the number of model calls per turn is capped, and a model that repeats a
+//! failing call is stopped by the [`RepeatGuard`].
+
+use crate::guard::{RepeatGuard, Verdict};
+use crate::provider::{
+    AssistantTurn, Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
+};
+use crate::tools::{self, ToolOutput, Workspace};
+
+/// Model calls one turn may make unless configured otherwise.
+pub const DEFAULT_MAX_MODEL_CALLS: usize = 50;
+
+/// Bounds on one turn.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnLimits {
+    pub max_model_calls: usize,
+    pub repeat_limit: usize,
+}
+
+impl Default for TurnLimits {
+    fn default() -> Self {
+        Self {
+            max_model_calls: DEFAULT_MAX_MODEL_CALLS,
+            repeat_limit: crate::guard::DEFAULT_REPEAT_LIMIT,
+        }
+    }
+}
+
+/// Whether a tool call may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    Run,
+    /// Refused; the text is the result the model reads.
+    Refuse(String),
+}
+
+/// How a turn ended.
+#[derive(Debug)]
+pub enum TurnEnd {
+    /// The model answered without asking for a tool.
+    Done,
+    /// The model stopped at its output token limit.
+    MaxTokens,
+    /// The model kept repeating a failing call.
+    Stuck(String),
+    /// The turn used its model-call budget.
+    Budget(usize),
+    /// The provider failed; the error says how.
+    Provider(ProviderError),
+}
+
+/// Where a turn's steps go. Every method may fail (a log that cannot be
+/// written); a failure ends the turn at once and is returned as is.
+pub trait TurnHooks {
+    type Error;
+
+    /// Text as it streams in, for a terminal to show.
+    fn text(&mut self, _delta: &str) {}
+
+    /// A whole assistant message, with its usage.
+    fn assistant(&mut self, turn: &AssistantTurn) -> impl Future<Output = Result<(), Self::Error>>;
+
+    /// Decides one tool call before it runs.
+    fn before_tool(&mut self, _call: &ToolCall) -> impl Future<Output = Result<Gate, Self::Error>> {
+        std::future::ready(Ok(Gate::Run))
+    }
+
+    /// A tool call's result (also for refused and unknown calls).
+    fn tool_result(
+        &mut self,
+        call: &ToolCall,
+        output: &ToolOutput,
+    ) -> impl Future<Output = Result<(), Self::Error>>;
+}
+
+/// Everything a turn needs besides the conversation.
+#[derive(Debug)]
+pub struct TurnContext<'a> {
+    pub provider: &'a Provider,
+    pub model: &'a str,
+    pub system: &'a str,
+    pub workspace: &'a Workspace,
+    pub limits: TurnLimits,
+}
+
+/// Runs one turn over `conversation`, which must end with the person's
+/// message; the assistant messages and tool results are appended to it.
+pub async fn run_turn<H: TurnHooks>(
+    cx: &TurnContext<'_>,
+    conversation: &mut Vec<Message>,
+    hooks: &mut H,
+) -> Result<TurnEnd, H::Error> {
+    let specs = tools::specs();
+    let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
+    for _ in 0..cx.limits.max_model_calls {
+        let request = ModelRequest {
+            model: cx.model,
+            system: cx.system,
+            messages: conversation,
+            tools: &specs,
+        };
+        let turn = match cx.provider.start(&request).await {
+            Ok(stream) => stream.collect(|delta| hooks.text(delta)).await,
+            Err(err) => Err(err),
+        };
+        let turn = match turn {
+            Ok(turn) => turn,
+            Err(err) => return Ok(TurnEnd::Provider(err)),
+        };
+        hooks.assistant(&turn).await?;
+        conversation.push(Message::Assistant {
+            text: turn.text.clone(),
+            calls: turn.calls.clone(),
+        });
+        if turn.calls.is_empty() {
+            return Ok(match turn.stop {
+                StopReason::MaxTokens => TurnEnd::MaxTokens,
+                _ => TurnEnd::Done,
+            });
+        }
+        let mut stuck = None;
+        for call in &turn.calls {
+            // Every call gets a result, even after the turn was stopped: the
+            // APIs refuse a conversation with a call left unanswered.
+            if stuck.is_some() {
+                let output = ToolOutput::error("not run: the turn was stopped before this call");
+                hooks.tool_result(call, &output).await?;
+                conversation.push(Message::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: output.text,
+                    is_error: true,
+                });
+                continue;
+            }
+            let mut output = match hooks.before_tool(call).await? {
+                Gate::Run => tools::run(&call.name, cx.workspace, &call.arguments),
+                Gate::Refuse(text) => ToolOutput::error(text),
+            };
+            match guard.record(&call.name, &call.arguments, output.is_error) {
+                Verdict::Continue => {}
+                Verdict::Warn(note) => {
+                    output.text.push_str("\n\n");
+                    output.text.push_str(&note);
+                }
+                Verdict::Stop(why) => stuck = Some(why),
+            }
+            hooks.tool_result(call, &output).await?;
+            conversation.push(Message::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: output.for_model(),
+                is_error: output.is_error,
+            });
+        }
+        if let Some(why) = stuck {
+            return Ok(TurnEnd::Stuck(why));
+        }
+    }
+    Ok(TurnEnd::Budget(cx.limits.max_model_calls))
+}

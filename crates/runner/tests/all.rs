@@ -1,0 +1,3 @@
+//! Integration tests of chock-runner against real sockets and files.
+
+mod suite;

@@ -1,0 +1,19 @@
+//! Test-only helpers shared by every crate's integration tests and by the
+//! end-to-end suite: a scripted fake model server that speaks the real
+//! OpenAI Chat Completions and Anthropic Messages wire formats, temporary
+//! projects and git repos, and deadline-bounded polling.
+//!
+//! Helpers here panic with a message instead of returning errors: they only
+//! run inside tests, where a panic *is* the failure report, and a test that
+//! has to unwrap every fixture reads worse than one that does not.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![forbid(unsafe_code)]
+
+mod model;
+mod project;
+mod wait;
+
+pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
+pub use project::TempProject;
+pub use wait::{wait_for, wait_for_async};
