@@ -5,6 +5,7 @@ mod daemon;
 mod gateway;
 mod git_dispatcher;
 mod log;
+mod network;
 mod nix_zon;
 mod plan;
 mod policy;

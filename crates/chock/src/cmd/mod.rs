@@ -12,6 +12,7 @@ mod policy;
 mod resume;
 mod run;
 mod sandbox;
+mod sandbox_net;
 mod serve;
 mod sessions;
 mod stop;
