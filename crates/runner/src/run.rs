@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use chock_log::StateDir;
+use chock_log::{SessionId, StateDir};
 
 use crate::config::{Config, ConfigError};
 use crate::provider::{Provider, ProviderError};
@@ -36,6 +36,9 @@ pub struct RunOptions {
     pub allow_dirty: bool,
     /// `--continue` / `--adopt`: carry on an existing session instead.
     pub carry: Option<CarryOn>,
+    /// The id a new session takes, when its starter chose one (the daemon
+    /// names the session before the child exists, to answer `start`).
+    pub session_id: Option<SessionId>,
 }
 
 /// `chock run --continue [<id>]` or `chock run --adopt <id>`.
@@ -162,6 +165,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
                     &setup,
                     &options.message,
                     options.allow_dirty,
+                    options.session_id.clone(),
                     on_text,
                     interrupt,
                 ))?

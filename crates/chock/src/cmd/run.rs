@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::StateDir;
+use chock_log::{SessionId, StateDir};
 use chock_log::event::EndReason;
 use chock_runner::run::{CarryOn, RunOptions, default_config_path, run as run_session};
 use chock_runner::workspace::manage::kept_notes;
@@ -53,6 +53,10 @@ pub(crate) struct Args {
     /// .providers in config.zon).
     #[arg(long, value_name = "INSTANCE/MODEL")]
     model: Option<String>,
+    /// The id the new session takes; the daemon chooses it before the
+    /// process exists so that `start` can answer with it.
+    #[arg(long, value_name = "SESSION_ID", hide = true, conflicts_with_all = ["continue_session", "adopt"])]
+    session_id: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -84,7 +88,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("chock: note: {note}");
         }
     }
+    let session_id = args
+        .session_id
+        .as_deref()
+        .map(SessionId::parse)
+        .transpose()
+        .context("--session-id is not a session id")?;
     let options = RunOptions {
+        session_id,
         project,
         message,
         model: args.model,

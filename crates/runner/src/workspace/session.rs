@@ -60,11 +60,12 @@ pub async fn run_new_in_workspace(
     setup: &SessionSetup<'_>,
     message: &str,
     allow_dirty: bool,
+    id: Option<SessionId>,
     on_text: impl FnMut(&str),
     interrupt: impl Future<Output = ()>,
 ) -> Result<(SessionOutcome, Opened), StartError> {
     let integrate = integrate_decision(setup.policy);
-    let id = SessionId::new();
+    let id = id.unwrap_or_else(SessionId::new);
     let opened = create(&CreateOptions {
         state: setup.state,
         session: &id,
