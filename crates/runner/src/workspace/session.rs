@@ -65,7 +65,7 @@ pub async fn run_new_in_workspace(
     interrupt: impl Future<Output = ()>,
 ) -> Result<(SessionOutcome, Opened), StartError> {
     let integrate = integrate_decision(setup.policy);
-    let id = id.unwrap_or_else(SessionId::new);
+    let id = id.unwrap_or_default();
     let opened = create(&CreateOptions {
         state: setup.state,
         session: &id,
