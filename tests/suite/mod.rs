@@ -2,6 +2,7 @@
 
 mod cli;
 mod daemon;
+mod daemon_run;
 mod gateway;
 mod git_dispatcher;
 mod log;
