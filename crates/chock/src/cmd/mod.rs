@@ -1,6 +1,7 @@
 //! The subcommands, one file each. `dispatch` is a single exhaustive match:
 //! adding a variant to [`Command`] is a compile error until it is handled.
 
+mod approve;
 mod daemon;
 mod decisions;
 mod gate;
@@ -57,6 +58,7 @@ pub(crate) enum Command {
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
     Run(run::Args),
+    Approve(approve::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -75,5 +77,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => sandbox::run(args),
         Command::Policy(args) => policy::run(args),
         Command::Run(args) => run::run(args),
+        Command::Approve(args) => approve::run(args),
     }
 }
