@@ -30,7 +30,10 @@ fn wait_for_pending(state: &Path) -> SessionId {
                 }
             }
         }
-        assert!(Instant::now() < deadline, "no approval was requested in time");
+        assert!(
+            Instant::now() < deadline,
+            "no approval was requested in time"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -45,7 +48,11 @@ fn idle_session_waiting_on_an_approval() {
     );
     let fake = FakeModel::with([
         Turn::text("")
-            .call("w1", "write_file", &json!({"path": "x.txt", "content": "x"}))
+            .call(
+                "w1",
+                "write_file",
+                &json!({"path": "x.txt", "content": "x"}),
+            )
             .into(),
         Turn::text("Done.").into(),
     ]);
