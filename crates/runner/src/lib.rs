@@ -5,6 +5,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 
+pub mod approval;
 pub mod config;
 pub mod git_shim;
 pub mod guard;

@@ -1,6 +1,7 @@
 //! The subcommands, one file each. `dispatch` is a single exhaustive match:
 //! adding a variant to [`Command`] is a compile error until it is handled.
 
+mod approve;
 mod daemon;
 mod decisions;
 mod gate;
@@ -62,6 +63,7 @@ pub(crate) enum Command {
     Run(run::Args),
     Serve(serve::ServeArgs),
     Workspace(workspace::Args),
+    Approve(approve::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -82,5 +84,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Workspace(args) => workspace::run(args),
+        Command::Approve(args) => approve::run(args),
     }
 }

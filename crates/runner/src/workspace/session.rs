@@ -21,6 +21,7 @@ use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after}
 
 use super::takeover::{TakeoverError, check_takeover};
 use super::{CreateOptions, Opened, WorkspaceError, create, toplevel};
+use crate::approval::ApproveSocket;
 use crate::history;
 use crate::provider::Message;
 use crate::session::{LogHooks, SessionError, SessionOutcome, SessionSetup, ending};
@@ -335,9 +336,12 @@ async fn drive(
         workspace: &workspace,
         limits: setup.limits,
     };
+    let approvals =
+        ApproveSocket::bind(&setup.state.approve_socket(&id)).map_err(SessionError::from)?;
     let mut hooks = LogHooks {
         writer: &mut writer,
         policy: setup.policy,
+        approvals: &approvals,
         on_text,
     };
     // As in a new session without a workspace (crate::session): Ctrl-C
