@@ -222,4 +222,5 @@ async fn idle() {
 }
 
 #[cfg(test)]
+mod approval_rss;
 mod first_request;

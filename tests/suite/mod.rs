@@ -1,22 +1,27 @@
 //! Shared helpers for the end-to-end suite.
 
+mod approvals;
 mod cli;
 mod daemon;
+mod daemon_run;
 mod gateway;
 mod git_dispatcher;
 mod log;
+mod network;
 mod nix_zon;
 mod plan;
 mod policy;
 mod run;
 mod run_command;
 mod sandbox;
+mod serve;
 mod session_logs;
 mod sessions;
 mod stop_check;
 mod stop_resume;
 mod sync_cli;
 mod usage;
+mod workspace;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -44,6 +44,7 @@ fn a_session_edits_a_file_and_its_log_folds_to_done() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
     project.write("greeting.txt", "hello\n");
+    project.commit_all("a greeting");
     let fake = FakeModel::with([
         Turn::text("Changing the greeting.")
             .call(
@@ -63,8 +64,14 @@ fn a_session_edits_a_file_and_its_log_folds_to_done() {
         "Changing the greeting.The greeting now says hello, world.\n"
     );
     assert!(stderr.contains("ended: done"), "{stderr}");
-    assert_eq!(project.read("greeting.txt"), "hello, world\n");
+    // The edit is made in the session's workspace, not in the project.
+    assert_eq!(project.read("greeting.txt"), "hello\n");
     let folded = fold_log(&only_log(state.path())).unwrap();
+    let workspace = folded.state.workspace.as_ref().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.dir.join("greeting.txt")).unwrap(),
+        "hello, world\n"
+    );
     assert_eq!(
         folded.state.status,
         Status::Ended {
@@ -233,6 +240,7 @@ fn a_script_provider_runs_a_whole_session_offline() {
             "{\"text\": \"hello.txt says hello.\"}\n",
         ),
     );
+    project.commit_all("a demo script");
     write_config(
         state.path(),
         ".{\n    .providers = .{ .demo = .{ .kind = .script, .path = \"demo.script\" } },\n    .model = \"demo/script\",\n}\n",
@@ -247,8 +255,14 @@ fn a_script_provider_runs_a_whole_session_offline() {
         String::from_utf8_lossy(&out.stdout),
         "Writing hello.txt.hello.txt says hello.\n"
     );
-    assert_eq!(project.read("hello.txt"), "hello\n");
     let folded = fold_log(&only_log(state.path())).unwrap();
+    // Written in the session's workspace, not in the project.
+    assert!(!project.join("hello.txt").exists());
+    let workspace = folded.state.workspace.as_ref().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.dir.join("hello.txt")).unwrap(),
+        "hello\n"
+    );
     assert_eq!(folded.state.model.as_deref(), Some("demo/script"));
     assert_eq!(folded.state.conversation.len(), 4);
 }
@@ -260,6 +274,7 @@ fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
     project.write_chock_zon(
         ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .deny },\n        },\n    },\n}\n",
     );
+    project.commit_all("policy");
     let fake = FakeModel::with([
         Turn::text("")
             .call(
@@ -285,6 +300,7 @@ fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
     let decision: serde_json::Value = log
         .lines()
         .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        // The first decision is workspace.integrate, read at session start.
         .find(|event| event["type"] == "decision" && event["call_id"] == "w1")
         .unwrap();
     assert_eq!(decision["action"], "call.write_file");

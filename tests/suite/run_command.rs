@@ -84,7 +84,10 @@ fn a_command_writes_in_the_workspace_and_cannot_write_outside_it() {
             ),
         ],
     );
-    assert_eq!(project.read("made.txt"), "made\n");
+    assert_eq!(
+        std::fs::read_to_string(workspace_dir(&events).join("made.txt")).unwrap(),
+        "made\n"
+    );
     assert!(!target.exists(), "the sandbox let a command write outside");
     let decision = of_call(&events, "decision", "c1");
     assert_eq!(decision["action"], "exec.path.sh");
@@ -211,6 +214,28 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
     let demo = tempfile::tempdir().unwrap();
     copy_tree(&root, demo.path());
     let state = demo.path().join("state");
+    let project = demo.path().join("project");
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=you",
+            "-c",
+            "user.email=you@example.com",
+            "commit",
+            "-qm",
+            "start",
+        ],
+    ] {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&project)
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
     let out = chock(&state)
         .env("XDG_CONFIG_HOME", demo.path().join("config"))
         .arg("run")
@@ -223,10 +248,6 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        std::fs::read_to_string(demo.path().join("project/hello.txt")).unwrap(),
-        "hello, world\n"
-    );
     let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name())
@@ -237,6 +258,10 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    assert_eq!(
+        std::fs::read_to_string(workspace_dir(&events).join("hello.txt")).unwrap(),
+        "hello, world\n"
+    );
     let ran = events
         .iter()
         .find(|e| e["type"] == "tool.result" && e["call_id"] == "script-3-0")
@@ -249,4 +274,13 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
             .contains("check.sh: hello.txt is right"),
         "{ran}"
     );
+}
+
+/// The session's workspace, as its `workspace.open` event names it.
+fn workspace_dir(events: &[Value]) -> std::path::PathBuf {
+    let open = events
+        .iter()
+        .find(|e| e["type"] == "workspace.open")
+        .expect("a workspace.open event");
+    std::path::PathBuf::from(open["dir"].as_str().unwrap())
 }

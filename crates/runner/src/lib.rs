@@ -5,7 +5,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 
+pub mod approval;
 pub mod config;
+pub mod git_shim;
 pub mod guard;
 pub mod history;
 pub mod provider;
@@ -13,3 +15,4 @@ pub mod run;
 pub mod session;
 pub mod tools;
 pub mod turn;
+pub mod workspace;

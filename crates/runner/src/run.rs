@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use chock_log::StateDir;
+use chock_log::{SessionId, StateDir};
 
 use crate::config::{Config, ConfigError};
 use crate::provider::{Provider, ProviderError};
-use crate::session::{SessionError, SessionOutcome, SessionSetup, run_new};
+use crate::session::{SessionError, SessionOutcome, SessionSetup};
 use crate::turn::TurnLimits;
 
 /// What the model is told about its situation before the person's message.
@@ -31,6 +31,23 @@ pub struct RunOptions {
     /// The operator config file (usually [`Config::default_path`]).
     pub config: PathBuf,
     pub state: StateDir,
+    /// `--allow-dirty`: copy the person's uncommitted files into a new
+    /// workspace.
+    pub allow_dirty: bool,
+    /// `--continue` / `--adopt`: carry on an existing session instead.
+    pub carry: Option<CarryOn>,
+    /// The id a new session takes, when its starter chose one (the daemon
+    /// names the session before the child exists, to answer `start`).
+    pub session_id: Option<SessionId>,
+}
+
+/// `chock run --continue [<id>]` or `chock run --adopt <id>`.
+#[derive(Debug, Clone)]
+pub struct CarryOn {
+    /// The session; `None` means the newest session of the project.
+    pub session: Option<String>,
+    /// `--adopt`: the session must have been handed over.
+    pub adopt: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +70,8 @@ pub enum RunError {
     ModelRefused { model: String, explanation: String },
     #[error("cannot start the session's runtime: {0}")]
     Runtime(std::io::Error),
+    #[error(transparent)]
+    Start(#[from] crate::workspace::session::StartError),
 }
 
 /// Runs one session to its end, handing streamed text to `on_text`.
@@ -70,8 +89,26 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
             detail: "it is not a directory".to_owned(),
         });
     }
+    let carried = match &options.carry {
+        Some(carry) => Some(crate::workspace::session::resolve_carry(
+            &options.state,
+            &project,
+            carry,
+            options.allow_dirty,
+        )?),
+        None => None,
+    };
+    let model = match (&options.model, &carried) {
+        (Some(model), _) => Some(model.clone()),
+        (None, Some(c)) => c.model.clone(),
+        (None, None) => None,
+    };
+    let project = carried
+        .as_ref()
+        .and_then(|c| c.project.clone())
+        .unwrap_or(project);
     let config = Config::load(&options.config)?;
-    let chosen = config.choose(options.model.as_deref(), &options.config)?;
+    let chosen = config.choose(model.as_deref(), &options.config)?;
     let label = format!("{}/{}", chosen.instance, chosen.model);
     let policy = chock_policy::Policy::load(&project)?;
     let verdict = policy
@@ -109,7 +146,33 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
             std::future::pending::<()>().await;
         }
     };
-    Ok(runtime.block_on(run_new(&setup, &options.message, on_text, interrupt))?)
+    let outcome = match &carried {
+        Some(c) => {
+            let carry = crate::workspace::session::Carry {
+                session: &c.session,
+                adopt: c.adopt,
+                message: (!options.message.is_empty()).then_some(options.message.as_str()),
+            };
+            runtime
+                .block_on(crate::workspace::session::run_carried_on(
+                    &setup, &carry, on_text, interrupt,
+                ))?
+                .0
+        }
+        None => {
+            runtime
+                .block_on(crate::workspace::session::run_new_in_workspace(
+                    &setup,
+                    &options.message,
+                    options.allow_dirty,
+                    options.session_id.clone(),
+                    on_text,
+                    interrupt,
+                ))?
+                .0
+        }
+    };
+    Ok(outcome)
 }
 
 /// The config path for `chock run` when none is given: see

@@ -11,13 +11,15 @@
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
-    AssistantMessage, Decision as LogDecision, EndReason, Notice, PlanItem as LogPlanItem,
+    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, AssistantMessage,
+    Decision as LogDecision, EndReason, Notice, PlanItem as LogPlanItem,
     PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
     ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
+use crate::approval::{self, ApproveSocket, SocketError};
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::tools::{Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command};
@@ -57,6 +59,8 @@ pub enum SessionError {
     Write(#[from] WriteError),
     #[error(transparent)]
     Read(#[from] ReadError),
+    #[error(transparent)]
+    Approvals(#[from] SocketError),
     #[error("cannot use {} as the session's workspace: {detail}", path.display())]
     Workspace { path: PathBuf, detail: String },
 }
@@ -78,6 +82,7 @@ pub async fn run_new(
     })?;
     let id = SessionId::new();
     let mut writer = LogWriter::create(setup.state, &id)?;
+    let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
     // The runner folds before it appends anything (DESIGN.md); a new log
     // folds to nothing, but a continued one will not, and both take this
     // path.
@@ -115,6 +120,7 @@ pub async fn run_new(
         writer: &mut writer,
         policy: setup.policy,
         workspace: workspace.root(),
+        approvals: &approvals,
         on_text,
     };
     let end = tokio::select! {
@@ -141,7 +147,7 @@ pub async fn run_new(
     })
 }
 
-fn ending(end: TurnEnd) -> (EndReason, String) {
+pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
     match end {
         TurnEnd::Done => (EndReason::Done, String::new()),
         TurnEnd::MaxTokens => (
@@ -171,7 +177,10 @@ fn layer_name(layer: LayerKind) -> &'static str {
 }
 
 /// The `decision` event for a verdict, naming the rule that decided.
-fn decision_event(verdict: &chock_policy::Verdict, call_id: Option<String>) -> LogDecision {
+pub(crate) fn decision_event(
+    verdict: &chock_policy::Verdict,
+    call_id: Option<String>,
+) -> LogDecision {
     LogDecision {
         action: verdict.action.clone(),
         decision: verdict.decision.as_str().to_owned(),
@@ -186,11 +195,42 @@ fn decision_event(verdict: &chock_policy::Verdict, call_id: Option<String>) -> L
 }
 
 /// Records each step of a turn in the log as it happens.
-struct LogHooks<'w, F> {
-    writer: &'w mut LogWriter,
-    policy: &'w Policy,
-    workspace: &'w Path,
-    on_text: F,
+pub(crate) struct LogHooks<'w, F> {
+    pub(crate) writer: &'w mut LogWriter,
+    pub(crate) policy: &'w Policy,
+    pub(crate) workspace: &'w Path,
+    pub(crate) approvals: &'w ApproveSocket,
+    pub(crate) on_text: F,
+}
+
+impl<F> LogHooks<'_, F> {
+    /// Asks a person about `call` over approve.sock, recording the request
+    /// and the answer; true when the answer is yes.
+    async fn ask(
+        &mut self,
+        call: &ToolCall,
+        verdict: &chock_policy::Verdict,
+    ) -> Result<bool, WriteError> {
+        // The id the request's own event takes: unique in the log, also
+        // across a session carried on by another process.
+        let request_id = (self.writer.last_id().0 + 1).to_string();
+        // The whole call is in the log's tool call; the question shows
+        // enough to decide on.
+        let arguments: String = call.arguments.chars().take(400).collect();
+        self.writer.append(ApprovalRequest {
+            request_id: request_id.clone(),
+            action: verdict.action.clone(),
+            question: approval::question(&call.name, &arguments, verdict),
+        })?;
+        let answer = self.approvals.wait_for(&request_id).await;
+        let yes = answer == chock_control::Answer::Yes;
+        self.writer.append(ApprovalAnswer {
+            request_id,
+            answer: if yes { LogAnswer::Yes } else { LogAnswer::No },
+            by: "approve.sock".to_owned(),
+        })?;
+        Ok(yes)
+    }
 }
 
 impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
@@ -232,12 +272,16 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             let verdict = self.policy.decide(&action);
             self.writer
                 .append(decision_event(&verdict, Some(call.id.clone())))?;
-            if verdict.decision != Decision::Allow {
+            if verdict.decision == Decision::Ask {
+                if !self.ask(call, &verdict).await? {
+                    return Ok(Gate::Refuse(approval::refusal(&verdict)));
+                }
+            } else if verdict.decision != Decision::Allow {
                 let why = if verdict.refused() {
                     format!("{} is denied by the policy", verdict.action)
                 } else {
                     format!(
-                        "{} needs {} ({}), and this session cannot ask yet: it was not run",
+                        "{} needs {} ({}), which this session cannot give yet",
                         verdict.action,
                         verdict.decision,
                         verdict.layer.describe()

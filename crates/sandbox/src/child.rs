@@ -41,6 +41,7 @@ pub(crate) mod step {
     pub(crate) const STDIO: u32 = 17;
     pub(crate) const EXEC: u32 = 18;
     pub(crate) const LOOPBACK: u32 = 19;
+    pub(crate) const ROUTER: u32 = 20;
     pub(crate) const OP_BASE: u32 = 1000;
 }
 
@@ -66,7 +67,7 @@ fn fail(setup_w: c_int, step: u32, err: i32) -> ! {
     }
 }
 
-fn check(setup_w: c_int, step: u32, rc: libc::c_long) {
+pub(crate) fn check(setup_w: c_int, step: u32, rc: libc::c_long) {
     if rc < 0 {
         fail(setup_w, step, errno());
     }
@@ -223,6 +224,9 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
             fail(w, step::UID_MAP, errno());
         }
         loopback_up(w);
+        if spawn.net_fd >= 0 {
+            crate::net::inside::start(spawn.net_fd, spawn.net_port, w);
+        }
         let rc = libc::mount(
             nul,
             c"/".as_ptr(),

@@ -15,6 +15,7 @@
 mod child;
 mod error;
 mod landlock;
+pub mod net;
 mod plan;
 mod report;
 mod seccomp;

@@ -120,18 +120,21 @@ enum Mode {
     Writable,
 }
 
-struct Builder {
+/// Where programs look for CA certificates when `SSL_CERT_FILE` is unset.
+pub(crate) const CONVENTIONAL_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+pub(crate) struct Builder {
     steps: Vec<Step>,
     made: BTreeSet<PathBuf>,
 }
 
 impl Builder {
-    fn push(&mut self, op: Op, what: String) {
+    pub(crate) fn push(&mut self, op: Op, what: String) {
         self.steps.push(Step { op, what });
     }
 
     /// `mkdir -p` of every ancestor of `path`, then `path` itself if `dir`.
-    fn mkdirs(&mut self, path: &Path, include_self: bool) -> Result<(), SpecError> {
+    pub(crate) fn mkdirs(&mut self, path: &Path, include_self: bool) -> Result<(), SpecError> {
         let mut cur = PathBuf::from("/");
         let comps: Vec<Component<'_>> = path.components().collect();
         let upto = if include_self {
@@ -326,6 +329,13 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
     }
     if fresh_tmp && !tmp_done {
         tmp(&mut b)?;
+    }
+    if let Some(bundle) = &spec.trust_store {
+        copied_etc = true;
+        let ssl_bound = entries
+            .iter()
+            .any(|(dst, _, _)| Path::new(CONVENTIONAL_BUNDLE).starts_with(dst));
+        crate::net::trust_ops(&mut b, bundle, ssl_bound)?;
     }
     dev(&mut b, &mut host_rules)?;
     proc(&mut b)?;

@@ -21,7 +21,7 @@ use crate::landlock as ll;
 use crate::plan::{self, Layout};
 use crate::report::{LandlockState, SandboxReport};
 use crate::seccomp::{self, Filters};
-use crate::spec::{SandboxSpec, Stdio};
+use crate::spec::{NetworkMode, SandboxSpec, Stdio};
 use crate::status::ExitStatus;
 
 /// Set to a comma-separated list to pretend parts of the kernel are missing,
@@ -51,7 +51,11 @@ pub(crate) struct PerSpawn {
     pub(crate) status_w: c_int,
     pub(crate) landlock_fd: Option<c_int>,
     pub(crate) stdio: [Option<c_int>; 3],
-    pub(crate) keep: [c_int; 3],
+    pub(crate) keep: [c_int; 4],
+    /// The namespace's end of the router link, or -1 (see `net::inside`).
+    pub(crate) net_fd: c_int,
+    /// The port the router's listener binds inside the namespace.
+    pub(crate) net_port: u16,
     pub(crate) candidates: Vec<CString>,
     pub(crate) argv: Vec<*const c_char>,
     pub(crate) envp: Vec<*const c_char>,
@@ -77,6 +81,7 @@ pub struct SandboxChild {
     command: Option<ExitStatus>,
     exited: Option<ExitStatus>,
     report: SandboxReport,
+    net: Option<crate::net::RouterLink>,
     /// The write end of the command's stdin, when piped.
     pub stdin: Option<OwnedFd>,
     /// The read end of the command's stdout, when piped.
@@ -285,6 +290,17 @@ impl Sandbox {
         let mut envp_ptrs: Vec<*const c_char> = c_envp.iter().map(|c| c.as_ptr()).collect();
         envp_ptrs.push(std::ptr::null());
         let lfd = landlock_fd.as_ref().map(AsRawFd::as_raw_fd);
+        let (net_host, net_child, net_port) = match self.spec.network {
+            NetworkMode::Router { port } if namespaces => {
+                let (h, c) = crate::net::link_pair().map_err(|source| SpawnError::Os {
+                    what: "socketpair for the router",
+                    source,
+                })?;
+                (Some(h), Some(c), port)
+            }
+            _ => (None, None, 0),
+        };
+        let nfd = net_child.as_ref().map_or(-1, AsRawFd::as_raw_fd);
         let sw = status_w.as_ref().map_or(-1, AsRawFd::as_raw_fd);
         let per = PerSpawn {
             namespaces,
@@ -293,7 +309,9 @@ impl Sandbox {
             status_w: sw,
             landlock_fd: lfd,
             stdio,
-            keep: [setup_w.as_raw_fd(), sw, lfd.unwrap_or(-1)],
+            keep: [setup_w.as_raw_fd(), sw, lfd.unwrap_or(-1), nfd],
+            net_fd: nfd,
+            net_port,
             candidates,
             argv: argv_ptrs,
             envp: envp_ptrs,
@@ -336,6 +354,7 @@ impl Sandbox {
         drop(status_w);
         drop(held);
         drop(landlock_fd);
+        drop(net_child);
 
         let failure = read_failure(setup_r.as_fd())?;
         let report = self.report(namespaces, landlock);
@@ -347,6 +366,7 @@ impl Sandbox {
             command: None,
             exited: None,
             report,
+            net: net_host.map(crate::net::RouterLink::new),
             stdin,
             stdout,
             stderr,
@@ -440,6 +460,7 @@ impl Sandbox {
             ),
             step::STDIO => "connect standard input and output".into(),
             step::LOOPBACK => "bring up the loopback interface".into(),
+            step::ROUTER => "open the router's listener inside the namespace".into(),
             n if n >= step::OP_BASE => self
                 .prep
                 .layout
@@ -511,6 +532,12 @@ fn read_failure(fd: BorrowedFd<'_>) -> Result<Option<(u32, i32)>, SpawnError> {
 }
 
 impl SandboxChild {
+    /// The host's end of the router, when the spec asked for one and the
+    /// sandbox has its own network namespace (degraded mode has none).
+    pub fn take_router(&mut self) -> Option<crate::net::RouterLink> {
+        self.net.take()
+    }
+
     /// The host pid of the sandbox's outermost process (pid 1 inside).
     pub fn pid(&self) -> i32 {
         self.pid

@@ -9,16 +9,22 @@ use std::path::{Path, PathBuf};
 
 /// What the sandbox's network namespace is given.
 ///
-/// Only `None` exists today: the namespace has a loopback interface and no
-/// way out. A router that decides each connection at `net.connect.<host>`
-/// will be a second variant; the seam is here so callers already say which
-/// they want.
+/// `None`: the namespace has a loopback interface and no way out. `Router`:
+/// the same namespace plus a listener on its `127.0.0.1:<port>` whose
+/// connections the host-side proxy decides one by one (see `net/`), and a
+/// helper that can open sockets there for published ports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum NetworkMode {
     /// Loopback only, inside a fresh network namespace.
     #[default]
     None,
+    /// Loopback plus the router's listener on `127.0.0.1:<port>`; the
+    /// spawned child hands back a [`crate::net::RouterLink`].
+    Router {
+        /// The port the in-namespace listener binds.
+        port: u16,
+    },
 }
 
 /// What the command's `/tmp` is.
@@ -69,6 +75,9 @@ pub struct SandboxSpec {
     pub cwd: Option<PathBuf>,
     /// What `/tmp` is.
     pub tmp: TmpMode,
+    /// A host CA bundle copied into the sandbox at
+    /// [`crate::net::TRUST_STORE_PATH`] (set by `with_router`).
+    pub trust_store: Option<PathBuf>,
     /// Standard input.
     pub stdin: Stdio,
     /// Standard output.
@@ -171,6 +180,7 @@ impl SandboxSpec {
             jit: false,
             cwd: None,
             tmp: TmpMode::Fresh,
+            trust_store: None,
             stdin: Stdio::Inherit,
             stdout: Stdio::Inherit,
             stderr: Stdio::Inherit,

@@ -1,6 +1,7 @@
 //! The subcommands, one file each. `dispatch` is a single exhaustive match:
 //! adding a variant to [`Command`] is a compile error until it is handled.
 
+mod approve;
 mod daemon;
 mod decisions;
 mod gate;
@@ -12,10 +13,13 @@ mod policy;
 mod resume;
 mod run;
 mod sandbox;
+mod sandbox_net;
+mod serve;
 mod sessions;
 mod stop;
 mod sync;
 mod usage;
+mod workspace;
 
 use std::process::ExitCode;
 
@@ -57,6 +61,9 @@ pub(crate) enum Command {
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
     Run(run::Args),
+    Serve(serve::ServeArgs),
+    Workspace(workspace::Args),
+    Approve(approve::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -75,5 +82,8 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => sandbox::run(args),
         Command::Policy(args) => policy::run(args),
         Command::Run(args) => run::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Workspace(args) => workspace::run(args),
+        Command::Approve(args) => approve::run(args),
     }
 }

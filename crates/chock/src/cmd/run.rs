@@ -5,14 +5,22 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::StateDir;
 use chock_log::event::EndReason;
-use chock_runner::run::{RunOptions, default_config_path, run as run_session};
+use chock_log::{SessionId, StateDir};
+use chock_runner::run::{CarryOn, RunOptions, default_config_path, run as run_session};
+use chock_runner::workspace::manage::kept_notes;
 
 use crate::exit;
 
 /// Run an agent session on a project: send the message to the model, let it
-/// use its tools in the project, and record everything in the session log.
+/// use its tools in its own git worktree of the project, and record
+/// everything in the session log.
+///
+/// The session works in a workspace, a git worktree under the state
+/// directory on branch chock/<session id>, started at the project's HEAD
+/// (see docs/workspaces.md); `chock workspace apply <id>` carries its
+/// commits back. `--continue [<id>]` carries on an existing session from
+/// its log, in the same workspace, adding no message but the one given.
 ///
 /// The model comes from the operator config,
 /// `$XDG_CONFIG_HOME/chock/config.zon` (`.model = "instance/model"`, see
@@ -23,24 +31,78 @@ use crate::exit;
 /// how).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The project directory the session works on.
-    project: PathBuf,
+    /// The project directory the session works on (a git repository with a
+    /// branch checked out). With --continue or --adopt, leave it out: the
+    /// one word given is the message.
+    project: Option<PathBuf>,
     /// What to ask the agent.
-    message: String,
+    message: Option<String>,
+    /// Copy your uncommitted files (tracked changes and untracked files git
+    /// does not ignore) into the new session's workspace. Refused with
+    /// --continue and --adopt.
+    #[arg(long)]
+    allow_dirty: bool,
+    /// Carry on a session from its log, in its own workspace: the newest
+    /// session of the project in the current directory, or the one named.
+    #[arg(long = "continue", value_name = "SESSION_ID", num_args = 0..=1, conflicts_with = "adopt")]
+    continue_session: Option<Option<String>>,
+    /// Carry on a session that was handed over (what the daemon runs).
+    #[arg(long, value_name = "SESSION_ID")]
+    adopt: Option<String>,
     /// The model for this session, as `<instance>/<model>` (an instance of
     /// .providers in config.zon).
     #[arg(long, value_name = "INSTANCE/MODEL")]
     model: Option<String>,
+    /// The id the new session takes; the daemon chooses it before the
+    /// process exists so that `start` can answer with it.
+    #[arg(long, value_name = "SESSION_ID", hide = true, conflicts_with_all = ["continue_session", "adopt"])]
+    session_id: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let state = StateDir::resolve().context("cannot find the state directory")?;
+    let carry = match (args.continue_session, args.adopt) {
+        (Some(session), _) => Some(CarryOn {
+            session,
+            adopt: false,
+        }),
+        (None, Some(session)) => Some(CarryOn {
+            session: Some(session),
+            adopt: true,
+        }),
+        (None, None) => None,
+    };
+    let (project, message) = match (&carry, args.project, args.message) {
+        (Some(_), None, None) => (PathBuf::from("."), String::new()),
+        (Some(_), Some(word), None) => (PathBuf::from("."), word.to_string_lossy().into_owned()),
+        (Some(_), Some(_), Some(_)) => anyhow::bail!(
+            "with --continue or --adopt give at most one word, the message: the project is the session's own"
+        ),
+        (None, Some(project), Some(message)) => (project, message),
+        (_, _, _) => anyhow::bail!(
+            "give the project directory and the message: chock run <project dir> <message>"
+        ),
+    };
+    if carry.is_none() {
+        for note in kept_notes(&state, &project) {
+            eprintln!("chock: note: {note}");
+        }
+    }
+    let session_id = args
+        .session_id
+        .as_deref()
+        .map(SessionId::parse)
+        .transpose()
+        .context("--session-id is not a session id")?;
     let options = RunOptions {
-        project: args.project,
-        message: args.message,
+        session_id,
+        project,
+        message,
         model: args.model,
         config: default_config_path(),
         state,
+        allow_dirty: args.allow_dirty,
+        carry,
     };
     let mut stdout = std::io::stdout().lock();
     let mut ends_in_newline = true;
@@ -54,6 +116,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = writeln!(stdout);
     }
     drop(stdout);
+    eprintln!(
+        "chock: the session's workspace is {}: see `chock workspace show {}`",
+        options.state.workspace_dir(&outcome.id).display(),
+        outcome.id.as_str()
+    );
     match outcome.reason {
         EndReason::Done => {
             eprintln!("chock: session {} ended: done", outcome.id.as_str());

@@ -36,6 +36,9 @@ pub(crate) struct Args {
     #[arg(long)]
     report: bool,
 
+    #[command(flatten)]
+    net: super::sandbox_net::NetArgs,
+
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<std::ffi::OsString>,
@@ -47,8 +50,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir()
             .context("cannot read the current directory: pass --workspace")?,
     };
-    let mut spec = SandboxSpec::new(workspace);
+    let mut spec = SandboxSpec::new(&workspace);
     spec.jit = args.allow_jit;
+    let (spec, net) = super::sandbox_net::prepare(&args.net, &workspace, spec)?;
     let sandbox = match Sandbox::new(spec) {
         Ok(s) => s,
         Err(e) => {
@@ -70,6 +74,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("chock: {e} (exit status {})", exit::SANDBOX_FAILED);
             return Ok(ExitCode::from(exit::SANDBOX_FAILED));
         }
+    };
+    let _router = match (net, child.take_router()) {
+        (Some(plan), Some(link)) => Some(super::sandbox_net::start(plan, link)?),
+        _ => None,
     };
     let report = child.report();
     if !report.is_complete() {

@@ -13,6 +13,7 @@ mod tools;
 mod tools_paths;
 mod turn;
 mod wire;
+mod workspace;
 
 use std::path::Path;
 

@@ -5,6 +5,7 @@
 
 mod degraded;
 mod escape;
+mod net;
 mod spawn;
 mod users;
 

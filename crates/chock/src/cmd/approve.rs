@@ -1,0 +1,76 @@
+//! `chock approve`: answer the question a running session is waiting on.
+
+use std::io::{BufRead as _, Write as _};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use chock_log::StateDir;
+use chock_runner::approval::Answer;
+use chock_runner::approval::client::{deliver, pending};
+
+use crate::exit;
+
+/// Answer a session's approval request: show the question it waits on and
+/// send your yes or no.
+///
+/// The session must be running on this machine: the answer goes over its
+/// approve.sock, beside its log in the state directory. The question is
+/// printed on stderr, then one line is read from stdin: y or yes allows the
+/// action, n or no refuses it (anything else asks again; end of input
+/// refuses nothing and exits 1). Exit code 0 when the session took the
+/// answer, 1 otherwise (no such session, nothing pending, nobody listening).
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The session's id, as `chock sessions` lists it.
+    session: String,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let state = StateDir::resolve().context("cannot find the state directory")?;
+    let pending = pending(&state, &args.session)?;
+    eprintln!(
+        "session {} asks (request {}):\n  {}",
+        pending.session.as_str(),
+        pending.request.request_id,
+        pending.request.question
+    );
+    let Some(answer) = read_answer()? else {
+        eprintln!("chock: no answer given; the session is still waiting");
+        return Ok(ExitCode::from(exit::FAILURE));
+    };
+    deliver(&pending, answer)?;
+    let what = match answer {
+        Answer::Yes => "allowed",
+        Answer::No => "refused",
+    };
+    eprintln!(
+        "chock: {what} {} for session {}",
+        pending.request.action,
+        pending.session.as_str()
+    );
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// Reads y/n from stdin until one is given; `None` at end of input.
+fn read_answer() -> anyhow::Result<Option<Answer>> {
+    let stdin = std::io::stdin();
+    let mut line = String::new();
+    loop {
+        eprint!("allow it? [y/n] ");
+        let _ = std::io::stderr().flush();
+        line.clear();
+        if stdin
+            .lock()
+            .read_line(&mut line)
+            .context("cannot read stdin")?
+            == 0
+        {
+            return Ok(None);
+        }
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Ok(Some(Answer::Yes)),
+            "n" | "no" => return Ok(Some(Answer::No)),
+            _ => eprintln!("please answer y or n"),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! `chock sandbox --net`: the router a session's commands get, decided by
+//! the workspace's policy, for a person to try a command with it. Kept out
+//! of `sandbox.rs` so the sandbox's own flags and the network's stay apart.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use chock_policy::Policy;
+use chock_sandbox::SandboxSpec;
+use chock_sandbox::net::{Decider, PolicyDecider, Proxy, ProxyConfig, RouterLink, RouterThread};
+
+/// The network flags of `chock sandbox`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct NetArgs {
+    /// Give the command the network a session's command gets: a router
+    /// when the workspace's policy permits a host (.policy.net.router), each
+    /// connection decided at net.connect.<reversed host>, and the ports
+    /// net.serve.<port> allows published on 127.0.0.1. Nobody is asked
+    /// here: a host that would ask is refused, with the rule to add.
+    #[arg(long)]
+    net: bool,
+
+    /// With --net: decide as for a background command
+    /// (.policy.net.background; only what is allowed outright).
+    #[arg(long, requires = "net")]
+    background: bool,
+
+    /// With --net, for testing the router: resolve NAME to ADDR without
+    /// DNS (the internal-address check still applies: a rule must name
+    /// ADDR if it is loopback or private). Repeatable.
+    #[arg(long, requires = "net", value_name = "NAME=ADDR", value_parser = parse_resolve)]
+    resolve: Vec<(String, IpAddr)>,
+}
+
+fn parse_resolve(s: &str) -> Result<(String, IpAddr), String> {
+    let (name, addr) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not NAME=ADDR"))?;
+    let addr = addr
+        .parse()
+        .map_err(|_| format!("{addr:?} is not an IP address"))?;
+    Ok((name.to_owned(), addr))
+}
+
+/// What `prepare` decided: the policy when a router is wanted.
+pub(crate) struct NetPlan {
+    policy: Arc<Policy>,
+    background: bool,
+    resolve: Vec<(String, IpAddr)>,
+}
+
+/// Reads the policy and, when it wants a router, gives `spec` one.
+pub(crate) fn prepare(
+    args: &NetArgs,
+    workspace: &std::path::Path,
+    spec: SandboxSpec,
+) -> anyhow::Result<(SandboxSpec, Option<NetPlan>)> {
+    if !args.net {
+        return Ok((spec, None));
+    }
+    let policy = Policy::load(workspace)
+        .with_context(|| format!("reading the policy for {}", workspace.display()))?;
+    let wants = if args.background {
+        policy.background_wants_router()
+    } else {
+        policy.wants_router()
+    };
+    if !wants {
+        eprintln!(
+            "chock: no router: .policy.net.{} is .{} and no rule permits a host under net.connect; the command has loopback only",
+            if args.background {
+                "background"
+            } else {
+                "router"
+            },
+            format!(
+                "{:?}",
+                if args.background {
+                    policy.net_background_mode()
+                } else {
+                    policy.net_router_mode()
+                }
+            )
+            .to_lowercase()
+        );
+        return Ok((spec, None));
+    }
+    Ok((
+        spec.with_router(),
+        Some(NetPlan {
+            policy: Arc::new(policy),
+            background: args.background,
+            resolve: args.resolve.clone(),
+        }),
+    ))
+}
+
+/// Starts the router for a spawned child; prints what was not published.
+pub(crate) fn start(plan: NetPlan, link: RouterLink) -> anyhow::Result<RouterThread> {
+    let ports = plan.policy.published_ports();
+    let decider: Arc<dyn Decider> = if plan.background {
+        Arc::new(PolicyDecider::background(Arc::clone(&plan.policy)))
+    } else {
+        Arc::new(PolicyDecider::foreground(Arc::clone(&plan.policy), None))
+    };
+    let config = ProxyConfig {
+        resolve_overrides: plan.resolve,
+        ..ProxyConfig::default()
+    };
+    let (thread, results) = RouterThread::start(link, Proxy::new(decider, config), &ports)
+        .context("starting the sandbox's router")?;
+    for r in results {
+        match r {
+            Ok(p) => eprintln!("chock: published 127.0.0.1:{p}"),
+            Err(e) => eprintln!("chock: {e}"),
+        }
+    }
+    Ok(thread)
+}

@@ -1,0 +1,189 @@
+//! `chock workspace`: the sessions' git worktrees, found by session id.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use chock_log::event::{EndReason, SessionEnd};
+use chock_log::fold::Status;
+use chock_log::{LogWriter, StateDir, fold_log};
+use chock_policy::{Action, Decision, Policy};
+use chock_runner::workspace::manage::{self, Entry};
+use chock_runner::workspace::session::recorded_integrate;
+use chock_runner::workspace::{ApplyMode, ApplyPlan, Landing};
+
+use crate::exit;
+
+/// List, inspect, carry back or remove the sessions' workspaces.
+///
+/// Each session works in a git worktree of its project under the state
+/// directory (workspaces/<session id>), on branch chock/<session id>.
+/// See docs/workspaces.md.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Verb {
+    /// Every session's workspace: id, status, directory, branch.
+    List,
+    /// One workspace: directory, branch, starting commit, the session's
+    /// commits and uncommitted files.
+    Show {
+        /// The session id (see `chock sessions`).
+        session: String,
+    },
+    /// Everything the session changed since its workspace started, as one
+    /// diff (its commits and what it has not committed).
+    Diff {
+        /// The session id.
+        session: String,
+    },
+    /// Carry the session's commits into your repository, in the mode
+    /// chock.zon's `.apply = .{ .mode = ... }` names (fast_forward unless
+    /// set; branch, rebase, merge). Shows exactly what it will do and asks
+    /// (the workspace.apply approval) unless the policy allows it outright.
+    /// When workspace.integrate is deny, the work is parked at
+    /// refs/chock/parked/<id> instead and no branch of yours moves.
+    Apply {
+        /// The session id.
+        session: String,
+        /// Answer yes to the workspace.apply question (for scripts).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Remove the workspace's directory, and its branch when git agrees
+    /// the branch is merged (otherwise the branch is kept and named).
+    Discard {
+        /// The session id.
+        session: String,
+    },
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let state = StateDir::resolve().context("cannot find the state directory")?;
+    match args.verb {
+        Verb::List => list(&state),
+        Verb::Show { session } => {
+            let entry = manage::find(&state, &session)?;
+            print(&manage::show(&entry)?)
+        }
+        Verb::Diff { session } => {
+            let entry = manage::find(&state, &session)?;
+            print(&manage::diff(&entry)?)
+        }
+        Verb::Apply { session, yes } => apply(&state, &session, yes),
+        Verb::Discard { session } => {
+            let entry = manage::find(&state, &session)?;
+            let done = manage::discard(&state, &entry)?;
+            let mut text = format!("removed the workspace {}\n", done.dir.display());
+            if let Some(branch) = done.kept_branch {
+                text.push_str(&format!(
+                    "kept branch {branch}: it has commits not merged anywhere else; delete it with `git branch -D {branch}` if you do not want them\n"
+                ));
+            }
+            print(&text)
+        }
+    }
+}
+
+fn print(text: &str) -> anyhow::Result<ExitCode> {
+    super::output::print_result(write!(std::io::stdout().lock(), "{text}"))?;
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+fn list(state: &StateDir) -> anyhow::Result<ExitCode> {
+    let entries = manage::list(state);
+    let mut text = String::new();
+    if entries.is_empty() {
+        text.push_str("no session has a workspace\n");
+    }
+    for e in entries {
+        text.push_str(&format!(
+            "{}  {}{}  {}  {}{}\n",
+            e.session.as_str(),
+            e.status,
+            if e.applied { ", applied" } else { "" },
+            e.branch,
+            e.dir.display(),
+            if e.exists { "" } else { " (missing)" }
+        ));
+    }
+    print(&text)
+}
+
+fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode> {
+    let entry: Entry = manage::find(state, session)?;
+    manage::require_exists(&entry)?;
+    let log = state.log_path(&entry.session);
+    let project = entry
+        .project
+        .clone()
+        .context("the session's log names no project")?;
+    let policy = Policy::load(&project)?;
+    // Read once at session start and recorded in the log; a log from
+    // before that was recorded is answered by the policy as it is now.
+    let permitted = recorded_integrate(&log)
+        .unwrap_or_else(|| policy.decision(&Action::workspace_integrate()) != Decision::Deny);
+    let mode = ApplyMode::for_project(&project)?;
+    let repo = manage::repo_of(&entry)?;
+    let plan = ApplyPlan::new(
+        entry.session.as_str(),
+        &repo,
+        &entry.dir,
+        &entry.branch,
+        &entry.commit,
+        Landing::new(mode, permitted),
+    )?;
+    let description = plan.describe();
+    let verdict = policy.decide(&Action::workspace_apply());
+    match verdict.decision {
+        Decision::Deny => anyhow::bail!(
+            "workspace.apply is refused by the policy: {}\nnothing was applied",
+            verdict.render()
+        ),
+        Decision::Allow => eprintln!("{description}"),
+        _ if yes => eprintln!("{description}"),
+        _ => {
+            eprintln!("{description}");
+            if !std::io::stdin().is_terminal() {
+                anyhow::bail!(
+                    "workspace.apply asks, and nobody is at a terminal to answer: pass --yes to answer yes; nothing was applied"
+                );
+            }
+            eprint!("Apply? [y/N] ");
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line)?;
+            if !matches!(line.trim(), "y" | "Y" | "yes") {
+                eprintln!("chock: not applied");
+                return Ok(ExitCode::from(exit::FAILURE));
+            }
+        }
+    }
+    // Take the log before moving anything, so a running session is never
+    // written behind its back.
+    let mut writer = LogWriter::open(&log)?;
+    let before = fold_log(&log)?.state.status;
+    let applied = plan.carry_out()?;
+    let target = applied.target.clone();
+    writer.append(applied)?;
+    // An apply is not a new owner carrying the session on: the ending
+    // is written again so readers still see the session as ended.
+    if let Status::Ended { reason, .. } = before {
+        writer.append(SessionEnd {
+            reason: if reason == EndReason::Unknown {
+                EndReason::Done
+            } else {
+                reason
+            },
+            detail: format!("the workspace was applied to {target} by `chock workspace apply`"),
+        })?;
+    }
+    eprintln!(
+        "chock: applied session {} to {target}",
+        entry.session.as_str()
+    );
+    Ok(ExitCode::from(exit::SUCCESS))
+}

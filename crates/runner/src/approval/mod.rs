@@ -1,0 +1,43 @@
+//! Approvals: what a session does when the policy answers `ask`. The
+//! session appends `approval.request`, waits for a yes or no on its
+//! `approve.sock` ([`socket`]), and appends `approval.answer` itself; the
+//! socket only carries the answer, so nothing but the log's owner ever
+//! writes the log. The wording a person and the model read lives here too,
+//! so the terminal, `chock approve` and the refusal the model gets agree.
+
+pub mod client;
+pub mod socket;
+
+use chock_policy::Verdict;
+
+pub use chock_control::Answer;
+pub use socket::{ApproveSocket, SocketError};
+
+/// The question a person is asked for `verdict` on the tool call `tool`.
+pub fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {
+    let rule = verdict
+        .rule
+        .as_ref()
+        .map(|rule| format!(" (rule {})", rule.text))
+        .unwrap_or_default();
+    format!(
+        "allow {}? the model calls {tool} with {arguments}; the {} says ask{rule}",
+        verdict.action,
+        verdict.layer.describe()
+    )
+}
+
+/// The tool result the model reads when a person said no, with the rule
+/// that would have allowed it for the person reading the log.
+pub fn refusal(verdict: &Verdict) -> String {
+    let help = verdict
+        .help
+        .as_ref()
+        .map(|help| format!("\n{help}"))
+        .unwrap_or_default();
+    format!(
+        "{} was refused: the person answered no when asked. Do not retry it; \
+         ask the person or take another way.{help}",
+        verdict.action
+    )
+}

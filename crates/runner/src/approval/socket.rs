@@ -1,0 +1,163 @@
+//! The session's end of `approve.sock`: a unix socket beside the log, mode
+//! 0600, every peer's uid checked against our own, served on the session's
+//! own `current_thread` runtime while a request waits (no thread of its
+//! own: the tool path forks). One connection carries one line each way,
+//! the exchange in docs/protocol.md that chock-control speaks; connections
+//! are taken one at a time, each bounded by a deadline, because there is
+//! only ever one question open.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chock_control::approve::{ApproveRequest, MAX_APPROVE_LINE, reply_line};
+use chock_control::{Answer, LineReader, check_peer, own_uid};
+use tokio::io::{AsyncWriteExt as _, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+/// How long one client may take to send its line before it is dropped, so
+/// a stuck client cannot keep a second one from answering.
+const CLIENT_DEADLINE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SocketError {
+    #[error("cannot listen for approvals on {}: {source}; check that the session directory is writable", path.display())]
+    Bind {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A bound `approve.sock`; the file is removed when this is dropped.
+#[derive(Debug)]
+pub struct ApproveSocket {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl ApproveSocket {
+    /// Binds `path` (a stale socket left by a crashed session is replaced:
+    /// whoever holds the log's lock owns its socket) and makes it 0600.
+    pub fn bind(path: &Path) -> Result<Self, SocketError> {
+        let bind_err = |source| SocketError::Bind {
+            path: path.to_owned(),
+            source,
+        };
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(bind_err(err)),
+        }
+        let listener = UnixListener::bind(path).map_err(bind_err)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(bind_err)?;
+        Ok(Self {
+            listener,
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Serves the socket until a permitted peer answers `request`, and
+    /// returns that answer. Answers naming another request, malformed lines
+    /// and foreign peers are told why and do not end the wait.
+    pub async fn wait_for(&self, request: &str) -> Answer {
+        loop {
+            let stream = match self.listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(err) => {
+                    tracing::warn!(path = %self.path.display(), %err, "accept on approve.sock failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            match tokio::time::timeout(CLIENT_DEADLINE, serve_one(stream, request)).await {
+                Ok(Some(answer)) => return answer,
+                Ok(None) => {}
+                Err(_) => tracing::info!("an approve.sock client sent nothing in time"),
+            }
+        }
+    }
+}
+
+impl Drop for ApproveSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// One connection: a peer check, one line in, one line out.
+async fn serve_one(mut stream: UnixStream, request: &str) -> Option<Answer> {
+    if let Err(err) = check_peer(&stream, own_uid()) {
+        tracing::warn!(%err, "approve.sock refused a peer");
+        let _ = stream
+            .write_all(reply_line(&Err(err.to_string())).as_bytes())
+            .await;
+        return None;
+    }
+    let (read, mut write) = stream.split();
+    let mut lines = LineReader::new(BufReader::new(read), MAX_APPROVE_LINE);
+    let line = match lines.next_line().await {
+        Ok(Some(line)) => line,
+        Ok(None) => return None,
+        Err(err) => {
+            let _ = write
+                .write_all(reply_line(&Err(err.to_string())).as_bytes())
+                .await;
+            return None;
+        }
+    };
+    let (result, answer) = match ApproveRequest::parse(&line) {
+        Ok(parsed) if parsed.request == request => (Ok(()), Some(parsed.answer)),
+        Ok(parsed) => (
+            Err(format!(
+                "no pending request {}: the request waiting is {request}",
+                parsed.request
+            )),
+            None,
+        ),
+        Err(message) => (Err(message), None),
+    };
+    // The answer stands once parsed, even if the client left before
+    // reading its `ok`: it was given by a permitted peer.
+    let _ = write.write_all(reply_line(&result).as_bytes()).await;
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_for_the_waiting_request_are_taken_and_others_refused() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("approve.sock");
+            let socket = ApproveSocket::bind(&path).unwrap();
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            let client = async {
+                let wrong = chock_control::approve::answer(&path, "9", Answer::Yes).await;
+                assert!(
+                    wrong
+                        .unwrap_err()
+                        .to_string()
+                        .contains("no pending request 9"),
+                );
+                chock_control::approve::answer(&path, "1", Answer::No)
+                    .await
+                    .unwrap();
+            };
+            let (answer, ()) = tokio::join!(socket.wait_for("1"), client);
+            assert_eq!(answer, Answer::No);
+            drop(socket);
+            assert!(!path.exists());
+        });
+    }
+}

@@ -1,0 +1,332 @@
+//! Carrying a session's commits back into the person's repository.
+//!
+//! Two settings decide what an apply does, and both are settled before
+//! the person is asked, because the description is what they answer:
+//! `.apply = .{ .mode = ... }` in the project's chock.zon says *where* the
+//! work lands ([`ApplyMode`]), and `workspace.integrate` (read once, at
+//! session start) says *whether* it may move a branch of theirs at all;
+//! deny parks it at `refs/chock/parked/<id>` instead ([`Landing`]).
+//!
+//! Only commits are carried: a workspace with uncommitted changes is
+//! refused with the command that commits them. Every mode that moves the
+//! person's branch refuses while their checkout has uncommitted tracked
+//! changes, and a rebase or merge that conflicts is aborted, so a failed
+//! apply leaves both the repository and the workspace as they were.
+
+use std::path::{Path, PathBuf};
+
+use chock_log::event::WorkspaceApply;
+use serde::Deserialize;
+
+use super::{
+    WorkspaceError, changed_files, git, git_ok, git_output, identity_args, parked_ref, rev, short,
+    summarize,
+};
+
+/// Where an approved apply lands (`.apply.mode` in chock.zon).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplyMode {
+    /// Leave the work on the session's branch; nothing of yours moves.
+    Branch,
+    /// Move your checked-out branch forward to the session's last commit,
+    /// only when it has not moved on since the session started.
+    #[default]
+    FastForward,
+    /// Replay the session's commits on top of your branch, then
+    /// fast-forward your branch to them.
+    Rebase,
+    /// Merge the session's branch into yours with a merge commit.
+    Merge,
+}
+
+impl ApplyMode {
+    /// The mode as chock.zon spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplyMode::Branch => "branch",
+            ApplyMode::FastForward => "fast_forward",
+            ApplyMode::Rebase => "rebase",
+            ApplyMode::Merge => "merge",
+        }
+    }
+
+    /// The project's `.apply.mode`, or the default when chock.zon (or the
+    /// block) is absent.
+    pub fn for_project(project: &Path) -> Result<ApplyMode, WorkspaceError> {
+        #[derive(Deserialize, Default)]
+        struct File {
+            #[serde(default)]
+            apply: Option<Apply>,
+        }
+        #[derive(Deserialize)]
+        struct Apply {
+            #[serde(default)]
+            mode: ApplyMode,
+        }
+        let path = project.join("chock.zon");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(ApplyMode::default());
+            }
+            Err(source) => {
+                return Err(WorkspaceError::Io {
+                    what: "read",
+                    path,
+                    source,
+                });
+            }
+        };
+        let file: File = chock_zon::from_str(&text).map_err(|err| {
+            WorkspaceError::Refused(format!(
+                "{}: {err}; .apply is written .apply = .{{ .mode = .fast_forward }} (or .branch, .rebase, .merge)",
+                path.display()
+            ))
+        })?;
+        Ok(file.apply.map(|a| a.mode).unwrap_or_default())
+    }
+}
+
+/// What an apply will do once permitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landing {
+    /// Land in this mode.
+    Mode(ApplyMode),
+    /// workspace.integrate is deny: park the work at its ref.
+    Parked,
+}
+
+impl Landing {
+    /// The landing for a project's mode and the workspace.integrate answer
+    /// read at session start (`true` unless it was deny).
+    pub fn new(mode: ApplyMode, integrate_permitted: bool) -> Landing {
+        if integrate_permitted {
+            Landing::Mode(mode)
+        } else {
+            Landing::Parked
+        }
+    }
+}
+
+/// An apply worked out and ready to describe and carry out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyPlan {
+    pub session: String,
+    pub repo: PathBuf,
+    pub dir: PathBuf,
+    pub branch: String,
+    pub start: String,
+    pub tip: String,
+    /// `(commit, subject)` of each commit the session made, oldest first.
+    pub commits: Vec<(String, String)>,
+    pub landing: Landing,
+    /// The person's checked-out branch and its commit, for modes that move it.
+    pub target: Option<(String, String)>,
+}
+
+impl ApplyPlan {
+    /// Works out the apply of session `session`'s workspace `dir` (on
+    /// `branch`, started at `start`) into `repo`.
+    pub fn new(
+        session: &str,
+        repo: &Path,
+        dir: &Path,
+        branch: &str,
+        start: &str,
+        landing: Landing,
+    ) -> Result<ApplyPlan, WorkspaceError> {
+        let dirty = changed_files(dir)?;
+        if !dirty.is_empty() {
+            return Err(WorkspaceError::Uncommitted {
+                dir: dir.to_owned(),
+                files: summarize(&dirty),
+            });
+        }
+        let tip = rev(repo, &format!("refs/heads/{branch}"))?;
+        let log = git(
+            repo,
+            &[
+                "log",
+                "--reverse",
+                "--format=%H%x09%s",
+                &format!("{start}..{tip}"),
+            ],
+        )?;
+        let commits: Vec<(String, String)> = log
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(c, s)| (c.to_owned(), s.to_owned()))
+            .collect();
+        if commits.is_empty() {
+            return Err(WorkspaceError::Refused(format!(
+                "session {session} made no commits on {branch}: nothing to apply (only commits are carried back)"
+            )));
+        }
+        let target = match landing {
+            Landing::Mode(ApplyMode::Branch) | Landing::Parked => None,
+            Landing::Mode(_) => {
+                let out = git_output(repo, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;
+                if !out.status.success() {
+                    return Err(WorkspaceError::Refused(format!(
+                        "the HEAD of {} is detached: check out the branch the work should land on, or set .apply = .{{ .mode = .branch }} in chock.zon",
+                        repo.display()
+                    )));
+                }
+                let name = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+                let at = rev(repo, "HEAD")?;
+                Some((name, at))
+            }
+        };
+        Ok(ApplyPlan {
+            session: session.to_owned(),
+            repo: repo.to_owned(),
+            dir: dir.to_owned(),
+            branch: branch.to_owned(),
+            start: start.to_owned(),
+            tip,
+            commits,
+            landing,
+            target,
+        })
+    }
+
+    /// Exactly what the apply does, for the person who answers it.
+    pub fn describe(&self) -> String {
+        let n = self.commits.len();
+        let commits = if n == 1 {
+            "1 commit".to_owned()
+        } else {
+            format!("{n} commits")
+        };
+        let repo = self.repo.display();
+        let (name, at) = self
+            .target
+            .as_ref()
+            .map(|(n, a)| (n.as_str(), short(a)))
+            .unwrap_or(("", ""));
+        let mut text = match self.landing {
+            Landing::Parked => format!(
+                "workspace.integrate is deny, so no branch of yours moves: park the session's {commits} at {} in {repo}; take them with `git merge {}` when you want them.",
+                parked_ref(&self.session),
+                parked_ref(&self.session)
+            ),
+            Landing::Mode(ApplyMode::Branch) => format!(
+                "Leave the session's {commits} on branch {} in {repo}; no branch of yours moves. Take them with `git merge {}` when you want them.",
+                self.branch, self.branch
+            ),
+            Landing::Mode(ApplyMode::FastForward) => format!(
+                "Fast-forward your branch {name} in {repo} from {at} to {}, bringing the session's {commits}. Refused without moving anything if {name} has moved on since the session started.",
+                short(&self.tip)
+            ),
+            Landing::Mode(ApplyMode::Rebase) => format!(
+                "Rebase the session's {commits} onto your branch {name} (at {at}) inside the workspace, then fast-forward {name} in {repo} to the result. A conflict aborts the rebase and moves nothing."
+            ),
+            Landing::Mode(ApplyMode::Merge) => format!(
+                "Merge branch {} into your branch {name} (at {at}) in {repo} with a merge commit, bringing the session's {commits}. A conflict aborts the merge and moves nothing.",
+                self.branch
+            ),
+        };
+        for (commit, subject) in &self.commits {
+            text.push_str(&format!("\n  {} {subject}", short(commit)));
+        }
+        text
+    }
+
+    /// Carries the apply out; the event to append says where it went.
+    pub fn carry_out(&self) -> Result<WorkspaceApply, WorkspaceError> {
+        let mode = match self.landing {
+            Landing::Parked => {
+                let name = parked_ref(&self.session);
+                git(&self.repo, &["update-ref", &name, &self.tip])?;
+                return Ok(WorkspaceApply {
+                    commit: Some(self.tip.clone()),
+                    target: name,
+                });
+            }
+            Landing::Mode(ApplyMode::Branch) => {
+                return Ok(WorkspaceApply {
+                    commit: Some(self.tip.clone()),
+                    target: self.branch.clone(),
+                });
+            }
+            Landing::Mode(mode) => mode,
+        };
+        let Some((name, _)) = &self.target else {
+            return Err(WorkspaceError::Refused(
+                "no branch to land on was worked out".to_owned(),
+            ));
+        };
+        let tracked = git(
+            &self.repo,
+            &["status", "--porcelain=v1", "--untracked-files=no"],
+        )?;
+        if !tracked.trim().is_empty() {
+            let files: Vec<String> = tracked.lines().map(|l| l.trim().to_owned()).collect();
+            return Err(WorkspaceError::Refused(format!(
+                "{} has uncommitted changes ({}): commit or stash them first so the apply cannot touch them; nothing moved",
+                self.repo.display(),
+                summarize(&files)
+            )));
+        }
+        let target_tip = rev(&self.repo, "HEAD")?;
+        match mode {
+            ApplyMode::FastForward => {
+                if !git_ok(
+                    &self.repo,
+                    &["merge-base", "--is-ancestor", &target_tip, &self.tip],
+                )? {
+                    return Err(WorkspaceError::Refused(format!(
+                        "your branch {name} has moved on since the session started (it is at {}), so a fast-forward cannot carry the work; nothing moved. Set .apply = .{{ .mode = .rebase }} or .merge in chock.zon, or take branch {} yourself",
+                        short(&target_tip),
+                        self.branch
+                    )));
+                }
+                git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch])?;
+            }
+            ApplyMode::Rebase => {
+                let ids = identity_args(&self.dir)?;
+                let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
+                args.extend(["rebase", "--quiet", "--onto", &target_tip, &self.start]);
+                let out = git_output(&self.dir, &args)?;
+                if !out.status.success() {
+                    let _ = git_output(&self.dir, &["rebase", "--abort"]);
+                    return Err(WorkspaceError::Refused(format!(
+                        "rebasing the session's commits onto {name} conflicts: {}; the rebase was aborted and nothing moved. Set .apply = .{{ .mode = .merge }} or resolve it by hand on branch {}",
+                        String::from_utf8_lossy(&out.stderr).trim(),
+                        self.branch
+                    )));
+                }
+                git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch])?;
+            }
+            ApplyMode::Merge => {
+                let ids = identity_args(&self.repo)?;
+                let message = format!("Merge session {} ({})", self.session, self.branch);
+                let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
+                args.extend([
+                    "merge",
+                    "--no-ff",
+                    "--quiet",
+                    "--no-edit",
+                    "-m",
+                    &message,
+                    &self.branch,
+                ]);
+                let out = git_output(&self.repo, &args)?;
+                if !out.status.success() {
+                    let _ = git_output(&self.repo, &["merge", "--abort"]);
+                    return Err(WorkspaceError::Refused(format!(
+                        "merging {} into {name} failed: {}; the merge was aborted and nothing moved",
+                        self.branch,
+                        String::from_utf8_lossy(&out.stdout).trim()
+                    )));
+                }
+            }
+            ApplyMode::Branch => {}
+        }
+        Ok(WorkspaceApply {
+            commit: Some(rev(&self.repo, "HEAD")?),
+            target: name.clone(),
+        })
+    }
+}

@@ -1,0 +1,230 @@
+//! What `chock workspace` does with the workspaces already on disk: list
+//! them, show one, diff one against where it started, and discard one.
+//!
+//! Every fact comes from the session's log (its `workspace.open`), so a
+//! workspace is found by session id whichever process made it. Discarding
+//! refuses while a process holds the session's log, and never deletes
+//! commits that exist nowhere else: the branch is removed only when git
+//! agrees it is merged (`git branch -d`), otherwise it is kept and named.
+
+use std::path::{Path, PathBuf};
+
+use chock_log::event::EndReason;
+use chock_log::fold::Status;
+use chock_log::{SessionId, SessionState, StateDir, fold_log, list_sessions, locks};
+
+use super::{WorkspaceError, branch_name, changed_files, git, git_output, toplevel};
+
+/// One session's workspace as the log names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub session: SessionId,
+    pub project: Option<PathBuf>,
+    pub dir: PathBuf,
+    pub commit: String,
+    pub branch: String,
+    /// Whether the directory is still on disk.
+    pub exists: bool,
+    pub applied: bool,
+    /// `running`, `waiting`, `ended: <reason>` or `crashed` (not ended, no owner).
+    pub status: String,
+}
+
+fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
+    let ws = state.workspace.as_ref()?;
+    let owned = locks::is_owned(log).unwrap_or(false);
+    let status = match &state.status {
+        Status::Ended { reason, .. } => format!("ended: {}", reason.as_str()),
+        _ if !owned => "crashed (no process holds it)".to_owned(),
+        other => other.as_str().to_owned(),
+    };
+    Some(Entry {
+        project: state.project.clone(),
+        dir: ws.dir.clone(),
+        commit: ws.commit.clone(),
+        branch: ws
+            .branch
+            .clone()
+            .unwrap_or_else(|| branch_name(id.as_str())),
+        exists: ws.dir.is_dir(),
+        applied: ws.applied,
+        status,
+        session: id,
+    })
+}
+
+/// Every session's workspace, newest first.
+pub fn list(state: &StateDir) -> Vec<Entry> {
+    list_sessions(state, None)
+        .sessions
+        .into_iter()
+        .filter_map(|(id, s)| {
+            let log = state.log_path(&id);
+            entry(id, &s, &log)
+        })
+        .collect()
+}
+
+/// One session's workspace.
+pub fn find(state: &StateDir, session: &str) -> Result<Entry, WorkspaceError> {
+    let (id, log) = state
+        .find_session(session)
+        .map_err(|err| WorkspaceError::Refused(err.to_string()))?;
+    let folded = fold_log(&log).map_err(|err| WorkspaceError::Refused(err.to_string()))?;
+    entry(id.clone(), &folded.state, &log).ok_or_else(|| {
+        WorkspaceError::Refused(format!(
+            "session {} has no workspace in its log",
+            id.as_str()
+        ))
+    })
+}
+
+/// The person's repository a workspace belongs to.
+pub fn repo_of(entry: &Entry) -> Result<PathBuf, WorkspaceError> {
+    match &entry.project {
+        Some(project) => toplevel(project),
+        None => Err(WorkspaceError::Refused(format!(
+            "session {} names no project in its log",
+            entry.session.as_str()
+        ))),
+    }
+}
+
+/// Refuses a workspace whose directory is gone, naming its branch.
+pub fn require_exists(entry: &Entry) -> Result<(), WorkspaceError> {
+    if entry.exists {
+        Ok(())
+    } else {
+        Err(missing(entry))
+    }
+}
+
+fn missing(entry: &Entry) -> WorkspaceError {
+    WorkspaceError::Missing {
+        session: entry.session.as_str().to_owned(),
+        dir: entry.dir.clone(),
+        branch: entry.branch.clone(),
+        repo: entry.project.clone().unwrap_or_default(),
+    }
+}
+
+/// A few lines about one workspace: where, which branch, the commits made
+/// since it started, uncommitted files.
+pub fn show(entry: &Entry) -> Result<String, WorkspaceError> {
+    let mut out = format!(
+        "session:  {}\ndirectory: {}{}\nbranch:   {}\nstarted at: {}\nstatus:   {}{}\n",
+        entry.session.as_str(),
+        entry.dir.display(),
+        if entry.exists { "" } else { " (missing)" },
+        entry.branch,
+        entry.commit,
+        entry.status,
+        if entry.applied { ", applied" } else { "" },
+    );
+    if !entry.exists {
+        out.push_str(&format!("{}\n", missing(entry)));
+        return Ok(out);
+    }
+    let log = git(
+        &entry.dir,
+        &[
+            "log",
+            "--format=  %h %s",
+            &format!("{}..HEAD", entry.commit),
+        ],
+    )?;
+    if log.is_empty() {
+        out.push_str("commits:  none yet\n");
+    } else {
+        out.push_str("commits:\n");
+        out.push_str(&log);
+    }
+    let changed = changed_files(&entry.dir)?;
+    if !changed.is_empty() {
+        out.push_str("uncommitted:\n");
+        for file in changed {
+            out.push_str(&format!("  {file}\n"));
+        }
+    }
+    Ok(out)
+}
+
+/// Everything the session changed since its start: its commits and what
+/// it has not committed, as one diff against the starting commit.
+pub fn diff(entry: &Entry) -> Result<String, WorkspaceError> {
+    if !entry.exists {
+        return Err(missing(entry));
+    }
+    git(&entry.dir, &["diff", "--no-color", &entry.commit])
+}
+
+/// What a discard did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discarded {
+    pub dir: PathBuf,
+    /// The branch, when it was kept because its commits are merged nowhere.
+    pub kept_branch: Option<String>,
+}
+
+/// Removes a workspace's directory and, when merged, its branch.
+pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceError> {
+    let log = state.log_path(&entry.session);
+    if locks::is_owned(&log).unwrap_or(false) {
+        return Err(WorkspaceError::Refused(format!(
+            "session {} is running and works in {}: end it first (or wait for it to end), then discard",
+            entry.session.as_str(),
+            entry.dir.display()
+        )));
+    }
+    let repo = repo_of(entry)?;
+    let dir = entry.dir.to_string_lossy().into_owned();
+    if entry.exists {
+        git(&repo, &["worktree", "remove", "--force", &dir])?;
+    } else {
+        git(&repo, &["worktree", "prune"])?;
+    }
+    let out = git_output(&repo, &["branch", "-d", &entry.branch])?;
+    let exists = git_output(
+        &repo,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{}", entry.branch),
+        ],
+    )?
+    .status
+    .success();
+    Ok(Discarded {
+        dir: entry.dir.clone(),
+        kept_branch: (!out.status.success() && exists).then(|| entry.branch.clone()),
+    })
+}
+
+/// Sentences about the project's sessions that ended abnormally and kept a
+/// workspace with work in it, for a new run to show.
+pub fn kept_notes(state: &StateDir, project: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (id, s) in list_sessions(state, Some(project)).sessions {
+        let log = state.log_path(&id);
+        let Some(e) = entry(id, &s, &log) else {
+            continue;
+        };
+        let abnormal = match &s.status {
+            Status::Ended { reason, .. } => {
+                !matches!(reason, EndReason::Done | EndReason::Handover)
+            }
+            _ => !locks::is_owned(&log).unwrap_or(true),
+        };
+        if abnormal && e.exists && !e.applied {
+            let sid = e.session.as_str();
+            notes.push(format!(
+                "session {sid} ({}) kept its workspace at {} on branch {}: carry it on with `chock run --continue {sid}`, look with `chock workspace show {sid}`, or remove it with `chock workspace discard {sid}`",
+                e.status,
+                e.dir.display(),
+                e.branch
+            ));
+        }
+    }
+    notes
+}

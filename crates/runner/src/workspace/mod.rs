@@ -1,0 +1,220 @@
+//! A session's workspace: a git worktree of the project under
+//! `StateDir::workspace_dir(id)`, on a branch of its own (`chock/<id>`),
+//! started at the project's HEAD. The checkout outlives the process that
+//! made it, so everything here is keyed on the session id and on facts the
+//! log records (`workspace.open`: directory, starting commit, branch).
+//!
+//! The module is split by what a person does with a workspace:
+//! [`create`] makes one (and refuses the inputs that would lose work),
+//! [`apply`] carries its commits back in one of four modes or parks them,
+//! [`takeover`] decides from the log whether a new owner may step into an
+//! existing one, and [`manage`] lists, shows, diffs and discards them.
+//!
+//! Git is run as a program, never linked: the person's own git, config and
+//! hooks behave as they always do in their repository.
+
+pub mod apply;
+pub mod create;
+pub mod manage;
+pub mod session;
+pub mod takeover;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub use apply::{ApplyMode, ApplyPlan, Landing};
+pub use create::{CreateOptions, Opened, create};
+pub use takeover::{Takeover, TakeoverError, check_takeover};
+
+/// The branch a session's workspace is on.
+pub fn branch_name(session: &str) -> String {
+    format!("chock/{session}")
+}
+
+/// The ref an apply that may not move your branches parks the work at.
+pub fn parked_ref(session: &str) -> String {
+    format!("refs/chock/parked/{session}")
+}
+
+/// Everything that can go wrong with a workspace, each naming what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error(
+        "{} is not in a git repository: a session works in a git worktree of its project; run `git init && git add -A && git commit -m initial` there first",
+        path.display()
+    )]
+    NotARepo { path: PathBuf },
+    #[error(
+        "{} has no commit yet: a session starts from the project's HEAD; make a first commit (`git add -A && git commit -m initial`)",
+        repo.display()
+    )]
+    NoCommit { repo: PathBuf },
+    #[error(
+        "the project's HEAD is detached at {commit} in {}: a session starts from a branch so its work can be carried back to it; check out a branch (`git switch <branch>`) and run again",
+        repo.display()
+    )]
+    DetachedHead { repo: PathBuf, commit: String },
+    #[error(
+        "{} has uncommitted changes ({files}): a session starts from the last commit and would not see them; commit or stash them, or pass --allow-dirty to copy them into the session's workspace",
+        repo.display()
+    )]
+    Dirty { repo: PathBuf, files: String },
+    #[error(
+        "the branch {branch} already exists in {}: each session's workspace gets a branch of its own; if it is a session's, carry it on with `chock run --continue {session}`, otherwise rename it (`git branch -m {branch} <new name>`)",
+        repo.display()
+    )]
+    BranchTaken {
+        repo: PathBuf,
+        branch: String,
+        session: String,
+    },
+    #[error(
+        "{} already exists: a session's workspace directory is made fresh; look at it with `chock workspace show {session}` and remove it with `chock workspace discard {session}` if it is not needed",
+        dir.display()
+    )]
+    DirTaken { dir: PathBuf, session: String },
+    #[error(
+        "the workspace of session {session} at {} is gone (deleted by hand?); its commits are still on branch {branch}: run `git worktree prune` in {} and check that branch out, or start a new session",
+        dir.display(),
+        repo.display()
+    )]
+    Missing {
+        session: String,
+        dir: PathBuf,
+        branch: String,
+        repo: PathBuf,
+    },
+    #[error(
+        "the workspace {} has uncommitted changes ({files}): only commits are carried back; commit them in the workspace (`git -C {} add -A && git -C {} commit`) and apply again",
+        dir.display(), dir.display(), dir.display()
+    )]
+    Uncommitted { dir: PathBuf, files: String },
+    #[error("{}", .0)]
+    Refused(String),
+    #[error("`git {args}` failed in {}: {stderr}", dir.display())]
+    Git {
+        args: String,
+        dir: PathBuf,
+        stderr: String,
+    },
+    #[error("cannot run git: {0}; install git and make sure it is on PATH")]
+    NoGit(std::io::Error),
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    State(#[from] chock_log::PathError),
+}
+
+/// Runs git in `dir` with `args`; stdout on success.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, WorkspaceError> {
+    let out = git_output(dir, args)?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(WorkspaceError::Git {
+            args: args.join(" "),
+            dir: dir.to_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+}
+
+/// Runs git and hands back whatever happened, success or not.
+pub(crate) fn git_output(
+    dir: &Path,
+    args: &[&str],
+) -> Result<std::process::Output, WorkspaceError> {
+    if !dir.is_dir() {
+        return Err(WorkspaceError::Io {
+            what: "run git in",
+            path: dir.to_owned(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        });
+    }
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        // A prompt would hang a session that has nobody at the terminal.
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_EDITOR", "true")
+        .output()
+        .map_err(WorkspaceError::NoGit)
+}
+
+/// Whether git answered yes (exit 0) to a question.
+pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> Result<bool, WorkspaceError> {
+    Ok(git_output(dir, args)?.status.success())
+}
+
+/// The commits Chock itself makes (a merge) need an identity; the person's
+/// own is used when git has one, else a neutral one.
+pub(crate) fn identity_args(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
+    let has = |key: &str| -> Result<bool, WorkspaceError> {
+        Ok(git_output(dir, &["config", "--get", key])?.status.success()
+            || std::env::var_os(if key == "user.name" {
+                "GIT_COMMITTER_NAME"
+            } else {
+                "GIT_COMMITTER_EMAIL"
+            })
+            .is_some())
+    };
+    let mut out = Vec::new();
+    if !has("user.name")? {
+        out.extend(["-c".to_owned(), "user.name=Chock".to_owned()]);
+    }
+    if !has("user.email")? {
+        out.extend(["-c".to_owned(), "user.email=chock@localhost".to_owned()]);
+    }
+    Ok(out)
+}
+
+/// `git status --porcelain` entries of tracked changes and untracked files
+/// that are not ignored, as one short list for a message.
+pub(crate) fn changed_files(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
+    let out = git(dir, &["status", "--porcelain=v1", "--untracked-files=all"])?;
+    Ok(out
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.trim().to_owned())
+        .collect())
+}
+
+/// A short list of changed files for a message: the first five, then a count.
+pub(crate) fn summarize(files: &[String]) -> String {
+    let mut shown: Vec<String> = files.iter().take(5).cloned().collect();
+    if files.len() > 5 {
+        shown.push(format!("and {} more", files.len() - 5));
+    }
+    shown.join(", ")
+}
+
+/// The top of the repository `path` is in.
+pub(crate) fn toplevel(path: &Path) -> Result<PathBuf, WorkspaceError> {
+    match git_output(path, &["rev-parse", "--show-toplevel"])? {
+        out if out.status.success() => Ok(PathBuf::from(
+            String::from_utf8_lossy(&out.stdout).trim_end_matches('\n'),
+        )),
+        _ => Err(WorkspaceError::NotARepo {
+            path: path.to_owned(),
+        }),
+    }
+}
+
+/// The commit a rev names, in full.
+pub(crate) fn rev(dir: &Path, name: &str) -> Result<String, WorkspaceError> {
+    Ok(git(
+        dir,
+        &["rev-parse", "--verify", &format!("{name}^{{commit}}")],
+    )?
+    .trim()
+    .to_owned())
+}
+
+/// Seven characters of a commit, for sentences.
+pub(crate) fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}

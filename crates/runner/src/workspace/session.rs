@@ -1,0 +1,480 @@
+//! Sessions that work in a workspace: a new one (its checkout made here),
+//! and one carried on from its log by `chock run --continue` or the
+//! daemon's `chock run --adopt`.
+//!
+//! Carrying on is the log's lock changing hands and nothing more: take the
+//! lock (a second taker is told who holds it), fold, prove by the log that
+//! nobody is in the workspace ([`super::takeover`]), record the new
+//! ownership (`session.open`, `workspace.open` naming the same checkout),
+//! and run the next turn from the conversation the log holds. Chock adds no
+//! message of its own. A tool call the model asked for that has no result
+//! in the log was cut off with its process; it is not run again (its
+//! effect is unknown), and the model is told so in its result.
+
+use std::path::{Path, PathBuf};
+
+use chock_log::event::{
+    EndReason, Event, SessionEnd, SessionOpen, ToolResult, TurnEnd as LogTurnEnd, UserMessage,
+};
+use chock_log::fold::Message as Folded;
+use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after};
+
+use super::takeover::{TakeoverError, check_takeover};
+use super::{CreateOptions, Opened, WorkspaceError, create, toplevel};
+use crate::approval::ApproveSocket;
+use crate::history;
+use crate::provider::Message;
+use crate::session::{
+    LogHooks, SessionError, SessionOutcome, SessionSetup, decision_event, ending,
+};
+use crate::tools::{Commands, Workspace};
+use crate::turn::{TurnContext, run_turn};
+use chock_policy::{Action, Decision};
+
+/// Why a session in a workspace could not start or carry on.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Takeover(#[from] TakeoverError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// How a carried-on session starts.
+#[derive(Debug, Clone)]
+pub struct Carry<'a> {
+    pub session: &'a SessionId,
+    /// `--adopt`: the session must have been handed over.
+    pub adopt: bool,
+    /// A message from the person to add before the turn, if any.
+    pub message: Option<&'a str>,
+}
+
+/// The result message given to a call cut off with the previous owner.
+pub const INTERRUPTED: &str = "this call was cut off when the session's previous process ended, and it was not run again because its effect is unknown; check the state it would have changed and call it again if it is still needed";
+
+/// Starts a new session in a new workspace of `setup.project`.
+pub async fn run_new_in_workspace(
+    setup: &SessionSetup<'_>,
+    message: &str,
+    allow_dirty: bool,
+    id: Option<SessionId>,
+    on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
+) -> Result<(SessionOutcome, Opened), StartError> {
+    let integrate = integrate_decision(setup.policy);
+    let id = id.unwrap_or_default();
+    let opened = create(&CreateOptions {
+        state: setup.state,
+        session: &id,
+        project: setup.project,
+        allow_dirty,
+    })?;
+    let mut writer = match LogWriter::create(setup.state, &id) {
+        Ok(writer) => writer,
+        Err(err) => {
+            // The checkout holds nothing yet but the person's copied files,
+            // which are still in their own tree: remove it with the branch.
+            let dir = opened.dir.to_string_lossy().into_owned();
+            let _ = super::git_output(&opened.repo, &["worktree", "remove", "--force", &dir]);
+            let _ = super::git_output(&opened.repo, &["branch", "-D", &opened.branch]);
+            return Err(err.into());
+        }
+    };
+    writer.append(open_event(setup, &id, setup.project))?;
+    writer.append(opened.event())?;
+    writer.append(integrate)?;
+    writer.append(UserMessage {
+        text: message.to_owned(),
+    })?;
+    let conversation = vec![Message::User {
+        text: message.to_owned(),
+    }];
+    let outcome = drive(
+        setup,
+        writer,
+        id,
+        &opened.root,
+        conversation,
+        on_text,
+        interrupt,
+    )
+    .await?;
+    Ok((outcome, opened))
+}
+
+/// Carries on session `carry.session` from its log, in its own workspace.
+pub async fn run_carried_on(
+    setup: &SessionSetup<'_>,
+    carry: &Carry<'_>,
+    on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
+) -> Result<(SessionOutcome, PathBuf), StartError> {
+    let (id, log) = setup
+        .state
+        .find_session(carry.session.as_str())
+        .map_err(|err| StartError::Refused(err.to_string()))?;
+    let mut writer = LogWriter::open(&log)?;
+    let mut events = read_events(&log)?;
+    let last = events.last().map(|e| &e.body);
+    let ended = matches!(last, Some(chock_log::EventBody::SessionEnd(_)));
+    if carry.adopt {
+        let handed = matches!(last, Some(chock_log::EventBody::SessionEnd(end)) if end.reason == EndReason::Handover);
+        if !handed {
+            return Err(StartError::Refused(format!(
+                "session {} was not handed over (its log does not end with a handover), so it is not adopted; carry it on with `chock run --continue {}`",
+                id.as_str(),
+                id.as_str()
+            )));
+        }
+    } else if !ended {
+        // Holding the lock proves the last owner is gone; say so in the log
+        // before anything else, so the ending is older than what follows.
+        let folded = fold_log(&log).map_err(SessionError::from)?;
+        let pid = folded.state.owner_pid.unwrap_or_default();
+        events.push(writer.append(SessionEnd {
+            reason: EndReason::Crashed,
+            detail: format!(
+                "process {pid} stopped without ending the session; found by process {}",
+                std::process::id()
+            ),
+        })?);
+    }
+    let taken = check_takeover(&id, &events)?;
+    let folded = fold_log(&log).map_err(SessionError::from)?;
+    let project = folded
+        .state
+        .project
+        .clone()
+        .unwrap_or_else(|| setup.project.to_owned());
+    let branch = taken
+        .branch
+        .clone()
+        .unwrap_or_else(|| super::branch_name(id.as_str()));
+    if !taken.dir.is_dir() {
+        return Err(WorkspaceError::Missing {
+            session: id.as_str().to_owned(),
+            dir: taken.dir,
+            branch,
+            repo: project,
+        }
+        .into());
+    }
+    let mut conversation = history::from_fold(&folded.state.conversation);
+    let cut = unanswered_calls(&folded.state.conversation);
+    let idle = cut.is_empty() && carry.message.is_none() && ends_with_answer(&conversation);
+    if idle && !carry.adopt {
+        return Err(StartError::Refused(format!(
+            "session {} has nothing to carry on: its last turn finished; give a message to say what next (`chock run --continue {} \"...\"`)",
+            id.as_str(),
+            id.as_str()
+        )));
+    }
+    writer.append(open_event(setup, &id, &project))?;
+    writer.append(chock_log::event::WorkspaceOpen {
+        dir: taken.dir.clone(),
+        commit: taken.commit.clone(),
+        branch: Some(branch),
+    })?;
+    writer.append(integrate_decision(setup.policy))?;
+    for (call_id, name) in cut {
+        writer.append(ToolResult {
+            call_id: call_id.clone(),
+            ok: false,
+            output: INTERRUPTED.to_owned(),
+            truncated: false,
+        })?;
+        conversation.push(Message::ToolResult {
+            call_id,
+            name,
+            content: INTERRUPTED.to_owned(),
+            is_error: true,
+        });
+    }
+    if let Some(text) = carry.message {
+        writer.append(UserMessage {
+            text: text.to_owned(),
+        })?;
+        conversation.push(Message::User {
+            text: text.to_owned(),
+        });
+    }
+    if idle {
+        // Handed over at a turn boundary with nothing asked since: the new
+        // owner records that it holds the session and the workspace, and
+        // ends, so the next message starts a turn from here.
+        let detail = "adopted at a turn boundary with nothing to carry on: the last turn had finished and no message was given".to_owned();
+        writer.append(SessionEnd {
+            reason: EndReason::Done,
+            detail: detail.clone(),
+        })?;
+        let outcome = SessionOutcome {
+            id,
+            log: writer.path().to_owned(),
+            reason: EndReason::Done,
+            detail,
+        };
+        return Ok((outcome, taken.dir));
+    }
+    let root = tools_root(&project, &taken.dir);
+    let outcome = drive(setup, writer, id, &root, conversation, on_text, interrupt).await?;
+    Ok((outcome, taken.dir))
+}
+
+/// workspace.integrate, read once as the session starts (seeds 004): the
+/// answer is recorded as a `decision` event, and an apply of this session
+/// describes and carries out what that answer says.
+pub fn integrate_decision(policy: &chock_policy::Policy) -> chock_log::event::Decision {
+    let verdict = policy.decide(&Action::workspace_integrate());
+    let layer = serde_json::to_value(verdict.layer)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    chock_log::event::Decision {
+        action: verdict.action,
+        decision: verdict.decision.as_str().to_owned(),
+        layer,
+        rule: verdict.rule.map(|r| r.text).unwrap_or_default(),
+        call_id: None,
+    }
+}
+
+/// Whether the log's recorded workspace.integrate answer permits moving a
+/// branch; `None` when the log recorded none (an older session).
+pub fn recorded_integrate(log: &Path) -> Option<bool> {
+    let batch = read_after(log, EventId::NONE).ok()?;
+    batch
+        .events
+        .iter()
+        .rev()
+        .filter_map(|raw| raw.parse().ok())
+        .find_map(|event| match event.body {
+            chock_log::EventBody::Decision(d) if d.action == "workspace.integrate" => {
+                Some(d.decision != "deny")
+            }
+            _ => None,
+        })
+}
+
+fn open_event(setup: &SessionSetup<'_>, id: &SessionId, project: &Path) -> SessionOpen {
+    SessionOpen {
+        session_id: id.clone(),
+        project: project.to_owned(),
+        model: setup.model_label.to_owned(),
+        pid: std::process::id(),
+        chock_version: env!("CARGO_PKG_VERSION").to_owned(),
+    }
+}
+
+fn read_events(log: &Path) -> Result<Vec<Event>, StartError> {
+    let batch = read_after(log, EventId::NONE).map_err(SessionError::from)?;
+    Ok(batch
+        .events
+        .iter()
+        .filter_map(|raw| raw.parse().ok())
+        .collect())
+}
+
+/// The calls of the newest assistant message that have no result.
+fn unanswered_calls(conversation: &[Folded]) -> Vec<(String, String)> {
+    let Some(at) = conversation
+        .iter()
+        .rposition(|m| matches!(m, Folded::Assistant { .. }))
+    else {
+        return Vec::new();
+    };
+    let Folded::Assistant { tool_calls, .. } = &conversation[at] else {
+        return Vec::new();
+    };
+    tool_calls
+        .iter()
+        .filter(|call| {
+            !conversation[at..]
+                .iter()
+                .any(|m| matches!(m, Folded::ToolResult { call_id, .. } if *call_id == call.id))
+        })
+        .map(|call| (call.id.clone(), call.name.clone()))
+        .collect()
+}
+
+fn ends_with_answer(conversation: &[Message]) -> bool {
+    matches!(conversation.last(), Some(Message::Assistant { calls, .. }) if calls.is_empty())
+}
+
+/// The directory the tools work in: the same subdirectory of the worktree
+/// that the project is of its repository.
+fn tools_root(project: &Path, dir: &Path) -> PathBuf {
+    match toplevel(project) {
+        Ok(repo) => match project.canonicalize() {
+            Ok(p) => dir.join(p.strip_prefix(&repo).unwrap_or(Path::new(""))),
+            Err(_) => dir.to_owned(),
+        },
+        Err(_) => dir.to_owned(),
+    }
+}
+
+async fn drive(
+    setup: &SessionSetup<'_>,
+    mut writer: LogWriter,
+    id: SessionId,
+    root: &Path,
+    mut conversation: Vec<Message>,
+    on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
+) -> Result<SessionOutcome, StartError> {
+    let workspace = Workspace::new(root).map_err(|err| SessionError::Workspace {
+        path: root.to_owned(),
+        detail: err.to_string(),
+    })?;
+    // sandbox.jit is read before the first turn, where nobody can be asked:
+    // only allow turns write-xor-execute off.
+    let jit = setup
+        .policy
+        .decide_before_first_turn(&Action::sandbox_jit());
+    writer.append(decision_event(&jit, None))?;
+    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow);
+    let cx = TurnContext {
+        provider: setup.provider,
+        model: setup.model,
+        system: setup.system,
+        workspace: &workspace,
+        commands: &commands,
+        limits: setup.limits,
+    };
+    let approvals =
+        ApproveSocket::bind(&setup.state.approve_socket(&id)).map_err(SessionError::from)?;
+    let mut hooks = LogHooks {
+        writer: &mut writer,
+        policy: setup.policy,
+        workspace: workspace.root(),
+        approvals: &approvals,
+        on_text,
+    };
+    // As in a new session without a workspace (crate::session): Ctrl-C
+    // abandons the turn at its next wait and the session ends interrupted.
+    let end = tokio::select! {
+        end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
+        () = interrupt => None,
+    };
+    writer.append(LogTurnEnd {})?;
+    let (reason, detail) = match end {
+        Some(end) => ending(end),
+        None => (
+            EndReason::Interrupted,
+            "interrupted by the person; the turn was abandoned".to_owned(),
+        ),
+    };
+    writer.append(SessionEnd {
+        reason,
+        detail: detail.clone(),
+    })?;
+    Ok(SessionOutcome {
+        id,
+        log: writer.path().to_owned(),
+        reason,
+        detail,
+    })
+}
+
+/// A `--continue` or `--adopt` worked out before the provider is built:
+/// which session, and the model and project its log names.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub session: SessionId,
+    pub adopt: bool,
+    /// The session's model, `instance/model`, unless `--model` overrides it.
+    pub model: Option<String>,
+    pub project: Option<PathBuf>,
+}
+
+/// Finds the session to carry on (the newest of `project` when none is
+/// named) and refuses `--allow-dirty`, which would copy the person's files
+/// over the agent's own edits in a workspace that moved.
+pub fn resolve_carry(
+    state: &chock_log::StateDir,
+    project: &Path,
+    carry: &crate::run::CarryOn,
+    allow_dirty: bool,
+) -> Result<Resolved, StartError> {
+    if allow_dirty {
+        return Err(StartError::Refused(
+            "--allow-dirty is refused when carrying a session on: it copies your uncommitted files over the files in the session's workspace, and in a workspace that moved those are the agent's own edits; copy what you need by hand".to_owned(),
+        ));
+    }
+    let session = match &carry.session {
+        Some(text) => {
+            state
+                .find_session(text)
+                .map_err(|err| StartError::Refused(err.to_string()))?
+                .0
+        }
+        None => chock_log::list_sessions(state, Some(project))
+            .sessions
+            .into_iter()
+            .next()
+            .map(|(id, _)| id)
+            .ok_or_else(|| {
+                StartError::Refused(format!(
+                    "no session of the project {} to carry on: name one (`chock run --continue <session id>`, ids from `chock sessions`)",
+                    project.display()
+                ))
+            })?,
+    };
+    let folded = fold_log(&state.log_path(&session)).map_err(SessionError::from)?;
+    Ok(Resolved {
+        session,
+        adopt: carry.adopt,
+        model: folded.state.model,
+        project: folded.state.project,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use chock_log::event::{Json, ToolCall as LogCall};
+
+    use super::*;
+
+    fn call(id: &str) -> LogCall {
+        LogCall {
+            id: id.to_owned(),
+            name: "write_file".to_owned(),
+            arguments: Json::default(),
+        }
+    }
+
+    #[test]
+    fn only_the_newest_calls_without_a_result_were_cut_off() {
+        let conversation = vec![
+            Folded::User {
+                event_id: EventId(1),
+                text: "go".into(),
+            },
+            Folded::Assistant {
+                event_id: EventId(2),
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b"), call("c")],
+            },
+            Folded::ToolResult {
+                event_id: EventId(3),
+                call_id: "a".into(),
+                ok: true,
+                output: String::new(),
+            },
+        ];
+        assert_eq!(
+            unanswered_calls(&conversation),
+            vec![
+                ("b".to_owned(), "write_file".to_owned()),
+                ("c".to_owned(), "write_file".to_owned())
+            ]
+        );
+        assert!(unanswered_calls(&conversation[..1]).is_empty());
+    }
+}

@@ -1,0 +1,191 @@
+//! `chock serve`: a browser in front of a daemon.
+//!
+//! Serve owns nothing. Every fact the page shows came out of the daemon's
+//! control protocol through [`chock_control::Client`]: it never reads a
+//! session log, takes a lock or resolves a session directory, and nothing in
+//! it asks whether the daemon's address is local. Its own listener is a unix
+//! socket whose peer uid is checked (anyone else gets `403 Forbidden`), or a
+//! TCP address that checks nobody when a person names one with `--host`.
+//! [`Serve::bind`] and [`Serve::serve`] are library calls so a test can boot
+//! serve in-process beside an in-process daemon.
+
+#![deny(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod api;
+mod error;
+mod listen;
+pub mod page;
+mod watch;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chock_control::{Address, Client};
+
+use crate::listen::Listener;
+
+/// The port `--host` listens on when `--port` is not given.
+pub const DEFAULT_PORT: u16 = 7781;
+
+/// How many events the page asks for at a time, and the tail a fresh
+/// session view starts from.
+pub const PAGE: u64 = 200;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "something is already listening on unix:{}: use it, or stop it before starting another",
+        .0.display()
+    )]
+    AlreadyListening(PathBuf),
+    #[error("{} exists and is not a socket: move it away or pass --socket <path>", .0.display())]
+    NotASocket(PathBuf),
+    #[error("socket activation: {0}; check the .socket unit")]
+    Activation(String),
+    #[error("cannot start serve's runtime or its signal handlers: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Where the daemon is and what to listen on.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The daemon every fact comes from.
+    pub daemon: Address,
+    /// The unix socket to listen on (`serve.sock` in the state directory
+    /// unless a person named another).
+    pub socket: PathBuf,
+    /// A TCP listener instead of the socket, only when a person named a host.
+    pub tcp: Option<(String, u16)>,
+    /// Take the sockets systemd passed in `LISTEN_FDS`, when it passed any.
+    pub socket_activation: bool,
+    /// Bounds each connect to the daemon and each read of a reply (not the
+    /// wait between a watch's events).
+    pub daemon_timeout: Duration,
+}
+
+impl Config {
+    pub fn new(daemon: Address, socket: PathBuf) -> Config {
+        Config {
+            daemon,
+            socket,
+            tcp: None,
+            socket_activation: true,
+            daemon_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What every request shares: the one way to the daemon.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) client: Client,
+}
+
+/// A serve whose listeners are bound and not yet accepting.
+#[derive(Debug)]
+pub struct Serve {
+    listeners: Vec<Listener>,
+    shared: Arc<Shared>,
+}
+
+impl Serve {
+    /// Binds the listener, or fails naming the address that could not be bound.
+    pub async fn bind(config: Config) -> Result<Serve, ServeError> {
+        let activated = if config.socket_activation {
+            listen::activated()?
+        } else {
+            None
+        };
+        let listeners = match activated {
+            Some(listeners) => listeners,
+            None => match &config.tcp {
+                Some((host, port)) => vec![listen::bind_tcp(host, *port).await?],
+                None => vec![listen::bind_unix(&config.socket)?],
+            },
+        };
+        let client = Client::new(config.daemon).with_timeout(config.daemon_timeout);
+        Ok(Serve {
+            listeners,
+            shared: Arc::new(Shared { client }),
+        })
+    }
+
+    /// The addresses a browser or proxy can reach serve at, as `unix:/path`
+    /// or `host:port`.
+    pub fn addresses(&self) -> Vec<Address> {
+        self.listeners
+            .iter()
+            .filter_map(Listener::address)
+            .collect()
+    }
+
+    /// The daemon this serve is a client of.
+    pub fn daemon(&self) -> &Address {
+        self.shared.client.address()
+    }
+
+    /// Tells systemd serve is ready, when it runs under systemd.
+    pub fn notify_ready(&self) {
+        if let Err(err) = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]) {
+            tracing::warn!(%err, "could not tell systemd serve is ready");
+        }
+    }
+
+    /// Accepts connections until `shutdown` completes, then removes the
+    /// socket file it created.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) {
+        let router = api::router(Arc::clone(&self.shared));
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut cleanup = Vec::new();
+        for listener in self.listeners {
+            if let Some(path) = listener.created_path() {
+                cleanup.push(path.to_owned());
+            }
+            tasks.spawn(listen::accept_loop(listener, router.clone()));
+        }
+        shutdown.await;
+        tasks.abort_all();
+        for path in cleanup {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Runs serve on its own multi-threaded runtime until SIGTERM or SIGINT.
+/// `announce` is called with the bound addresses before the first accept.
+pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(async move {
+        let shutdown = terminated()?;
+        let serve = Serve::bind(config).await?;
+        announce(&serve.addresses());
+        serve.notify_ready();
+        serve.serve(shutdown).await;
+        Ok(())
+    })
+}
+
+/// Completes on SIGTERM or SIGINT; the handlers are installed when this is
+/// called, not when the future is first polled.
+fn terminated() -> Result<impl Future<Output = ()>, ServeError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}

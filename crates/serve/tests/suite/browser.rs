@@ -1,0 +1,150 @@
+//! The page in a real browser: Debian's Chromium driven by Playwright
+//! (tests/browser/session.mjs) against serve on TCP in front of a real
+//! daemon whose session is the stand-in `chock run`. `.ci/run` installs
+//! Chromium and the npm package.
+
+use std::path::PathBuf;
+
+use chock_control::Address;
+
+use super::{Harness, S1};
+
+fn browser_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_starts_a_session_answers_yes_and_sees_it_finish() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir()
+            && PathBuf::from("/usr/bin/chromium").exists(),
+        "this test needs Debian's chromium and `npm ci` in tests/browser (.ci/run installs both)"
+    );
+    let mut h = Harness::boot().await;
+    let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let screenshot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-session.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let out = tokio::process::Command::new("node")
+        .arg(dir.join("session.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(&screenshot)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("finished; screenshot at"), "{stdout}");
+    assert!(std::fs::metadata(&screenshot).unwrap().len() > 1000);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_session_pages_back_and_still_shows_an_old_question() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "this test needs `npm ci` in tests/browser (.ci/run does it)"
+    );
+    let mut h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    log.append(
+        "approval.request",
+        r#""request_id":"r1","action":"exec.deploy","question":"Deploy?""#,
+    );
+    for n in 3..=450 {
+        log.say(&format!("message {n}"));
+    }
+    let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let out = tokio::process::Command::new("node")
+        .arg(dir.join("long-session.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(S1)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    drop(log);
+}
+
+/// Serve on TCP in front of `daemon`, where no daemon need be listening.
+async fn serve_in_front_of(daemon: Address) -> (Harness, u16) {
+    let mut h = Harness::boot_serve_only(daemon).await;
+    let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    (h, port)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_page_says_the_daemon_is_down_and_recovers_when_it_comes_up() {
+    use tokio::io::AsyncBufReadExt;
+    let dir = browser_dir();
+    let sockets = tempfile::tempdir().unwrap();
+    let socket = sockets.path().join("daemon.sock");
+    let (h, port) = serve_in_front_of(Address::Unix(socket.clone())).await;
+    let mut node = tokio::process::Command::new("node")
+        .arg(dir.join("daemon-down.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg("down")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(node.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the page says the daemon is down")
+        .unwrap();
+    assert_eq!(first.as_deref(), Some("banner shown"));
+    // Now a daemon comes up at that address; the page finds it by itself.
+    let mut config = chock_daemon::Config::new(sockets.path().to_owned(), "/bin/false".into());
+    config.socket_activation = false;
+    let daemon = chock_daemon::Daemon::bind(config).await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(daemon.serve(async move {
+        let _ = stopped.await;
+    }));
+    let second = lines.next_line().await.unwrap();
+    let status = node.wait().await.unwrap();
+    assert_eq!(second.as_deref(), Some("recovered"));
+    assert!(status.success());
+    drop(stop);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_page_names_both_protocol_numbers() {
+    let sockets = tempfile::tempdir().unwrap();
+    let socket = sockets.path().join("daemon.sock");
+    super::bad_input::other_protocol_daemon(socket.clone()).await;
+    let (h, port) = serve_in_front_of(Address::Unix(socket)).await;
+    let out = tokio::process::Command::new("node")
+        .arg(browser_dir().join("daemon-down.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg("mismatch")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "The daemon speaks chock-control 2 and this chock serve speaks chock-control 1"
+        ),
+        "{stdout}"
+    );
+}

@@ -1,0 +1,378 @@
+//! The harness: a real daemon and a real serve, both in-process, in a
+//! temporary state directory; an HTTP/1.1 client over serve's unix socket;
+//! a reader of server-sent events; logs written with chock-log's writer.
+
+mod bad_input;
+mod browser;
+mod pages;
+mod peer;
+mod perf;
+mod sessions;
+mod watch;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use chock_control::Address;
+use chock_daemon::Daemon;
+use chock_log::event::SessionOpen;
+use chock_log::{Event, LogWriter, SessionId, StateDir};
+use chock_serve::{Config, Serve};
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::UnixStream;
+
+pub(crate) const S1: &str = "20261129-190000-001-00000001";
+pub(crate) const S2: &str = "20261129-190000-002-00000002";
+
+pub(crate) struct Harness {
+    pub(crate) state: tempfile::TempDir,
+    pub(crate) project: tempfile::TempDir,
+    pub(crate) daemon: Address,
+    pub(crate) serve: Address,
+    stops: Vec<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Harness {
+    /// A daemon whose sessions run the stand-in `chock run`, and serve in
+    /// front of it on serve.sock in the same state directory.
+    pub(crate) async fn boot() -> Harness {
+        let state = tempfile::tempdir().unwrap();
+        let mut h = Harness::bare(state);
+        let exe = fake_chock(h.state.path());
+        let mut config = chock_daemon::Config::new(h.state.path().to_owned(), exe);
+        config.socket_activation = false;
+        config.start_timeout = Duration::from_secs(20);
+        let daemon = Daemon::bind(config).await.unwrap();
+        h.daemon = daemon.addresses().remove(0);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(daemon.serve(async move {
+            let _ = stopped.await;
+        }));
+        h.stops.push(stop);
+        h.serve = h.start_serve(None).await;
+        h
+    }
+
+    /// Serve in front of an address where no daemon need be listening.
+    pub(crate) async fn boot_serve_only(daemon: Address) -> Harness {
+        let mut h = Harness::bare(tempfile::tempdir().unwrap());
+        h.daemon = daemon;
+        h.serve = h.start_serve(None).await;
+        h
+    }
+
+    fn bare(state: tempfile::TempDir) -> Harness {
+        let daemon = Address::default_for(state.path());
+        Harness {
+            serve: Address::Unix(state.path().join("serve.sock")),
+            state,
+            project: tempfile::tempdir().unwrap(),
+            daemon,
+            stops: Vec::new(),
+        }
+    }
+
+    /// Starts serve on its socket, or on TCP when `tcp` names a host.
+    pub(crate) async fn start_serve(&mut self, tcp: Option<&str>) -> Address {
+        let mut config = Config::new(self.daemon.clone(), self.state.path().join("serve.sock"));
+        config.socket_activation = false;
+        config.daemon_timeout = Duration::from_secs(10);
+        config.tcp = tcp.map(|host| (host.to_owned(), 0));
+        let serve = Serve::bind(config).await.unwrap();
+        let address = serve.addresses().remove(0);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(serve.serve(async move {
+            let _ = stopped.await;
+        }));
+        self.stops.push(stop);
+        address
+    }
+
+    pub(crate) fn serve_socket(&self) -> PathBuf {
+        match &self.serve {
+            Address::Unix(path) => path.clone(),
+            Address::Tcp { .. } => unreachable!("the harness's serve listens on a unix socket"),
+        }
+    }
+
+    pub(crate) fn project(&self) -> PathBuf {
+        self.project.path().canonicalize().unwrap()
+    }
+
+    pub(crate) fn project_text(&self) -> String {
+        self.project().to_str().unwrap().to_owned()
+    }
+
+    /// `?project=<this project>`, encoded.
+    pub(crate) fn pq(&self) -> String {
+        format!("project={}", encode(&self.project_text()))
+    }
+
+    pub(crate) fn live_log(&self, id: &str) -> LiveLog {
+        LiveLog::create(self.state.path(), id, &self.project_text())
+    }
+
+    pub(crate) async fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, &[], None).await
+    }
+
+    pub(crate) async fn post(&self, path: &str, json: &str) -> Reply {
+        self.request(
+            "POST",
+            path,
+            &[("content-type", "application/json")],
+            Some(json),
+        )
+        .await
+    }
+
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Reply {
+        let response = send(&self.serve_socket(), method, path, headers, body).await;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        let bytes = tokio::time::timeout(Duration::from_secs(30), response.into_body().collect())
+            .await
+            .expect("serve finishes a reply")
+            .unwrap()
+            .to_bytes();
+        Reply {
+            status,
+            content_type,
+            body: String::from_utf8(bytes.to_vec()).unwrap(),
+        }
+    }
+
+    /// Opens a watch and returns its event stream.
+    pub(crate) async fn sse(&self, path: &str, last_event_id: Option<u64>) -> Sse {
+        let id = last_event_id.map(|id| id.to_string());
+        let mut headers = vec![("accept", "text/event-stream")];
+        if let Some(id) = &id {
+            headers.push(("last-event-id", id));
+        }
+        let response = send(&self.serve_socket(), "GET", path, &headers, None).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        Sse {
+            body: response.into_body(),
+            buffer: String::new(),
+        }
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        for stop in self.stops.drain(..) {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// One HTTP/1.1 exchange over a fresh connection to a unix socket.
+pub(crate) async fn send(
+    socket: &Path,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Response<Incoming> {
+    let stream = UnixStream::connect(socket).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "serve");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(body.unwrap_or("").to_owned())))
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), sender.send_request(request))
+        .await
+        .expect("serve answers")
+        .unwrap()
+}
+
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) content_type: String,
+    pub(crate) body: String,
+}
+
+impl Reply {
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    /// Asserts an error reply: its status, its kind, and a message that
+    /// contains `says`.
+    #[track_caller]
+    pub(crate) fn assert_error(&self, status: u16, kind: &str, says: &str) {
+        assert_eq!(self.status.as_u16(), status, "{}", self.body);
+        assert_eq!(self.content_type, "application/json");
+        let json = self.json();
+        assert_eq!(json["kind"], kind, "{}", self.body);
+        let error = json["error"].as_str().unwrap();
+        assert!(error.contains(says), "{error:?} should contain {says:?}");
+    }
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SseEvent {
+    pub(crate) event: String,
+    pub(crate) id: Option<u64>,
+    pub(crate) data: String,
+}
+
+pub(crate) struct Sse {
+    body: Incoming,
+    buffer: String,
+}
+
+impl Sse {
+    /// The next event (keep-alive comments skipped), or `None` at the end of
+    /// the stream; bounded so a silent stream fails the test.
+    pub(crate) async fn next(&mut self) -> Option<SseEvent> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = SseEvent {
+                    event: "message".into(),
+                    id: None,
+                    data: String::new(),
+                };
+                let mut any = false;
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event.event = v.trim().to_owned();
+                        any = true;
+                    } else if let Some(v) = line.strip_prefix("id:") {
+                        event.id = Some(v.trim().parse().unwrap());
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        event.data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                        any = true;
+                    }
+                }
+                if any {
+                    return Some(event);
+                }
+                continue;
+            }
+            let frame = tokio::time::timeout(Duration::from_secs(30), self.body.frame())
+                .await
+                .expect("an event within 30 s")?
+                .unwrap();
+            if let Ok(data) = frame.into_data() {
+                self.buffer.push_str(std::str::from_utf8(&data).unwrap());
+            }
+        }
+    }
+
+    /// The next `log` event's id, skipping nothing else silently.
+    pub(crate) async fn next_log(&mut self) -> SseEvent {
+        let event = self.next().await.expect("a log event");
+        assert_eq!(event.event, "log", "{event:?}");
+        event
+    }
+}
+
+/// Percent-encodes a query value.
+pub(crate) fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Writes the stand-in `chock`.
+pub(crate) fn fake_chock(dir: &Path) -> PathBuf {
+    let path = dir.join("fake-chock");
+    std::fs::write(&path, include_str!("fake_chock.py")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A log this test owns, written by the real log writer.
+pub(crate) struct LiveLog {
+    writer: LogWriter,
+}
+
+impl LiveLog {
+    pub(crate) fn create(state: &Path, id: &str, project: &str) -> LiveLog {
+        let sid = SessionId::parse(id).unwrap();
+        let mut writer = LogWriter::create(&StateDir::at(state), &sid).unwrap();
+        writer
+            .append(SessionOpen {
+                session_id: sid.clone(),
+                project: project.into(),
+                model: "fake".into(),
+                pid: std::process::id(),
+                chock_version: "test".into(),
+            })
+            .unwrap();
+        LiveLog { writer }
+    }
+
+    /// Appends one event of type `kind` with the given JSON fields; returns its id.
+    pub(crate) fn append(&mut self, kind: &str, fields: &str) -> u64 {
+        let comma = if fields.is_empty() { "" } else { "," };
+        let line =
+            format!(r#"{{"id":1,"at":"2026-11-29T19:00:00Z","type":"{kind}"{comma}{fields}}}"#);
+        let event = Event::parse(line.as_bytes()).unwrap();
+        self.writer.append(event.body).unwrap().id.0
+    }
+
+    pub(crate) fn say(&mut self, text: &str) -> u64 {
+        self.append(
+            "user.message",
+            &format!(r#""text":{}"#, serde_json::json!(text)),
+        )
+    }
+
+    /// Ends the session and lets go of the log.
+    pub(crate) fn end(mut self) -> u64 {
+        self.append("session.end", r#""reason":"done","detail":"finished""#)
+    }
+}
+
+/// Polls `check` until it holds or the deadline passes.
+pub(crate) async fn wait_for<T, F: Future<Output = Option<T>>>(
+    what: &str,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

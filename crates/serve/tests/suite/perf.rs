@@ -1,0 +1,119 @@
+//! The figures docs/performance.md records under "Serve": the page's first
+//! load size, and the time to the first event of a 10,000-event session as
+//! the page asks for it (the session's row, then a watch from its last
+//! page). Ignored by default; run with
+//! `cargo test -p chock-serve --release --test all -- --ignored --nocapture perf`.
+
+use std::time::Instant;
+
+use super::{Harness, S1};
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement, not a check: run by hand for docs/performance.md"]
+async fn perf_first_load_and_time_to_first_event() {
+    let h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    let text = "x".repeat(200);
+    for _ in 1..10_000 {
+        log.say(&text);
+    }
+    println!(
+        "first load: {} bytes (html + js + css)",
+        chock_serve::page::FIRST_LOAD_BYTES
+    );
+    let mut ttfe = Vec::new();
+    let mut everything = Vec::new();
+    for _ in 0..20 {
+        let began = Instant::now();
+        let row = h
+            .get(&format!("/api/sessions/{S1}?{}", h.pq()))
+            .await
+            .json();
+        let events = row["events"].as_u64().unwrap();
+        assert_eq!(events, 10_000);
+        let after = events.saturating_sub(chock_serve::PAGE);
+        let mut sse = h
+            .sse(
+                &format!("/api/sessions/{S1}/watch?{}&after={after}", h.pq()),
+                None,
+            )
+            .await;
+        sse.next().await.unwrap();
+        let first = sse.next_log().await;
+        ttfe.push(began.elapsed());
+        assert_eq!(first.id, Some(after + 1));
+        drop(sse);
+        // For comparison: the whole log from the start, as a page that did
+        // not page would ask for it.
+        let began = Instant::now();
+        let mut sse = h
+            .sse(
+                &format!("/api/sessions/{S1}/watch?{}&after=0", h.pq()),
+                None,
+            )
+            .await;
+        sse.next().await.unwrap();
+        for _ in 0..10_000 {
+            sse.next_log().await;
+        }
+        everything.push(began.elapsed());
+    }
+    ttfe.sort();
+    everything.sort();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "time to first event (row + watch from the last page of 200), 20 runs: median {:.2} ms, max {:.2} ms",
+        ms(ttfe[10]),
+        ms(ttfe[19])
+    );
+    println!(
+        "all 10,000 events through the watch from id 0, 20 runs: median {:.1} ms, max {:.1} ms",
+        ms(everything[10]),
+        ms(everything[19])
+    );
+    drop(log);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement, not a check: run by hand for docs/performance.md"]
+async fn perf_time_to_first_event_in_the_browser() {
+    let mut h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    let text = "x".repeat(200);
+    for _ in 1..10_000 {
+        log.say(&text);
+    }
+    let chock_control::Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/browser/first-event.mjs");
+    let out = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(S1)
+        .arg("10")
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut ms: Vec<u64> = result["ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    ms.sort_unstable();
+    println!(
+        "browser: navigation to first event on screen, 10 runs: median {} ms, max {} ms; \
+         {} events shown; page transferred {} bytes",
+        ms[5], ms[9], result["shown"], result["page_bytes"]
+    );
+    drop(log);
+}

@@ -1,0 +1,47 @@
+// Time to the first event of a long session, as a person sees it: from
+// navigating to the session's page in Chromium to the first event on screen.
+//
+//   node first-event.mjs <serve url> <project directory> <session id> [runs]
+//
+// Prints one JSON line: each run's milliseconds, how many events the page
+// showed, and the bytes the page's first load transferred. Run by
+// crates/serve/tests/suite/perf.rs (ignored by default).
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [url, project, session, runsArg] = process.argv.slice(2);
+const runs = Number(runsArg || 10);
+const profile = mkdtempSync(join(tmpdir(), 'chock-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+const target = url + '/#/session/' + encodeURIComponent(project) + '/' + encodeURIComponent(session);
+const ms = [];
+let shown = 0;
+let bytes = 0;
+try {
+  for (let i = 0; i < runs; i++) {
+    const page = await context.newPage();
+    const began = Date.now();
+    await page.goto(target, { waitUntil: 'commit' });
+    await page.locator('#events li').first().waitFor({ timeout: 30000 });
+    ms.push(Date.now() - began);
+    // Let the rest of the page's first batch land before counting it.
+    await page.waitForFunction(() => document.querySelectorAll('#events li').length >= 200);
+    shown = await page.locator('#events li').count();
+    bytes = await page.evaluate(() => performance.getEntriesByType('navigation')
+      .concat(performance.getEntriesByType('resource'))
+      .filter((e) => !e.name.includes('/api/'))
+      .reduce((sum, e) => sum + e.encodedBodySize, 0));
+    await page.close();
+  }
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(JSON.stringify({ ms, shown, page_bytes: bytes }));

@@ -1,0 +1,49 @@
+// A long session in the browser: the page shows the last page of events,
+// pages back with "Load older events", and still shows a question asked
+// long before the last page.
+//
+//   node long-session.mjs <serve url> <project directory> <session id>
+//
+// Run by crates/serve/tests/suite/browser.rs against a session of 450
+// events whose event 2 is an approval request nobody has answered.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [url, project, session] = process.argv.slice(2);
+const profile = mkdtempSync(join(tmpdir(), 'chock-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+const check = (ok, what) => { if (!ok) throw new Error(what); };
+let failed = false;
+try {
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(20000);
+  await page.goto(url + '/#/session/' + encodeURIComponent(project) + '/' + encodeURIComponent(session));
+  await page.locator('#question button.yes').waitFor({ state: 'visible' });
+  check((await page.locator('#question').innerText()).includes('Deploy?'), 'the old question is shown');
+  await page.waitForFunction(() => document.querySelectorAll('#events li').length === 200);
+  const ids = async () => (await page.locator('#events li').evaluateAll((items) => items.map((li) => Number(li.dataset.id))));
+  let shown = await ids();
+  check(shown[0] === 251 && shown[199] === 450, 'the last page first: ' + shown[0] + '..' + shown[199]);
+  await page.getByRole('button', { name: 'Load older events' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('#events li').length === 400);
+  await page.getByRole('button', { name: 'Load older events' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('#events li').length === 450);
+  await page.locator('#older').waitFor({ state: 'hidden' });
+  shown = await ids();
+  check(shown.every((id, i) => id === i + 1), 'every event once, in order, after paging back');
+  console.log('long session: question shown, 450 events paged in order');
+} catch (err) {
+  failed = true;
+  console.error('browser test failed: ' + err.message);
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,84 @@
+// The browser test of chock serve's page, in Debian's Chromium driven by
+// Playwright: open a project, start a session, watch it ask, press Yes, see
+// it finish. Text from the log must show as text, never as markup.
+//
+//   node session.mjs <serve url> <project directory> <screenshot.png>
+//
+// Also saves <screenshot>-question.png while the question is open.
+// Prints what it saw; exits non-zero with the reason on any failure. Run by
+// crates/serve/tests/suite/browser.rs, which boots a daemon and serve.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [url, project, screenshot] = process.argv.slice(2);
+if (!url || !project || !screenshot) {
+  console.error('usage: node session.mjs <serve url> <project directory> <screenshot.png>');
+  process.exit(2);
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'chock-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
+  // A phone's screen: the page must be readable there.
+  viewport: { width: 412, height: 915 },
+  deviceScaleFactor: 1,
+});
+const check = (ok, what) => { if (!ok) throw new Error(what); };
+let failed = false;
+try {
+  const page = context.pages()[0] || await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.setDefaultTimeout(20000);
+
+  await page.goto(url + '/#/project/' + encodeURIComponent(project));
+  await page.getByText('Start a session').waitFor();
+  const hostile = 'Push the branch <img src=x onerror="window.pwned=1"> <b>now</b>';
+  await page.locator('textarea[name=message]').fill(hostile);
+  await page.getByRole('button', { name: 'Start session' }).click();
+
+  // The session page: the question arrives live.
+  await page.waitForURL(/#\/session\//);
+  const yes = page.locator('#question button.yes');
+  await yes.waitFor({ state: 'visible' });
+  const question = await page.locator('#question').innerText();
+  check(question.includes('Run git push origin main?'), 'the question is shown: ' + question);
+  check(question.includes('exec.git.push'), 'the action is named: ' + question);
+  console.log('asked: ' + question.split('\n').join(' | '));
+  await page.screenshot({ path: screenshot.replace(/\.png$/, '-question.png'), fullPage: true });
+
+  // Log text is text.
+  const said = await page.locator('#events li.user-message .text').innerText();
+  check(said === hostile, 'the message shows as typed: ' + said);
+  check(await page.locator('#events img, #events b').count() === 0, 'no markup from the log');
+  check(await page.evaluate(() => window.pwned) === undefined, 'no script from the log ran');
+
+  await yes.click();
+  await page.locator('#ended').waitFor({ state: 'visible' });
+  await page.locator('#question').waitFor({ state: 'hidden' });
+  const types = await page.locator('#events li .kind').allInnerTexts();
+  const kinds = types.map((t) => t.split(' ')[1]);
+  console.log('events: ' + kinds.join(', '));
+  const want = ['session.open', 'user.message', 'title.set', 'assistant.message', 'approval.request',
+    'approval.answer', 'assistant.message', 'session.end'];
+  check(JSON.stringify(kinds) === JSON.stringify(want), 'every event once, in order: ' + kinds.join(', '));
+  const answer = await page.locator('#events li.approval-answer .text').innerText();
+  check(answer.startsWith('yes to r1'), 'the answer is recorded: ' + answer);
+  check((await page.locator('#title').innerText()) === 'Push the branch', 'the title is shown');
+  check((await page.locator('#status').innerText()) === 'ended: done', 'the ending is shown');
+  check(errors.length === 0, 'no script errors: ' + errors.join('; '));
+  await page.screenshot({ path: screenshot, fullPage: true });
+  console.log('finished; screenshot at ' + screenshot);
+} catch (err) {
+  failed = true;
+  console.error('browser test failed: ' + err.message);
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

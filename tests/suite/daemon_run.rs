@@ -1,0 +1,92 @@
+//! The daemon with the real `chock run` as its child: `start` answers with
+//! the session the child writes, and a watch sees that session to its end.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use chock_control::{Address, Client};
+use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+
+use super::chock;
+
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn start_runs_a_real_session_that_a_watch_follows_to_its_end() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with([Turn::text("Hello from the daemon's child.").into()]);
+    let config = state.path().join("config").join("chock");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.zon"),
+        fake.config_zon(Wire::OpenAi, "tiny"),
+    )
+    .unwrap();
+
+    let mut command = chock(state.path());
+    command
+        .arg("daemon")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = command.spawn().unwrap();
+    let first = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .expect("a 'listening on' line")
+        .unwrap();
+    let _daemon = Daemon(child);
+    let address = Address::parse(first.strip_prefix("listening on ").unwrap()).unwrap();
+    let client = Client::new(address).with_timeout(Duration::from_secs(60));
+
+    let started = client.start(project.path(), "say hello").await.unwrap();
+    assert!(started.log.ends_with("log.jsonl"), "{started:?}");
+
+    let mut watch = client
+        .watch(project.path(), &started.session, 0)
+        .await
+        .unwrap();
+    let mut types = Vec::new();
+    let mut ids = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(60), watch.next_event())
+        .await
+        .expect("the session ends within a minute")
+        .unwrap()
+    {
+        let value: serde_json::Value = serde_json::from_str(&event.line).unwrap();
+        types.push(value["type"].as_str().unwrap().to_owned());
+        ids.push(event.id);
+        if value["type"] == "session.end" {
+            assert_eq!(value["reason"], "done", "{}", event.line);
+        }
+    }
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "no gap, no repeat"
+    );
+    for expected in [
+        "session.open",
+        "user.message",
+        "assistant.message",
+        "turn.end",
+        "session.end",
+    ] {
+        assert!(
+            types.iter().any(|t| t == expected),
+            "{expected} missing from {types:?}"
+        );
+    }
+    assert_eq!(types.last().map(String::as_str), Some("session.end"));
+
+    let rows = client.list(project.path()).await.unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+}
