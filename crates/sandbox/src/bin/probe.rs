@@ -512,7 +512,7 @@ fn tcp(addr: &str, full: bool) -> Res {
 
 fn udp(addr: &str) -> Res {
     let s = UdpSocket::bind("0.0.0.0:0").map_err(|e| io(&e))?;
-    s.set_read_timeout(Some(Duration::from_millis(500)))
+    s.set_read_timeout(Some(Duration::from_secs(3)))
         .map_err(|e| io(&e))?;
     s.send_to(b"ping", addr).map_err(|e| io(&e))?;
     let mut buf = [0u8; 16];
