@@ -5,7 +5,7 @@
 //! log records (`workspace.open`: directory, starting commit, branch).
 //!
 //! The module is split by what a person does with a workspace:
-//! [`create`] makes one (and refuses the inputs that would lose work),
+//! [`create`](mod@create) makes one (and refuses the inputs that would lose work),
 //! [`apply`] carries its commits back in one of four modes or parks them,
 //! [`takeover`] decides from the log whether a new owner may step into an
 //! existing one, and [`manage`] lists, shows, diffs and discards them.

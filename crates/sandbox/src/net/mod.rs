@@ -4,7 +4,7 @@
 //! `/dev/net/tun` is root-only on the machines this runs on, so there is no
 //! tap device and no user-space TCP stack. Instead the namespace gets a
 //! listener on its own `127.0.0.1:<port>` (opened inside, handed out over a
-//! unix socket, accepted on the host: see [`inside`]), and every connection
+//! unix socket, accepted on the host: see the `inside` module), and every connection
 //! to it is served by the host-side [`Proxy`], which speaks HTTP CONNECT,
 //! plain HTTP proxying and SOCKS5, and asks a [`Decider`] about each
 //! destination host before it dials anything. Programs find the listener
