@@ -1,8 +1,9 @@
 //! A session from its first event to its last: take the log, fold it, append
 //! the person's message, run one turn with every step recorded as it
-//! happens, and end the session with a reason. This is the skeleton of
-//! `chock run`; policy decisions, approvals, the sandboxed tools, git
-//! workspaces and Ctrl-C arrive as their crates land.
+//! happens, and end the session with a reason. [`run_new`] works in the
+//! project directly (tests and embedders); `chock run` works in a git
+//! workspace (`crate::workspace::session`). Both, and a carried-on session,
+//! run their turn through one `drive`.
 //!
 //! Everything runs on the caller's task: the log writer is synchronous
 //! (one `write(2)` per event) and the provider is driven on the same
@@ -82,7 +83,6 @@ pub async fn run_new(
     })?;
     let id = SessionId::new();
     let mut writer = LogWriter::create(setup.state, &id)?;
-    let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
     // The runner folds before it appends anything (DESIGN.md); a new log
     // folds to nothing, but a continued one will not, and both take this
     // path.
@@ -101,6 +101,27 @@ pub async fn run_new(
     conversation.push(Message::User {
         text: message.to_owned(),
     });
+    let root = workspace.root().to_owned();
+    drive(setup, writer, id, &root, conversation, on_text, interrupt).await
+}
+
+/// Runs the turn for a session whose log is open and whose opening events
+/// are written: reads sandbox.jit, binds approve.sock, runs the turn with
+/// every step recorded, and ends the session with a reason. Every way a
+/// session starts (new, in a workspace, carried on) comes through here.
+pub(crate) async fn drive(
+    setup: &SessionSetup<'_>,
+    mut writer: LogWriter,
+    id: SessionId,
+    root: &Path,
+    mut conversation: Vec<Message>,
+    on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
+) -> Result<SessionOutcome, SessionError> {
+    let workspace = Workspace::new(root).map_err(|err| SessionError::Workspace {
+        path: root.to_owned(),
+        detail: err.to_string(),
+    })?;
     // sandbox.jit is read before the first turn, where nobody can be asked:
     // only allow turns write-xor-execute off.
     let jit = setup
@@ -116,6 +137,7 @@ pub async fn run_new(
         commands: &commands,
         limits: setup.limits,
     };
+    let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
     let mut hooks = LogHooks {
         writer: &mut writer,
         policy: setup.policy,
@@ -123,6 +145,8 @@ pub async fn run_new(
         approvals: &approvals,
         on_text,
     };
+    // Ctrl-C abandons the turn at its next wait and the session ends
+    // interrupted; tools run between waits, so no call is half recorded.
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
         () = interrupt => None,

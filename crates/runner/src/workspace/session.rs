@@ -13,23 +13,16 @@
 
 use std::path::{Path, PathBuf};
 
-use chock_log::event::{
-    EndReason, Event, SessionEnd, SessionOpen, ToolResult, TurnEnd as LogTurnEnd, UserMessage,
-};
+use chock_log::event::{EndReason, Event, SessionEnd, SessionOpen, ToolResult, UserMessage};
 use chock_log::fold::Message as Folded;
 use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after};
 
 use super::takeover::{TakeoverError, check_takeover};
 use super::{CreateOptions, Opened, WorkspaceError, create, toplevel};
-use crate::approval::ApproveSocket;
 use crate::history;
 use crate::provider::Message;
-use crate::session::{
-    LogHooks, SessionError, SessionOutcome, SessionSetup, decision_event, ending,
-};
-use crate::tools::{Commands, Workspace};
-use crate::turn::{TurnContext, run_turn};
-use chock_policy::{Action, Decision};
+use crate::session::{SessionError, SessionOutcome, SessionSetup, drive};
+use chock_policy::Action;
 
 /// Why a session in a workspace could not start or carry on.
 #[derive(Debug, thiserror::Error)]
@@ -317,69 +310,6 @@ fn tools_root(project: &Path, dir: &Path) -> PathBuf {
         },
         Err(_) => dir.to_owned(),
     }
-}
-
-async fn drive(
-    setup: &SessionSetup<'_>,
-    mut writer: LogWriter,
-    id: SessionId,
-    root: &Path,
-    mut conversation: Vec<Message>,
-    on_text: impl FnMut(&str),
-    interrupt: impl Future<Output = ()>,
-) -> Result<SessionOutcome, StartError> {
-    let workspace = Workspace::new(root).map_err(|err| SessionError::Workspace {
-        path: root.to_owned(),
-        detail: err.to_string(),
-    })?;
-    // sandbox.jit is read before the first turn, where nobody can be asked:
-    // only allow turns write-xor-execute off.
-    let jit = setup
-        .policy
-        .decide_before_first_turn(&Action::sandbox_jit());
-    writer.append(decision_event(&jit, None))?;
-    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow);
-    let cx = TurnContext {
-        provider: setup.provider,
-        model: setup.model,
-        system: setup.system,
-        workspace: &workspace,
-        commands: &commands,
-        limits: setup.limits,
-    };
-    let approvals =
-        ApproveSocket::bind(&setup.state.approve_socket(&id)).map_err(SessionError::from)?;
-    let mut hooks = LogHooks {
-        writer: &mut writer,
-        policy: setup.policy,
-        workspace: workspace.root(),
-        approvals: &approvals,
-        on_text,
-    };
-    // As in a new session without a workspace (crate::session): Ctrl-C
-    // abandons the turn at its next wait and the session ends interrupted.
-    let end = tokio::select! {
-        end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
-        () = interrupt => None,
-    };
-    writer.append(LogTurnEnd {})?;
-    let (reason, detail) = match end {
-        Some(end) => ending(end),
-        None => (
-            EndReason::Interrupted,
-            "interrupted by the person; the turn was abandoned".to_owned(),
-        ),
-    };
-    writer.append(SessionEnd {
-        reason,
-        detail: detail.clone(),
-    })?;
-    Ok(SessionOutcome {
-        id,
-        log: writer.path().to_owned(),
-        reason,
-        detail,
-    })
 }
 
 /// A `--continue` or `--adopt` worked out before the provider is built:
