@@ -13,6 +13,7 @@ mod plan;
 mod policy;
 mod run;
 mod run_command;
+mod run_network;
 mod sandbox;
 mod serve;
 mod session_logs;
