@@ -465,8 +465,24 @@ fn serve_port_is_not_offered_where_no_rule_could_permit_a_port() {
     let (events, fake) = session(
         state.path(),
         project.path(),
-        &[("p1", "serve_port", json!({"port": 8080}))],
+        &[
+            ("p1", "serve_port", json!({"port": 8080})),
+            ("j1", "job_output", json!({"job": "7"})),
+            (
+                "t1",
+                "run_command",
+                json!({"command": ["true"], "background": true, "timeout_secs": 5}),
+            ),
+        ],
     );
+    let unknown = result_of(&events, "j1");
+    assert!(
+        unknown.contains("there is no job \"7\": no background job was started"),
+        "{unknown}"
+    );
+    let timed = result_of(&events, "t1");
+    assert!(timed.contains("a background job has no timeout"), "{timed}");
+    assert!(!events.iter().any(|e| e["type"] == "background.start"));
     let offered = fake.requests()[0].json();
     assert!(!offered.to_string().contains("\"serve_port\""), "{offered}");
     assert!(offered.to_string().contains("\"job_output\""), "{offered}");
