@@ -342,6 +342,102 @@ async fn ask(
 mod tests {
     use super::*;
 
+    fn policy(net: &str) -> (tempfile::TempDir, Policy) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("chock.zon"),
+            format!(
+                ".{{ .policy = .{{ {net} .rules = .{{\n\
+                 .{{ .action = \"net.connect.test.allowed\", .decision = .allow }},\n\
+                 .{{ .action = \"net.connect.test.denied\", .decision = .deny }},\n\
+                 .{{ .action = \"net.connect.test.asked\", .decision = .ask }},\n\
+                 }} }} }}\n"
+            ),
+        )
+        .unwrap();
+        let policy = Policy::load(dir.path()).unwrap();
+        (dir, policy)
+    }
+
+    fn block_on<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn every_verdict_is_recorded_and_an_ask_waits_for_its_answer() {
+        let (_dir, policy) = policy("");
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let net = NetSetup::new(&policy, tx);
+        let decider = net.decider(false);
+        block_on(async {
+            assert_eq!(decider.decide("allowed.test").await, HostVerdict::Allow);
+            let Some(Record::Decided(v)) = rx.recv().await else {
+                panic!("no record")
+            };
+            assert_eq!(v.action, "net.connect.test.allowed");
+            let HostVerdict::Refuse(why) = decider.decide("denied.test").await else {
+                panic!("deny allowed")
+            };
+            assert!(
+                why.contains("net.connect.test.denied refused: the policy answers deny"),
+                "{why}"
+            );
+            assert!(matches!(rx.recv().await, Some(Record::Decided(_))));
+            let (asked, answered) = tokio::join!(decider.decide("asked.test"), async {
+                assert!(matches!(rx.recv().await, Some(Record::Decided(_))));
+                let Some(Record::Ask { host, reply, .. }) = rx.recv().await else {
+                    panic!("no question")
+                };
+                assert_eq!(host, "asked.test");
+                reply.send(true).unwrap();
+            });
+            let () = answered;
+            assert_eq!(asked, HostVerdict::Allow);
+            let HostVerdict::Refuse(why) = decider.decide("exa mple").await else {
+                panic!("a malformed host allowed")
+            };
+            assert!(why.starts_with("malformed host"), "{why}");
+        });
+    }
+
+    #[test]
+    fn a_background_command_never_asks_and_background_none_closes_it() {
+        let (_dir, policy) = policy("");
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let net = NetSetup::new(&policy, tx.clone());
+        block_on(async {
+            let HostVerdict::Refuse(why) = net.decider(true).decide("asked.test").await else {
+                panic!("a background ask allowed")
+            };
+            assert!(
+                why.contains("a background command gets only what is allowed outright"),
+                "{why}"
+            );
+            assert!(matches!(rx.recv().await, Some(Record::Decided(_))));
+            assert!(
+                rx.try_recv().is_err(),
+                "no question for a background command"
+            );
+        });
+        let (_dir, policy) = policy_none();
+        let net = NetSetup::new(&policy, tx);
+        block_on(async {
+            let HostVerdict::Refuse(why) = net.decider(true).decide("allowed.test").await else {
+                panic!("background .none allowed a host")
+            };
+            assert!(why.contains(".policy.net.background is .none"), "{why}");
+            assert!(rx.try_recv().is_err(), "nothing decided");
+        });
+    }
+
+    fn policy_none() -> (tempfile::TempDir, Policy) {
+        policy(".net = .{ .background = .none },")
+    }
+
     #[test]
     fn the_resolver_map_reads_pairs_and_skips_bad_ones() {
         let map = parse_resolve("a.test=127.0.0.1, b.test = ::1,bad,c.test=nope,");
