@@ -489,3 +489,24 @@ fn serve_port_is_not_offered_where_no_rule_could_permit_a_port() {
     let refused = result_of(&events, "p1");
     assert!(refused.contains("not offered"), "{refused}");
 }
+
+#[test]
+fn an_allowed_name_that_resolves_to_loopback_is_refused_unless_a_rule_names_the_address() {
+    let port = origin("rebound");
+    let state = tempfile::tempdir().unwrap();
+    // allowed.test is allowed, but it resolves to 127.0.0.1, which no rule names.
+    let project = project("", &[("net.connect.test.allowed", "allow")]);
+    let (events, _) = session(
+        state.path(),
+        project.path(),
+        &[(
+            "r1",
+            "run_command",
+            curl(&format!("http://allowed.test:{port}/")),
+        )],
+    );
+    let refused = result_of(&events, "r1");
+    assert!(refused.contains("an internal address"), "{refused}");
+    assert!(refused.contains("net.connect.127.0.0.1"), "{refused}");
+    assert!(!refused.contains("rebound"), "{refused}");
+}
