@@ -15,6 +15,7 @@ mod run;
 mod run_command;
 mod sandbox;
 mod serve;
+mod serve_browser;
 mod session_logs;
 mod sessions;
 mod stop_check;
