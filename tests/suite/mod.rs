@@ -6,6 +6,7 @@ mod daemon;
 mod daemon_run;
 mod gateway;
 mod git_dispatcher;
+mod git_shim;
 mod log;
 mod network;
 mod nix_zon;

@@ -1,0 +1,182 @@
+//! The git shim in a real session: every run_command whose first word is
+//! git is sorted before it runs. Reading asks nobody and runs the real git
+//! in the sandbox; a subcommand that changes only the workspace is decided
+//! at its git.* name (shipped as allow) and runs; one that reaches another
+//! host is decided and, even when permitted, is not run; an option the
+//! shim cannot read is git.unknown.
+
+use std::path::Path;
+
+use chock_log::{SessionId, StateDir, fold_log};
+use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use serde_json::{Value, json};
+
+use super::chock;
+
+/// Runs one session in which the model runs each command (one turn each);
+/// returns the log's events.
+fn session(state: &Path, project: &TempProject, commands: &[(&str, &[&str])]) -> Vec<Value> {
+    let mut turns: Vec<_> = commands
+        .iter()
+        .map(|(id, argv)| {
+            Turn::text("")
+                .call(id, "run_command", &json!({ "command": argv }))
+                .into()
+        })
+        .collect();
+    turns.push(Turn::text("Done.").into());
+    let fake = FakeModel::with(turns);
+    let dir = state.join("config").join("chock");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    let out = chock(state)
+        .arg("run")
+        .arg(project.path())
+        .arg("use git")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    let id = SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
+    let log = StateDir::at(state).log_path(&id);
+    fold_log(&log).unwrap();
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn find<'a>(events: &'a [Value], kind: &str, call: &str) -> Option<&'a Value> {
+    events
+        .iter()
+        .find(|event| event["type"] == kind && event["call_id"] == call)
+}
+
+fn result<'a>(events: &'a [Value], call: &str) -> &'a Value {
+    find(events, "tool.result", call).unwrap_or_else(|| panic!("no result for {call}: {events:#?}"))
+}
+
+#[test]
+fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    // A project rule permits git.fetch and refuses git.unknown, so nothing
+    // waits for a person; git.commit needs no rule (shipped as allow).
+    project.write_chock_zon(
+        ".{ .policy = .{ .rules = .{\n    .{ .action = \"git.fetch\", .decision = .allow },\n    .{ .action = \"git.unknown\", .decision = .deny },\n} } }\n",
+    );
+    project.commit_all("git rules");
+    let main_before = project.head();
+    let hook = project.path().join(".git/hooks/post-commit");
+    let hook_line = format!("echo 'touch /tmp/pwned' > {}", hook.display());
+    let events = session(
+        state.path(),
+        &project,
+        &[
+            ("status", &["git", "status", "--short"]),
+            ("touch", &["sh", "-c", "echo new > new.txt"]),
+            ("add", &["git", "add", "new.txt"]),
+            (
+                "commit",
+                &[
+                    "git",
+                    "-c",
+                    "user.name=a",
+                    "-c",
+                    "user.email=a@b",
+                    "commit",
+                    "-m",
+                    "new",
+                ],
+            ),
+            (
+                "commit2",
+                &["git", "commit", "--allow-empty", "-m", "second"],
+            ),
+            ("fetch", &["git", "fetch", "origin"]),
+            // Past the shim (sh -c), the sandbox is what stops these.
+            ("main", &["sh", "-c", "git update-ref refs/heads/main HEAD"]),
+            ("hook", &["sh", "-c", &hook_line]),
+        ],
+    );
+    // Read only: no decision at all, and git ran.
+    assert!(find(&events, "decision", "status").is_none(), "{events:#?}");
+    assert_eq!(result(&events, "status")["ok"], true, "{events:#?}");
+    // git add: decided at git.add, allowed by the shipped rule, and run.
+    let add = find(&events, "decision", "add").expect("a decision for git add");
+    assert_eq!(add["action"], "git.add");
+    assert_eq!(add["decision"], "allow");
+    assert_eq!(result(&events, "add")["ok"], true, "{events:#?}");
+    // -c is an option the shim does not read: git.unknown, refused here.
+    let unknown = find(&events, "decision", "commit").unwrap();
+    assert_eq!(unknown["action"], "git.unknown");
+    assert_eq!(unknown["decision"], "deny");
+    assert_eq!(result(&events, "commit")["ok"], false);
+    assert!(find(&events, "tool.call", "commit").is_none());
+    // A plain commit is git.commit, allowed, and it ran.
+    let commit = find(&events, "decision", "commit2").unwrap();
+    assert_eq!(commit["action"], "git.commit");
+    assert_eq!(commit["decision"], "allow");
+    let committed = result(&events, "commit2");
+    assert!(
+        committed["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("exit status"),
+        "{committed}"
+    );
+    // Permitted, and still not run: the agent is told what is missing.
+    let fetch = find(&events, "decision", "fetch").unwrap();
+    assert_eq!(fetch["action"], "git.fetch");
+    assert_eq!(fetch["decision"], "allow");
+    let fetched = result(&events, "fetch");
+    assert_eq!(fetched["ok"], false);
+    assert!(
+        fetched["output"].as_str().unwrap().contains("was not run"),
+        "{fetched}"
+    );
+    assert!(find(&events, "tool.call", "fetch").is_none());
+    // The person's branch and hooks are out of reach from inside.
+    assert_ne!(result(&events, "main")["ok"], true);
+    assert_eq!(
+        project.head(),
+        main_before,
+        "the person's branch did not move"
+    );
+    assert_ne!(result(&events, "hook")["ok"], true);
+    assert!(
+        !hook.exists(),
+        "a hook was written into the person's repository"
+    );
+}
+
+/// The session branch named by the log's workspace.open.
+fn workspace_branch(events: &[Value]) -> String {
+    let open = events
+        .iter()
+        .find(|event| event["type"] == "workspace.open")
+        .expect("a workspace.open");
+    open["branch"].as_str().unwrap().to_owned()
+}
+
+fn project_git(project: &TempProject, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
