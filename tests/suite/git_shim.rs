@@ -126,13 +126,13 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
     assert_eq!(commit["action"], "git.commit");
     assert_eq!(commit["decision"], "allow");
     let committed = result(&events, "commit2");
-    assert!(
-        committed["output"]
-            .as_str()
-            .unwrap()
-            .starts_with("exit status"),
-        "{committed}"
-    );
+    assert_eq!(committed["ok"], true, "{committed}");
+    // The commit is on the session's branch, with the file git add staged.
+    let branch = workspace_branch(&events);
+    let subject = project_git(&project, &["log", "-1", "--format=%s", &branch]);
+    assert_eq!(subject, "second\n");
+    let files = project_git(&project, &["ls-tree", "--name-only", &branch]);
+    assert!(files.lines().any(|f| f == "new.txt"), "{files}");
     // Permitted, and still not run: the agent is told what is missing.
     let fetch = find(&events, "decision", "fetch").unwrap();
     assert_eq!(fetch["action"], "git.fetch");

@@ -11,11 +11,17 @@
 //! and refs cannot be changed from inside), the worktree's own directory
 //! read-write (its HEAD, index and logs), the object store read-write (new
 //! objects are content-addressed; nothing existing is rewritten), and the
-//! directory holding the session branches (`refs/heads/chock/`) read-write
-//! so the branch can move. Reflogs of shared refs and automatic gc/
-//! maintenance, which would write elsewhere in the common directory, are
-//! turned off through git's environment configuration. The person's own
+//! directory holding the session branches (`refs/heads/chock/`) and their
+//! reflogs read-write so the branch can move. Reflogs of other refs and
+//! automatic gc and maintenance, which would write elsewhere in the common
+//! directory, are turned off through git's environment configuration. The person's own
 //! working tree is not bound at all.
+//!
+//! The person's global git config is not in the sandbox (`HOME` is `/tmp`
+//! there), so the identity a commit is made with is read here, outside, as
+//! git in the workspace sees it, and handed in as `GIT_AUTHOR_*` and
+//! `GIT_COMMITTER_*`; with none configured, commits are made as
+//! "Chock session" <chock@localhost>.
 
 use std::path::{Path, PathBuf};
 
@@ -41,10 +47,14 @@ pub(super) fn git_binds(workspace: &Path) -> Option<GitBinds> {
         // The directory holding the branch, so git can write `<ref>.lock`
         // beside it and rename it over; only session branches (under a
         // directory of their own) get one.
+        // Its reflog too: git appends to a reflog that exists whatever
+        // core.logAllRefUpdates says, and `git worktree add -b` made one.
         if let Some((dir, _)) = branch.rsplit_once('/') {
-            let dir = common.join("refs/heads").join(dir);
-            if dir.is_dir() {
-                writable.push(dir);
+            for parent in ["refs/heads", "logs/refs/heads"] {
+                let dir = common.join(parent).join(dir);
+                if dir.is_dir() {
+                    writable.push(dir);
+                }
             }
         }
     }
@@ -58,11 +68,31 @@ pub(super) fn git_binds(workspace: &Path) -> Option<GitBinds> {
         env.push((format!("GIT_CONFIG_KEY_{n}"), (*key).to_owned()));
         env.push((format!("GIT_CONFIG_VALUE_{n}"), (*value).to_owned()));
     }
+    let name = identity(workspace, "user.name").unwrap_or_else(|| "Chock session".to_owned());
+    let email = identity(workspace, "user.email").unwrap_or_else(|| "chock@localhost".to_owned());
+    for role in ["AUTHOR", "COMMITTER"] {
+        env.push((format!("GIT_{role}_NAME"), name.clone()));
+        env.push((format!("GIT_{role}_EMAIL"), email.clone()));
+    }
     Some(GitBinds {
         read_only: vec![common],
         writable,
         env,
     })
+}
+
+/// One identity key as git in `workspace` reads it (repository, global and
+/// system config), when set.
+fn identity(workspace: &Path, key: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["config", "--get", key])
+        .current_dir(workspace)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let value = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && !value.is_empty()).then_some(value)
 }
 
 /// `path` as written in a git pointer file, relative to `base` when not
@@ -118,6 +148,7 @@ mod tests {
                 common.join("worktrees/ws"),
                 common.join("objects"),
                 common.join("refs/heads/chock"),
+                common.join("logs/refs/heads/chock"),
             ]
         );
         assert!(binds.env.contains(&(
