@@ -13,14 +13,9 @@ use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::json;
 
 use super::chock;
+use super::kit::{log_values, write_config};
 
 const ASK_WRITE: &str = ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .ask },\n        },\n    },\n}\n";
-
-fn write_config(state: &Path, text: &str) {
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), text).unwrap();
-}
 
 /// Starts a session whose model writes x.txt under an ask rule.
 fn start_asking_session(state: &Path, project: &TempProject) -> (Child, FakeModel) {
@@ -89,14 +84,6 @@ fn approve(state: &Path, session: &str, input: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn events(log: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 fn of_type<'a>(events: &'a [serde_json::Value], kind: &str) -> &'a serde_json::Value {
     events.iter().find(|e| e["type"] == kind).unwrap()
 }
@@ -133,7 +120,7 @@ fn an_ask_waits_and_a_yes_through_chock_approve_runs_the_call() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert_eq!(workspace_file(&log, "x.txt"), "x");
-    let events = events(&log);
+    let events = log_values(&log);
     let request = of_type(&events, "approval.request");
     let answer = of_type(&events, "approval.answer");
     assert_eq!(request["action"], "call.write_file");
@@ -170,7 +157,7 @@ fn a_no_through_chock_approve_refuses_and_names_the_rule_that_would_allow_it() {
         !project.join("x.txt").exists(),
         "the refused call did not run"
     );
-    let events = events(&log);
+    let events = log_values(&log);
     assert_eq!(of_type(&events, "approval.answer")["answer"], "no");
     assert!(!events.iter().any(|e| e["type"] == "tool.call"));
     let result = fake.requests()[1].json()["messages"][3]["content"]
@@ -283,7 +270,7 @@ async fn a_yes_through_the_daemons_answer_verb_runs_the_call() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert_eq!(workspace_file(&log, "x.txt"), "x");
-    let events = events(&log);
+    let events = log_values(&log);
     assert_eq!(of_type(&events, "approval.answer")["answer"], "yes");
     assert!(fold_log(&log).unwrap().state.pending_approvals.is_empty());
 }

@@ -7,11 +7,12 @@
 
 use std::path::Path;
 
-use chock_log::{SessionId, StateDir, fold_log};
+use chock_log::fold_log;
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
 use super::chock;
+use super::kit::{log_values, of_call, only_log, write_config};
 
 /// Runs one session in which the model runs each command (one turn each);
 /// returns the log's events.
@@ -26,9 +27,7 @@ fn session(state: &Path, project: &TempProject, commands: &[(&str, &[&str])]) ->
         .collect();
     turns.push(Turn::text("Done.").into());
     let fake = FakeModel::with(turns);
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
     let out = chock(state)
         .arg("run")
         .arg(project.path())
@@ -40,28 +39,14 @@ fn session(state: &Path, project: &TempProject, commands: &[(&str, &[&str])]) ->
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    let id = SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
-    let log = StateDir::at(state).log_path(&id);
+    let log = only_log(state);
     fold_log(&log).unwrap();
-    std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
-fn find<'a>(events: &'a [Value], kind: &str, call: &str) -> Option<&'a Value> {
-    events
-        .iter()
-        .find(|event| event["type"] == kind && event["call_id"] == call)
+    log_values(&log)
 }
 
 fn result<'a>(events: &'a [Value], call: &str) -> &'a Value {
-    find(events, "tool.result", call).unwrap_or_else(|| panic!("no result for {call}: {events:#?}"))
+    of_call(events, "tool.result", call)
+        .unwrap_or_else(|| panic!("no result for {call}: {events:#?}"))
 }
 
 #[test]
@@ -108,21 +93,24 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
         ],
     );
     // Read only: no decision at all, and git ran.
-    assert!(find(&events, "decision", "status").is_none(), "{events:#?}");
+    assert!(
+        of_call(&events, "decision", "status").is_none(),
+        "{events:#?}"
+    );
     assert_eq!(result(&events, "status")["ok"], true, "{events:#?}");
     // git add: decided at git.add, allowed by the shipped rule, and run.
-    let add = find(&events, "decision", "add").expect("a decision for git add");
+    let add = of_call(&events, "decision", "add").expect("a decision for git add");
     assert_eq!(add["action"], "git.add");
     assert_eq!(add["decision"], "allow");
     assert_eq!(result(&events, "add")["ok"], true, "{events:#?}");
     // -c is an option the shim does not read: git.unknown, refused here.
-    let unknown = find(&events, "decision", "commit").unwrap();
+    let unknown = of_call(&events, "decision", "commit").unwrap();
     assert_eq!(unknown["action"], "git.unknown");
     assert_eq!(unknown["decision"], "deny");
     assert_eq!(result(&events, "commit")["ok"], false);
-    assert!(find(&events, "tool.call", "commit").is_none());
+    assert!(of_call(&events, "tool.call", "commit").is_none());
     // A plain commit is git.commit, allowed, and it ran.
-    let commit = find(&events, "decision", "commit2").unwrap();
+    let commit = of_call(&events, "decision", "commit2").unwrap();
     assert_eq!(commit["action"], "git.commit");
     assert_eq!(commit["decision"], "allow");
     let committed = result(&events, "commit2");
@@ -134,7 +122,7 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
     let files = project_git(&project, &["ls-tree", "--name-only", &branch]);
     assert!(files.lines().any(|f| f == "new.txt"), "{files}");
     // Permitted, and still not run: the agent is told what is missing.
-    let fetch = find(&events, "decision", "fetch").unwrap();
+    let fetch = of_call(&events, "decision", "fetch").unwrap();
     assert_eq!(fetch["action"], "git.fetch");
     assert_eq!(fetch["decision"], "allow");
     let fetched = result(&events, "fetch");
@@ -143,7 +131,7 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
         fetched["output"].as_str().unwrap().contains("was not run"),
         "{fetched}"
     );
-    assert!(find(&events, "tool.call", "fetch").is_none());
+    assert!(of_call(&events, "tool.call", "fetch").is_none());
     // The person's branch and hooks are out of reach from inside.
     assert_ne!(result(&events, "main")["ok"], true);
     assert_eq!(

@@ -7,6 +7,7 @@ mod daemon_run;
 mod gateway;
 mod git_dispatcher;
 mod git_shim;
+mod kit;
 mod log;
 mod network;
 mod nix_zon;

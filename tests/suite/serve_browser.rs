@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 
 use chock_log::fold::Status;
-use chock_log::{StateDir, fold_log};
+use chock_log::fold_log;
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::json;
 
 use super::chock;
+use super::kit::{log_values, only_log, write_config};
 
 /// A long-running chock process, killed when dropped.
 struct Process {
@@ -56,12 +57,6 @@ fn browser_dir() -> PathBuf {
 const ASK_WRITE: &str =
     ".{ .policy = .{ .rules = .{ .{ .action = \"call.write_file\", .decision = .ask } } } }\n";
 
-fn write_config(state: &Path, fake: &FakeModel) {
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
-}
-
 #[test]
 fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish() {
     let dir = browser_dir();
@@ -87,7 +82,7 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
             .into(),
         Turn::text("The note is written.").into(),
     ]);
-    write_config(state.path(), &fake);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
 
     let mut daemon = chock(state.path());
     daemon.arg("daemon");
@@ -116,14 +111,7 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
 
     // The log agrees with the page: one session, asked, answered yes by the
     // page, the file written in its workspace, ended done.
-    let state_dir = StateDir::at(state.path());
-    let sessions: Vec<_> = std::fs::read_dir(state.path().join("sessions"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert_eq!(sessions.len(), 1, "{sessions:?}");
-    let id = chock_log::SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
-    let log = state_dir.log_path(&id);
+    let log = only_log(state.path());
     let folded = fold_log(&log).unwrap();
     assert!(
         matches!(folded.state.status, Status::Ended { .. }),
@@ -135,10 +123,9 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
         std::fs::read_to_string(workspace.dir.join("note.txt")).unwrap(),
         "written after a yes\n"
     );
-    let text = std::fs::read_to_string(&log).unwrap();
-    let answer = text
-        .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+    let events = log_values(&log);
+    let answer = events
+        .iter()
         .find(|event| event["type"] == "approval.answer")
         .expect("an approval.answer");
     assert_eq!(answer["answer"], "yes");
