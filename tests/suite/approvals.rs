@@ -282,3 +282,86 @@ fn workspace_file(log: &Path, name: &str) -> String {
     let dir = folded.state.workspace.expect("a workspace.open event").dir;
     std::fs::read_to_string(dir.join(name)).unwrap()
 }
+
+/// Connects to `socket` as the real second user `chocktest` and sends
+/// `line`; what came back.
+fn as_other_user(socket: &Path, line: &str) -> String {
+    const CONNECT: &str = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+try:
+    s.sendall(sys.argv[2].encode())
+except BrokenPipeError:
+    pass  # refused before reading: the refusal is still there to read
+data = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.decode())
+"#;
+    let out = std::process::Command::new("runuser")
+        .args(["-u", "chocktest", "--", "/usr/bin/python3", "-c", CONNECT])
+        .arg(socket)
+        .arg(line)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "this test needs the user 'chocktest' (.ci/run creates it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let (child, _fake) = start_asking_session(state.path(), &project);
+    let (id, log, folded) = wait_for_pending(state.path());
+    let request = folded.state.pending_approvals[0].request_id.clone();
+    // Open every directory on the way and the socket itself, so the peer's
+    // uid is the only thing that can refuse.
+    let socket = StateDir::at(state.path()).approve_socket(&id);
+    let mut dir = socket.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(state.path())) {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir = d.parent();
+    }
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+
+    let reply = as_other_user(&socket, &format!("answer {request} yes\n"));
+    assert!(reply.starts_with("error "), "{reply}");
+    assert!(reply.contains("uid"), "{reply}");
+    let folded = fold_log(&log).unwrap();
+    assert_eq!(folded.state.status, Status::WaitingForApproval);
+    assert!(
+        !log_values(&log)
+            .iter()
+            .any(|e| e["type"] == "approval.answer"),
+        "a refused peer's answer is not recorded"
+    );
+    assert!(!project.join("x.txt").exists());
+
+    // The person's own answer still reaches it.
+    let out = approve(state.path(), id.as_str(), "n\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = child.wait_with_output().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        of_type(&log_values(&log), "approval.answer")["answer"],
+        "no"
+    );
+}
