@@ -32,6 +32,7 @@ use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
+use super::git_binds::git_binds;
 use super::jobs::{self, Jobs};
 use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
 use crate::net::NetSetup;
@@ -188,6 +189,11 @@ impl Commands {
         let cell = if routed { &self.routed } else { &self.sandbox };
         cell.get_or_init(|| {
             let mut spec = SandboxSpec::new(&self.workspace);
+            if let Some(git) = git_binds(&self.workspace) {
+                spec.read_only.extend(git.read_only);
+                spec.writable.extend(git.writable);
+                spec.env.extend(git.env);
+            }
             spec.jit = self.jit;
             spec.stdin = Stdio::Null;
             spec.stdout = Stdio::Piped;
