@@ -17,9 +17,10 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::blocks::{self, Split};
 use crate::event::{EndReason, Event, EventBody, PlanItem, ToolCall, Usage};
 use crate::id::{EventId, SessionId};
-use crate::lines::{self, ForwardLines};
+use crate::lines;
 use crate::reader::{self, ReadError, ReadProblem};
 use crate::time::Timestamp;
 
@@ -345,15 +346,21 @@ pub fn fold_log(path: &Path) -> Result<FoldedLog, ReadError> {
         source,
     };
     let len = file.metadata().map_err(io_err)?.len();
-    fold_file(&file, len).map_err(io_err)
+    fold_file(&file, len, Split::for_len(len)).map_err(io_err)
 }
 
-fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
+/// Parsing is most of the fold's cost and each line parses on its own, so
+/// lines are parsed on every core ([`blocks`]) and applied here, in order.
+fn fold_file(file: &File, len: u64, split: Split) -> std::io::Result<FoldedLog> {
     let mut folded = FoldedLog::default();
-    let mut lines = ForwardLines::new(file, 0, len);
     let mut pending = Vec::new();
-    while let Some((offset, line)) = lines.next_line()? {
-        match Event::parse(line) {
+    blocks::for_each_line(
+        file,
+        0,
+        len,
+        split,
+        Event::parse,
+        |offset, parsed| match parsed {
             Err(err) => pending.push((
                 offset,
                 ReadProblem::Invalid {
@@ -372,8 +379,8 @@ fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
                 ));
             }
             Ok(event) => folded.state.apply_owned(event),
-        }
-    }
+        },
+    )?;
     let offsets: Vec<u64> = pending.iter().map(|p| p.0).collect();
     let numbers = lines::line_numbers(file, &offsets)?;
     for ((_, mut problem), number) in pending.into_iter().zip(numbers) {
@@ -386,3 +393,6 @@ fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
     }
     Ok(folded)
 }
+
+#[cfg(test)]
+mod tests;
