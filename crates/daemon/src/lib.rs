@@ -35,31 +35,24 @@ pub const DEFAULT_PORT: u16 = 7780;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
-    #[error("cannot listen on {address}: {source}")]
-    Bind {
-        address: String,
-        source: std::io::Error,
-    },
+    /// A listener could not be bound or taken from systemd.
+    #[error(transparent)]
+    Listen(ListenError),
     #[error(
         "a daemon is already listening on unix:{}: use it, or stop it before starting another",
         .0.display()
     )]
     AlreadyListening(PathBuf),
-    #[error("{} exists and is not a socket: move it away or pass --socket <path>", .0.display())]
-    NotASocket(PathBuf),
-    #[error("socket activation: {0}; check the .socket unit")]
-    Activation(String),
     #[error("cannot start the daemon's runtime or its signal handlers: {0}")]
     Runtime(std::io::Error),
 }
 
 impl From<ListenError> for DaemonError {
+    /// The shared errors, except that a live socket is named as a daemon's.
     fn from(err: ListenError) -> DaemonError {
         match err {
-            ListenError::Bind { address, source } => DaemonError::Bind { address, source },
             ListenError::AlreadyListening(path) => DaemonError::AlreadyListening(path),
-            ListenError::NotASocket(path) => DaemonError::NotASocket(path),
-            ListenError::Activation(what) => DaemonError::Activation(what),
+            other => DaemonError::Listen(other),
         }
     }
 }

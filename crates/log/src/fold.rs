@@ -349,6 +349,30 @@ pub fn fold_log(path: &Path) -> Result<FoldedLog, ReadError> {
     fold_file(&file, len, Split::for_len(len)).map_err(io_err)
 }
 
+/// A line parsed on a parsing thread, with the bodies [`SessionState::apply_owned`]
+/// ignores dropped there: freeing memory on the thread that allocated it is
+/// cheap, handing it to the folding thread to free is not. The placeholder
+/// is an empty `Unknown` body, which allocates nothing and which the fold
+/// ignores just the same; the line was still parsed whole, so a malformed
+/// body is reported as before.
+fn parse_for_fold(line: &[u8]) -> serde_json::Result<Event> {
+    let mut event = Event::parse(line)?;
+    if matches!(
+        event.body,
+        EventBody::ToolCall(_)
+            | EventBody::Decision(_)
+            | EventBody::Handover(_)
+            | EventBody::Notice(_)
+            | EventBody::Unknown { .. }
+    ) {
+        event.body = EventBody::Unknown {
+            type_name: String::new(),
+            fields: serde_json::Map::new(),
+        };
+    }
+    Ok(event)
+}
+
 /// Parsing is most of the fold's cost and each line parses on its own, so
 /// lines are parsed on every core ([`blocks`]) and applied here, in order.
 fn fold_file(file: &File, len: u64, split: Split) -> std::io::Result<FoldedLog> {
@@ -359,7 +383,7 @@ fn fold_file(file: &File, len: u64, split: Split) -> std::io::Result<FoldedLog> 
         0,
         len,
         split,
-        Event::parse,
+        parse_for_fold,
         |offset, parsed| match parsed {
             Err(err) => pending.push((
                 offset,

@@ -35,33 +35,11 @@ pub const PAGE: u64 = 200;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("cannot listen on {address}: {source}")]
-    Bind {
-        address: String,
-        source: std::io::Error,
-    },
-    #[error(
-        "something is already listening on unix:{}: use it, or stop it before starting another",
-        .0.display()
-    )]
-    AlreadyListening(PathBuf),
-    #[error("{} exists and is not a socket: move it away or pass --socket <path>", .0.display())]
-    NotASocket(PathBuf),
-    #[error("socket activation: {0}; check the .socket unit")]
-    Activation(String),
+    /// A listener could not be bound or taken from systemd.
+    #[error(transparent)]
+    Listen(#[from] ListenError),
     #[error("cannot start serve's runtime or its signal handlers: {0}")]
     Runtime(std::io::Error),
-}
-
-impl From<ListenError> for ServeError {
-    fn from(err: ListenError) -> ServeError {
-        match err {
-            ListenError::Bind { address, source } => ServeError::Bind { address, source },
-            ListenError::AlreadyListening(path) => ServeError::AlreadyListening(path),
-            ListenError::NotASocket(path) => ServeError::NotASocket(path),
-            ListenError::Activation(what) => ServeError::Activation(what),
-        }
-    }
 }
 
 /// Where the daemon is and what to listen on.
