@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::{chock, chock_bin};
+use super::{activated_with_fd_3_closed, chock, chock_bin};
 
 /// A serve process, killed when dropped.
 struct Running {
@@ -208,29 +208,11 @@ fn socket_activation_takes_the_passed_fd_and_notifies_readiness() {
 #[test]
 fn socket_activation_refuses_a_passed_fd_that_is_not_open() {
     let state = tempfile::tempdir().unwrap();
-    let mut command = Command::new("/bin/sh");
-    command
-        .args([
-            "-c",
-            r#"export LISTEN_PID=$$ LISTEN_FDS=1; exec "$0" serve"#,
-        ])
-        .arg(chock_bin())
-        .env("CHOCK_STATE_DIR", state.path())
-        .env_remove("NOTIFY_SOCKET")
-        .env_remove("CHOCK_DAEMON");
-    // SAFETY: between fork and exec only close runs, which is
-    // async-signal-safe; descriptor 3, which LISTEN_FDS promises, is closed.
-    unsafe {
-        command.pre_exec(|| {
-            libc::close(3);
-            Ok(())
-        });
-    }
-    let out = command.output().unwrap();
+    let out = activated_with_fd_3_closed(state.path(), "serve", "");
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("socket activation: fd 3: fd 3 from LISTEN_FDS is not open"),
+        stderr.contains("socket activation: fd 3 from LISTEN_FDS is not open"),
         "{stderr}"
     );
     assert!(stderr.contains("check the .socket unit"), "{stderr}");

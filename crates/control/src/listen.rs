@@ -230,8 +230,13 @@ pub(crate) fn claim_fd(raw: RawFd, name: &str) -> Result<ActivatedSocket, Listen
     #[expect(unsafe_code, reason = "probing a socket-activation descriptor")]
     let probe = rustix::io::fcntl_getfd(unsafe { BorrowedFd::borrow_raw(raw) });
     if let Err(err) = probe {
+        let which = if *name == format!("fd {raw}") {
+            format!("fd {raw} from LISTEN_FDS")
+        } else {
+            format!("{name} (fd {raw} from LISTEN_FDS)")
+        };
         return Err(ListenError::Activation(format!(
-            "{name}: fd {raw} from LISTEN_FDS is not open ({err})"
+            "{which} is not open ({err})"
         )));
     }
     // SAFETY: systemd hands this process the descriptors from 3 to

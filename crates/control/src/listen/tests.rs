@@ -12,7 +12,9 @@ fn a_descriptor_that_is_not_open_is_refused_untouched() {
     let err = claim_fd(1_000_000, "chock.socket").unwrap_err();
     let text = err.to_string();
     assert!(
-        text.starts_with("socket activation: chock.socket: fd 1000000 from LISTEN_FDS is not open"),
+        text.starts_with(
+            "socket activation: chock.socket (fd 1000000 from LISTEN_FDS) is not open"
+        ),
         "{text}"
     );
     assert!(text.ends_with("check the .socket unit"), "{text}");
