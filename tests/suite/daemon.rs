@@ -2,57 +2,15 @@
 //! refusal, a TCP port the system chose, socket activation through
 //! LISTEN_FDS with readiness through NOTIFY_SOCKET, and a clean stop.
 
-use std::io::{BufRead, BufReader};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use chock_control::{Address, Client};
 
+use super::kit::Running;
 use super::{activated_with_fd_3_closed, chock, chock_bin};
-
-/// A daemon process that is stopped with SIGTERM when dropped.
-struct Running {
-    child: Child,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
-}
-
-impl Running {
-    fn spawn(mut command: Command) -> Running {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Running { child, lines }
-    }
-
-    fn next_address(&mut self) -> Address {
-        let line = self.lines.next().expect("a 'listening on' line").unwrap();
-        let address = line
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("{line}"));
-        Address::parse(address).unwrap()
-    }
-
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&self.child),
-            rustix::process::Signal::TERM,
-        )
-        .unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn port_without_host_is_refused_by_name() {
@@ -80,9 +38,9 @@ async fn port_zero_prints_the_port_the_system_chose_and_it_answers() {
     let mut command = chock(state.path());
     command.args(["daemon", "--host", "127.0.0.1", "--port", "0"]);
     let mut daemon = Running::spawn(command);
-    let unix = daemon.next_address();
+    let unix = daemon.address();
     assert_eq!(unix, Address::Unix(state.path().join("daemon.sock")));
-    let tcp = daemon.next_address();
+    let tcp = daemon.address();
     let Address::Tcp { host, port } = &tcp else {
         panic!("{tcp}")
     };
@@ -111,8 +69,8 @@ async fn host_0_0_0_0_is_accepted_unguarded() {
     let mut command = chock(state.path());
     command.args(["daemon", "--host", "0.0.0.0", "--port", "0"]);
     let mut daemon = Running::spawn(command);
-    daemon.next_address();
-    let Address::Tcp { host, port } = daemon.next_address() else {
+    daemon.address();
+    let Address::Tcp { host, port } = daemon.address() else {
         panic!("a TCP address")
     };
     assert_eq!(host, "0.0.0.0");
@@ -129,7 +87,7 @@ async fn a_second_daemon_on_the_same_socket_is_refused() {
     let mut command = chock(state.path());
     command.arg("daemon");
     let mut first = Running::spawn(command);
-    first.next_address();
+    first.address();
     let out = chock(state.path()).arg("daemon").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
@@ -179,7 +137,7 @@ async fn socket_activation_takes_the_passed_fd_and_notifies_readiness() {
     let mut buf = [0u8; 256];
     let n = notify.recv(&mut buf).unwrap();
     assert_eq!(String::from_utf8_lossy(&buf[..n]).trim_end(), "READY=1");
-    assert_eq!(daemon.next_address(), Address::Unix(path.clone()));
+    assert_eq!(daemon.address(), Address::Unix(path.clone()));
     let project = tempfile::tempdir().unwrap();
     Client::new(Address::Unix(path.clone()))
         .list(project.path())

@@ -1,23 +1,13 @@
 //! The daemon with the real `chock run` as its child: `start` answers with
 //! the session the child writes, and a watch sees that session to its end.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use chock_control::{Address, Client};
+use chock_control::Client;
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 
 use super::chock;
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::kit::Running;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn start_runs_a_real_session_that_a_watch_follows_to_its_end() {
@@ -33,18 +23,9 @@ async fn start_runs_a_real_session_that_a_watch_follows_to_its_end() {
     .unwrap();
 
     let mut command = chock(state.path());
-    command
-        .arg("daemon")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut child = command.spawn().unwrap();
-    let first = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .next()
-        .expect("a 'listening on' line")
-        .unwrap();
-    let _daemon = Daemon(child);
-    let address = Address::parse(first.strip_prefix("listening on ").unwrap()).unwrap();
+    command.arg("daemon");
+    let mut daemon = Running::spawn(command);
+    let address = daemon.address();
     let client = Client::new(address).with_timeout(Duration::from_secs(60));
 
     let started = client.start(project.path(), "say hello").await.unwrap();

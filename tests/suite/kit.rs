@@ -54,3 +54,58 @@ pub(crate) fn workspace_dir(events: &[Value]) -> PathBuf {
         .expect("a workspace.open event");
     PathBuf::from(open["dir"].as_str().unwrap())
 }
+
+/// A long-running chock process (a daemon, serve) whose stdout is read line
+/// by line; killed when dropped.
+pub(crate) struct Running {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Running {
+    pub(crate) fn spawn(mut command: std::process::Command) -> Running {
+        use std::io::BufRead as _;
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        Running { child, lines }
+    }
+
+    /// The next line it printed.
+    pub(crate) fn next_line(&mut self) -> String {
+        self.lines.next().expect("a line from chock").unwrap()
+    }
+
+    /// The address of its next line, `listening on <address>`.
+    pub(crate) fn listening_on(&mut self) -> String {
+        let line = self.next_line();
+        line.strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("not a 'listening on' line: {line}"))
+            .to_owned()
+    }
+
+    /// [`Self::listening_on`], parsed.
+    pub(crate) fn address(&mut self) -> chock_control::Address {
+        chock_control::Address::parse(&self.listening_on()).unwrap()
+    }
+
+    /// Stops it with SIGTERM, as systemd does, and waits for it.
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&self.child),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

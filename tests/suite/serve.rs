@@ -2,51 +2,14 @@
 //! default socket, a TCP port the system chose, socket activation through
 //! LISTEN_FDS with readiness through NOTIFY_SOCKET, and a clean stop.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use super::kit::Running;
 use super::{activated_with_fd_3_closed, chock, chock_bin};
-
-/// A serve process, killed when dropped.
-struct Running {
-    child: Child,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
-}
-
-impl Running {
-    fn spawn(mut command: Command) -> Running {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Running { child, lines }
-    }
-
-    fn next_line(&mut self) -> String {
-        self.lines.next().expect("a line from chock serve").unwrap()
-    }
-
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&self.child),
-            rustix::process::Signal::TERM,
-        )
-        .unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `GET path` over a connected stream; the whole reply.
 fn get<S: Read + Write>(mut stream: S, path: &str) -> String {

@@ -5,9 +5,8 @@
 //! presses Yes, and sees it finish; the log says the same. `.ci/run`
 //! installs Chromium and the npm package.
 
-use std::io::{BufRead, BufReader, Lines};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::Command;
 
 use chock_log::fold::Status;
 use chock_log::fold_log;
@@ -15,40 +14,7 @@ use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::json;
 
 use super::chock;
-use super::kit::{log_values, only_log, write_config};
-
-/// A long-running chock process, killed when dropped.
-struct Process {
-    child: Child,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Process {
-    fn spawn(mut command: Command) -> Process {
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Process { child, lines }
-    }
-
-    /// The address from its first line, `listening on <address>`.
-    fn listening_on(&mut self) -> String {
-        let line = self.lines.next().expect("a 'listening on' line").unwrap();
-        line.strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("not a 'listening on' line: {line}"))
-            .to_owned()
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use super::kit::{Running, log_values, only_log, write_config};
 
 fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("browser")
@@ -86,12 +52,12 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
 
     let mut daemon = chock(state.path());
     daemon.arg("daemon");
-    let mut daemon = Process::spawn(daemon);
+    let mut daemon = Running::spawn(daemon);
     let daemon_address = daemon.listening_on();
     let mut serve = chock(state.path());
     serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
     serve.arg(&daemon_address);
-    let mut serve = Process::spawn(serve);
+    let mut serve = Running::spawn(serve);
     let url = format!("http://{}", serve.listening_on());
 
     let screenshot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-session.png");
