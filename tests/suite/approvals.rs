@@ -283,39 +283,6 @@ fn workspace_file(log: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap()
 }
 
-/// Connects to `socket` as the real second user `chocktest` and sends
-/// `line`; what came back.
-fn as_other_user(socket: &Path, line: &str) -> String {
-    const CONNECT: &str = r#"
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-try:
-    s.sendall(sys.argv[2].encode())
-except BrokenPipeError:
-    pass  # refused before reading: the refusal is still there to read
-data = b""
-while True:
-    chunk = s.recv(4096)
-    if not chunk:
-        break
-    data += chunk
-sys.stdout.write(data.decode())
-"#;
-    let out = std::process::Command::new("runuser")
-        .args(["-u", "chocktest", "--", "/usr/bin/python3", "-c", CONNECT])
-        .arg(socket)
-        .arg(line)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "this test needs the user 'chocktest' (.ci/run creates it): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open() {
     use std::os::unix::fs::PermissionsExt;
@@ -334,7 +301,7 @@ fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open(
     }
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
 
-    let reply = as_other_user(&socket, &format!("answer {request} yes\n"));
+    let reply = chock_testkit::exchange_as_other_user(&socket, &format!("answer {request} yes\n"));
     assert!(reply.starts_with("error "), "{reply}");
     assert!(reply.contains("uid"), "{reply}");
     let folded = fold_log(&log).unwrap();
