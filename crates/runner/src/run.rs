@@ -137,6 +137,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         policy: &policy,
         system: SYSTEM_PROMPT,
         limits: TurnLimits::default(),
+        search: config.search.as_ref(),
     };
     // A failure to install the handler leaves Ctrl-C with its default
     // effect (the process dies, and the log shows no ending): the session is

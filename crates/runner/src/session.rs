@@ -21,9 +21,13 @@ use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log}
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::approval::{self, ApproveSocket, SocketError};
+use crate::config::SearchConfig;
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
-use crate::tools::{Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command};
+use crate::tools::{
+    Commands, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Workspace, memory_file,
+    run_command,
+};
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 
 /// What a session needs before it starts.
@@ -42,6 +46,8 @@ pub struct SessionSetup<'a> {
     pub policy: &'a Policy,
     pub system: &'a str,
     pub limits: TurnLimits,
+    /// The engine behind web_search, from the operator's config.zon.
+    pub search: Option<&'a SearchConfig>,
 }
 
 /// How a session ended.
@@ -129,12 +135,19 @@ pub(crate) async fn drive(
         .decide_before_first_turn(&Action::sandbox_jit());
     writer.append(decision_event(&jit, None))?;
     let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow);
+    let tools = SessionTools::new(
+        setup.policy,
+        memory_file(setup.state, setup.project),
+        setup.search,
+        setup.provider.image_support(),
+    );
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
         system: setup.system,
         workspace: &workspace,
         commands: &commands,
+        tools: &tools,
         limits: setup.limits,
     };
     let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
@@ -143,6 +156,7 @@ pub(crate) async fn drive(
         policy: setup.policy,
         workspace: workspace.root(),
         approvals: &approvals,
+        tools: &tools,
         on_text,
     };
     // Ctrl-C abandons the turn at its next wait and the session ends
@@ -224,6 +238,7 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) policy: &'w Policy,
     pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
+    pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) on_text: F,
 }
 
@@ -282,12 +297,16 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // A tool with a `call.` action is decided there, with the decision
         // recorded; an unknown tool is answered by the tool layer, and the
         // plan and title are decided at keys of their own (not yet read).
-        // A command is decided at its program's exec.* action; arguments
-        // that do not parse are answered by the tool itself.
+        // A command is decided at its program's exec.* action, a fetch at
+        // net.fetch.<host> and a search at web.search; arguments that do
+        // not parse are answered by the tool itself.
         let action = match ToolName::parse(&call.name) {
             Some(ToolName::RunCommand) => run_command::Args::parse(&call.arguments)
                 .ok()
                 .map(|args| run_command::exec_action(&args, self.workspace)),
+            Some(tool @ (ToolName::FetchUrl | ToolName::WebSearch)) => {
+                self.tools.action(tool, &call.arguments)
+            }
             tool => tool
                 .and_then(ToolName::call_action)
                 .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
@@ -332,6 +351,13 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         call: &ToolCall,
         output: &ToolOutput,
     ) -> Result<(), WriteError> {
+        // What the tool decided while it ran comes before its result.
+        if let Some(Effect::Decisions(verdicts)) = &output.effect {
+            for verdict in verdicts {
+                self.writer
+                    .append(decision_event(verdict, Some(call.id.clone())))?;
+            }
+        }
         self.writer.append(ToolResult {
             call_id: call.id.clone(),
             ok: !output.is_error,
@@ -339,7 +365,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             truncated: output.is_truncated(),
         })?;
         match &output.effect {
-            None => {}
+            None | Some(Effect::Decisions(_)) => {}
             Some(Effect::Notice { subject, text }) => {
                 self.writer.append(Notice {
                     subject: subject.clone(),

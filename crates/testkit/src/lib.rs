@@ -12,8 +12,10 @@
 
 mod model;
 mod project;
+mod site;
 mod wait;
 
 pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
 pub use project::TempProject;
+pub use site::{Page, Site};
 pub use wait::{wait_for, wait_for_async};

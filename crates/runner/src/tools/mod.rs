@@ -1,6 +1,8 @@
 //! The tools: file reading and writing confined to the workspace, search,
-//! guidance files, the plan and the title, which run in place, and
-//! run_command, which runs through the session's sandbox. One file per tool, each with its JSON schema for the model and
+//! guidance files, the plan and the title, which run in place;
+//! run_command, which runs through the session's sandbox; and the tools that
+//! reach past the workspace (the web, the search engine, the project's
+//! memory, images), which need the session's [`SessionTools`]. One file per tool, each with its JSON schema for the model and
 //! a typed argument struct; [`ToolName`] dispatches with one exhaustive
 //! match, so a new tool is a compile error until it is wired in.
 //!
@@ -9,23 +11,32 @@
 //! can read and correct, and the loop records it like any other result.
 
 mod edit_file;
+mod fetch_url;
 mod glob;
 mod grep;
 mod list_directory;
+mod memory;
 mod output;
 mod read_file;
 mod read_guidance;
+mod read_image;
+mod read_memory;
 pub mod run_command;
+mod session_tools;
 mod set_title;
 mod update_plan;
 mod walk;
+mod web_search;
 mod workspace;
 mod write_file;
+mod write_memory;
 
 use serde::de::DeserializeOwned;
 
-pub use output::{Effect, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
+pub use memory::memory_file;
+pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use run_command::Commands;
+pub use session_tools::{ImageSupport, SessionTools};
 pub use workspace::{PathError, Workspace};
 
 use crate::provider::ToolSpec;
@@ -43,10 +54,15 @@ pub enum ToolName {
     UpdatePlan,
     SetTitle,
     RunCommand,
+    FetchUrl,
+    WebSearch,
+    ReadImage,
+    ReadMemory,
+    WriteMemory,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 15] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -57,6 +73,11 @@ impl ToolName {
         Self::UpdatePlan,
         Self::SetTitle,
         Self::RunCommand,
+        Self::FetchUrl,
+        Self::WebSearch,
+        Self::ReadImage,
+        Self::ReadMemory,
+        Self::WriteMemory,
     ];
 
     /// The name the model calls the tool by.
@@ -72,6 +93,11 @@ impl ToolName {
             Self::UpdatePlan => "update_plan",
             Self::SetTitle => "set_title",
             Self::RunCommand => "run_command",
+            Self::FetchUrl => "fetch_url",
+            Self::WebSearch => "web_search",
+            Self::ReadImage => "read_image",
+            Self::ReadMemory => "read_memory",
+            Self::WriteMemory => "write_memory",
         }
     }
 
@@ -84,15 +110,24 @@ impl ToolName {
     /// (seeds 004: "decided at a key that fits them better").
     pub fn call_action(self) -> Option<String> {
         match self {
-            // run_command is decided at its program's exec.* action.
-            Self::UpdatePlan | Self::SetTitle | Self::RunCommand => None,
+            // run_command is decided at its program's exec.* action,
+            // fetch_url at net.fetch.<host> and web_search at web.search
+            // (see SessionTools::action).
+            Self::UpdatePlan
+            | Self::SetTitle
+            | Self::RunCommand
+            | Self::FetchUrl
+            | Self::WebSearch => None,
             Self::ReadFile
             | Self::ListDirectory
             | Self::Glob
             | Self::Grep
             | Self::WriteFile
             | Self::EditFile
-            | Self::ReadGuidance => Some(format!("call.{}", self.as_str())),
+            | Self::ReadGuidance
+            | Self::ReadImage
+            | Self::ReadMemory
+            | Self::WriteMemory => Some(format!("call.{}", self.as_str())),
         }
     }
 
@@ -109,6 +144,11 @@ impl ToolName {
             Self::UpdatePlan => update_plan::schema(),
             Self::SetTitle => set_title::schema(),
             Self::RunCommand => run_command::schema(),
+            Self::FetchUrl => fetch_url::schema(),
+            Self::WebSearch => web_search::schema(),
+            Self::ReadImage => read_image::schema(),
+            Self::ReadMemory => read_memory::schema(),
+            Self::WriteMemory => write_memory::schema(),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -139,9 +179,15 @@ impl ToolName {
             }
             Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
             Self::SetTitle => parse(self, arguments).and_then(set_title::run),
-            Self::RunCommand => Err(ToolError::Failed(
-                "run_command needs the session's sandbox; it runs through tools::run".to_owned(),
-            )),
+            Self::RunCommand
+            | Self::FetchUrl
+            | Self::WebSearch
+            | Self::ReadImage
+            | Self::ReadMemory
+            | Self::WriteMemory => Err(ToolError::Failed(format!(
+                "{} needs the session; it runs through tools::run_with",
+                self.as_str()
+            ))),
         };
         result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
     }
@@ -153,15 +199,24 @@ pub fn specs() -> Vec<ToolSpec> {
 }
 
 /// Runs any tool the model named: commands go through `commands` (the
-/// session's sandbox), the other tools run in place via [`run`].
+/// session's sandbox), the tools that reach past the workspace through
+/// `session`, the other tools run in place via [`run`].
 pub async fn run_with(
     name: &str,
     workspace: &Workspace,
     commands: &Commands,
+    session: &SessionTools<'_>,
     arguments: &str,
 ) -> ToolOutput {
     match ToolName::parse(name) {
         Some(ToolName::RunCommand) => commands.run(arguments).await,
+        Some(
+            tool @ (ToolName::FetchUrl
+            | ToolName::WebSearch
+            | ToolName::ReadImage
+            | ToolName::ReadMemory
+            | ToolName::WriteMemory),
+        ) => session.run(tool, workspace, arguments).await,
         _ => run(name, workspace, arguments),
     }
 }
