@@ -22,6 +22,7 @@ use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::approval::{self, ApproveSocket, SocketError};
 use crate::config::SearchConfig;
+use crate::git_shim::{self, Carry, GitClass};
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::tools::{
@@ -297,13 +298,26 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // A tool with a `call.` action is decided there, with the decision
         // recorded; an unknown tool is answered by the tool layer, and the
         // plan and title are decided at keys of their own (not yet read).
-        // A command is decided at its program's exec.* action, a fetch at
+        // A command is decided at its program's exec.* action, or, when its
+        // first word is git, where the git shim sorts it; a fetch at
         // net.fetch.<host> and a search at web.search; arguments that do
         // not parse are answered by the tool itself.
+        let mut not_run = None;
         let action = match ToolName::parse(&call.name) {
-            Some(ToolName::RunCommand) => run_command::Args::parse(&call.arguments)
-                .ok()
-                .map(|args| run_command::exec_action(&args, self.workspace)),
+            Some(ToolName::RunCommand) => match run_command::Args::parse(&call.arguments) {
+                Err(_) => None,
+                Ok(args) => match git_shim::classify(&args.command) {
+                    None => Some(run_command::exec_action(&args, self.workspace)),
+                    // Reading costs what it always did: no question.
+                    Some(GitClass::ReadOnly { .. }) => None,
+                    Some(GitClass::Decide { action, carry }) => {
+                        if let Carry::NotRun(text) = carry {
+                            not_run = Some(text);
+                        }
+                        Some(action)
+                    }
+                },
+            },
             Some(tool @ (ToolName::FetchUrl | ToolName::WebSearch)) => {
                 self.tools.action(tool, &call.arguments)
             }
@@ -337,6 +351,11 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                     .unwrap_or_default();
                 return Ok(Gate::Refuse(format!("{why}.{help}")));
             }
+        }
+        if let Some(text) = not_run {
+            // Permitted, and still nothing carries it out (git fetch and
+            // the like): the agent is told what is missing.
+            return Ok(Gate::Refuse(text));
         }
         self.writer.append(ToolCallEvent {
             call_id: call.id.clone(),

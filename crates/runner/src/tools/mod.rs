@@ -12,6 +12,7 @@
 
 mod edit_file;
 mod fetch_url;
+mod git_binds;
 mod glob;
 mod grep;
 mod list_directory;
