@@ -303,3 +303,83 @@ fn memory_outlives_the_session_and_images_reach_the_model() {
     assert!(ok);
     assert_eq!(text, "The tests need 127.0.0.1.\n");
 }
+
+#[test]
+fn a_host_nobody_named_is_asked_and_a_yes_through_chock_approve_reads_it() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+
+    let site = Site::start([("/", Page::text("asked for and read"))]);
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "a1",
+                "fetch_url",
+                &json!({"url": format!("{}/", site.url())}),
+            )
+            .into(),
+        Turn::text("Done.").into(),
+    ]);
+    let dir = state.path().join("config").join("chock");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    let child = chock(state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("read the page")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = chock_testkit::wait_for(Duration::from_secs(20), "the question", || {
+        let id = SessionId::parse(sessions(state.path()).first()?).ok()?;
+        let folded = fold_log(&StateDir::at(state.path()).log_path(&id)).ok()?;
+        let asked = folded
+            .state
+            .pending_approvals
+            .iter()
+            .any(|p| p.action == "net.fetch.127.0.0.1");
+        (asked && StateDir::at(state.path()).approve_socket(&id).exists()).then_some(id)
+    });
+    assert!(
+        site.requests().is_empty(),
+        "nothing is fetched before the answer"
+    );
+    let mut approve = chock(state.path())
+        .arg("approve")
+        .arg(id.as_str())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    approve.stdin.take().unwrap().write_all(b"y\n").unwrap();
+    let answered = approve.wait_with_output().unwrap();
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    let run = child.wait_with_output().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let events: Vec<Value> = std::fs::read_to_string(StateDir::at(state.path()).log_path(&id))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let answer = events
+        .iter()
+        .find(|e| e["type"] == "approval.answer")
+        .unwrap();
+    assert_eq!(answer["answer"], "yes");
+    let (ok, text) = result(&events, "a1");
+    assert!(ok, "{text}");
+    assert!(text.ends_with("asked for and read"), "{text}");
+}

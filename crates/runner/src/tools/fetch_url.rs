@@ -7,8 +7,9 @@
 //!   every hop would wear a person down), so anything but allow refuses it
 //!   and names the rule that would allow it;
 //! - the host's robots.txt is honoured, fetched once per host per session;
-//! - a name that resolves to this machine or its networks is read only
-//!   where a rule names the address (see `web::Web::admit`);
+//! - an address of this machine or its networks is read only where a rule
+//!   names the address, or a person was asked about that very address (see
+//!   `web::Web::admit`);
 //! - it only ever sends GET with no body, no credential and no header of
 //!   the model's choosing: fetch_url reads, it never writes to a service;
 //! - the body is bounded in size and the whole call in time.
@@ -147,7 +148,7 @@ async fn fetch(
             }
             decisions.push(verdict);
         }
-        web.admit(policy, &url, decisions)?;
+        web.admit(policy, &url, url == first, decisions)?;
         let path = match url.query() {
             Some(query) => format!("{}?{query}", url.path()),
             None => url.path().to_owned(),

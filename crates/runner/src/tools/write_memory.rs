@@ -56,3 +56,41 @@ pub(super) fn run(file: &Path, args: Args) -> Result<ToolOutput, ToolError> {
         notes.len()
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(file: &Path, text: &str, replace: bool) -> Result<ToolOutput, ToolError> {
+        run(
+            file,
+            Args {
+                text: text.to_owned(),
+                replace,
+            },
+        )
+    }
+
+    #[test]
+    fn notes_are_added_to_the_end_or_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.md");
+        write(&file, "one", false).unwrap();
+        write(&file, "two\n\n", false).unwrap();
+        assert_eq!(memory::read(&file).unwrap(), "one\n\ntwo\n");
+        let out = write(&file, "fresh", true).unwrap();
+        assert_eq!(out.text, "saved; the project's notes are now 6 bytes");
+        assert_eq!(memory::read(&file).unwrap(), "fresh\n");
+    }
+
+    #[test]
+    fn a_write_past_the_bound_is_refused_and_keeps_the_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.md");
+        write(&file, "keep me", false).unwrap();
+        let err = write(&file, &"x".repeat(memory::MAX_BYTES), false).unwrap_err();
+        assert!(err.to_string().contains("nothing was saved"), "{err}");
+        assert!(err.to_string().contains("replace set to true"), "{err}");
+        assert_eq!(memory::read(&file).unwrap(), "keep me\n");
+    }
+}

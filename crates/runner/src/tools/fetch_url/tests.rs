@@ -267,3 +267,27 @@ async fn a_huge_page_is_cut_at_the_size_bound() {
     assert!(out.text.ends_with("only that much was read]"));
     assert!(out.is_truncated(), "the model sees a cut version");
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_loopback_address_a_person_was_asked_about_is_read() {
+    // With no rule, net.fetch.127.0.0.1 asks; the call runs only after a
+    // yes, and that yes named the address.
+    let site = Site::start([
+        ("/", Page::text("local")),
+        ("/to-name", Page::redirect("http://localhost/")),
+    ]);
+    let web = Web::default();
+    let nobody = policy(&[]);
+    let out = fetch_text(&web, &nobody, &format!("{}/", site.url())).await;
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.ends_with("local"), "{}", out.text);
+    // A name that is not the asked-about address still needs a rule.
+    let named = policy(&[("net.fetch.localhost", Decision::Allow)]);
+    let hop = fetch_text(&web, &named, &format!("{}/to-name", site.url())).await;
+    assert!(hop.is_error);
+    assert!(
+        hop.text.contains("fetch_url does not read localhost at "),
+        "{}",
+        hop.text
+    );
+}

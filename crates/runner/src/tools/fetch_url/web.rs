@@ -17,7 +17,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chock_policy::{Action, Pattern, Policy, Verdict, rule_block};
+use chock_policy::{Action, Decision, Pattern, Policy, Verdict, rule_block};
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use tokio::time::Instant;
@@ -120,13 +120,20 @@ impl Web {
     /// address answers allow at `net.fetch.<address>`. Each such question
     /// is pushed to `decisions` for the log. Fails, naming the rule to
     /// write, when nothing is left.
+    ///
+    /// `asked` is true for the URL the call was decided at: when that URL
+    /// names the address itself and the policy answers ask there, a person
+    /// was asked about exactly this address and said yes (the call would
+    /// not run otherwise), which names it as well as a rule does.
     pub(crate) fn admit(
         &self,
         policy: &Policy,
         url: &Url,
+        asked: bool,
         decisions: &mut Vec<Verdict>,
     ) -> Result<(), String> {
         let (host, addrs) = lookup(url)?;
+        let literal = host.parse::<IpAddr>().is_ok();
         let mut kept = Vec::new();
         let mut refused = None;
         for addr in addrs {
@@ -138,6 +145,10 @@ impl Web {
             let Ok(action) = Action::net_fetch(&ip.to_string()) else {
                 continue;
             };
+            if asked && literal && policy.decision(&action) == Decision::Ask {
+                kept.push(addr);
+                continue;
+            }
             let verdict = policy.decide_unattended(&action);
             let named = names_address(&verdict);
             if verdict.permits() && named {
