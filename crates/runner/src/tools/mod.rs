@@ -2,9 +2,10 @@
 //! guidance files, the plan and the title, which run in place;
 //! run_command, which runs through the session's sandbox; and the tools that
 //! reach past the workspace (the web, the search engine, the project's
-//! memory, images), which need the session's [`SessionTools`]. One file per tool, each with its JSON schema for the model and
-//! a typed argument struct; [`ToolName`] dispatches with one exhaustive
-//! match, so a new tool is a compile error until it is wired in.
+//! memory, images), which need the session's [`SessionTools`]. One file per
+//! tool, each with its JSON schema for the model and a typed argument
+//! struct; [`ToolName`] dispatches with one exhaustive match, so a new tool
+//! is a compile error until it is wired in.
 //!
 //! A tool never fails the session: a wrong-typed argument, a missing file or
 //! a path outside the workspace comes back as an error *result* the model
