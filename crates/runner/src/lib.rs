@@ -10,6 +10,7 @@ pub mod config;
 pub mod git_shim;
 pub mod guard;
 pub mod history;
+pub mod net;
 pub mod provider;
 pub mod run;
 pub mod session;

@@ -7,8 +7,12 @@
 //!
 //! Everything runs on the caller's task: the log writer is synchronous
 //! (one `write(2)` per event) and the provider is driven on the same
-//! `current_thread` runtime.
+//! `current_thread` runtime. The writer sits in a `RefCell` so that the
+//! network's records (`crate::net`: decisions on a command's connections,
+//! background jobs) are appended beside the turn, never holding it across
+//! an await.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
@@ -24,10 +28,11 @@ use crate::approval::{self, ApproveSocket, SocketError};
 use crate::config::SearchConfig;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::history;
+use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::tools::{
     Commands, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Workspace, memory_file,
-    run_command,
+    run_command, serve_port,
 };
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 
@@ -118,7 +123,7 @@ pub async fn run_new(
 /// session starts (new, in a workspace, carried on) comes through here.
 pub(crate) async fn drive(
     setup: &SessionSetup<'_>,
-    mut writer: LogWriter,
+    writer: LogWriter,
     id: SessionId,
     root: &Path,
     mut conversation: Vec<Message>,
@@ -134,8 +139,11 @@ pub(crate) async fn drive(
     let jit = setup
         .policy
         .decide_before_first_turn(&Action::sandbox_jit());
-    writer.append(decision_event(&jit, None))?;
-    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow);
+    let writer = RefCell::new(writer);
+    writer.borrow_mut().append(decision_event(&jit, None))?;
+    let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
+    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
+        .with_network(NetSetup::new(setup.policy, records));
     let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
@@ -153,7 +161,7 @@ pub(crate) async fn drive(
     };
     let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
     let mut hooks = LogHooks {
-        writer: &mut writer,
+        writer: &writer,
         policy: setup.policy,
         workspace: workspace.root(),
         approvals: &approvals,
@@ -162,10 +170,20 @@ pub(crate) async fn drive(
     };
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
+    // The network's records are appended as they come, beside the turn.
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
         () = interrupt => None,
+        recorded = net::record(&mut net_records, &writer, &approvals) => {
+            recorded?;
+            None
+        }
     };
+    // Background jobs do not outlive the session: each still running is
+    // killed, and its end recorded.
+    commands.finish().await;
+    net::drain(&mut net_records, &writer).await?;
+    let mut writer = writer.into_inner();
     writer.append(LogTurnEnd {})?;
     let (reason, detail) = match end {
         Some(end) => ending(end),
@@ -235,7 +253,7 @@ pub(crate) fn decision_event(
 
 /// Records each step of a turn in the log as it happens.
 pub(crate) struct LogHooks<'w, F> {
-    pub(crate) writer: &'w mut LogWriter,
+    pub(crate) writer: &'w RefCell<LogWriter>,
     pub(crate) policy: &'w Policy,
     pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
@@ -244,6 +262,10 @@ pub(crate) struct LogHooks<'w, F> {
 }
 
 impl<F> LogHooks<'_, F> {
+    fn append(&self, body: impl Into<chock_log::event::EventBody>) -> Result<(), WriteError> {
+        self.writer.borrow_mut().append(body).map(drop)
+    }
+
     /// Asks a person about `call` over approve.sock, recording the request
     /// and the answer; true when the answer is yes.
     async fn ask(
@@ -253,18 +275,18 @@ impl<F> LogHooks<'_, F> {
     ) -> Result<bool, WriteError> {
         // The id the request's own event takes: unique in the log, also
         // across a session carried on by another process.
-        let request_id = (self.writer.last_id().0 + 1).to_string();
+        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
         // The whole call is in the log's tool call; the question shows
         // enough to decide on.
         let arguments: String = call.arguments.chars().take(400).collect();
-        self.writer.append(ApprovalRequest {
+        self.append(ApprovalRequest {
             request_id: request_id.clone(),
             action: verdict.action.clone(),
             question: approval::question(&call.name, &arguments, verdict),
         })?;
         let answer = self.approvals.wait_for(&request_id).await;
         let yes = answer == chock_control::Answer::Yes;
-        self.writer.append(ApprovalAnswer {
+        self.append(ApprovalAnswer {
             request_id,
             answer: if yes { LogAnswer::Yes } else { LogAnswer::No },
             by: "approve.sock".to_owned(),
@@ -282,7 +304,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
 
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), WriteError> {
         let usage = turn.usage.unwrap_or_default();
-        self.writer.append(AssistantMessage {
+        self.append(AssistantMessage {
             text: turn.text.clone(),
             tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
             usage: LogUsage {
@@ -318,6 +340,13 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                     }
                 },
             },
+            // Not offered where no rule could permit a port: answered by
+            // the tool, never put to a person.
+            Some(ToolName::ServePort) if self.policy.could_permit("net.serve") => {
+                serve_port::Args::parse(&call.arguments)
+                    .ok()
+                    .and_then(|args| args.action())
+            }
             Some(tool @ (ToolName::FetchUrl | ToolName::WebSearch)) => {
                 self.tools.action(tool, &call.arguments)
             }
@@ -327,8 +356,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         };
         if let Some(action) = action {
             let verdict = self.policy.decide(&action);
-            self.writer
-                .append(decision_event(&verdict, Some(call.id.clone())))?;
+            self.append(decision_event(&verdict, Some(call.id.clone())))?;
             if verdict.decision == Decision::Ask {
                 if !self.ask(call, &verdict).await? {
                     return Ok(Gate::Refuse(approval::refusal(&verdict)));
@@ -357,7 +385,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             // the like): the agent is told what is missing.
             return Ok(Gate::Refuse(text));
         }
-        self.writer.append(ToolCallEvent {
+        self.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
@@ -373,11 +401,10 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // What the tool decided while it ran comes before its result.
         if let Some(Effect::Decisions(verdicts)) = &output.effect {
             for verdict in verdicts {
-                self.writer
-                    .append(decision_event(verdict, Some(call.id.clone())))?;
+                self.append(decision_event(verdict, Some(call.id.clone())))?;
             }
         }
-        self.writer.append(ToolResult {
+        self.append(ToolResult {
             call_id: call.id.clone(),
             ok: !output.is_error,
             output: output.text.clone(),
@@ -386,18 +413,18 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         match &output.effect {
             None | Some(Effect::Decisions(_)) => {}
             Some(Effect::Notice { subject, text }) => {
-                self.writer.append(Notice {
+                self.append(Notice {
                     subject: subject.clone(),
                     text: text.clone(),
                 })?;
             }
             Some(Effect::Title(title)) => {
-                self.writer.append(TitleSet {
+                self.append(TitleSet {
                     title: title.clone(),
                 })?;
             }
             Some(Effect::Plan(items)) => {
-                self.writer.append(PlanUpdate {
+                self.append(PlanUpdate {
                     items: items
                         .iter()
                         .map(|item| LogPlanItem {

@@ -1,11 +1,12 @@
 //! The tools: file reading and writing confined to the workspace, search,
 //! guidance files, the plan and the title, which run in place;
-//! run_command, which runs through the session's sandbox; and the tools that
-//! reach past the workspace (the web, the search engine, the project's
-//! memory, images), which need the session's [`SessionTools`]. One file per
-//! tool, each with its JSON schema for the model and a typed argument
-//! struct; [`ToolName`] dispatches with one exhaustive match, so a new tool
-//! is a compile error until it is wired in.
+//! run_command, job_output and serve_port, which run through the session's
+//! sandbox and its background jobs; and the tools that reach past the
+//! workspace (the web, the search engine, the project's memory, images),
+//! which need the session's [`SessionTools`]. One file per tool, each with
+//! its JSON schema for the model and a typed argument struct; [`ToolName`]
+//! dispatches with one exhaustive match, so a new tool is a compile error
+//! until it is wired in.
 //!
 //! A tool never fails the session: a wrong-typed argument, a missing file or
 //! a path outside the workspace comes back as an error *result* the model
@@ -16,6 +17,7 @@ mod fetch_url;
 mod git_binds;
 mod glob;
 mod grep;
+pub mod jobs;
 mod list_directory;
 mod memory;
 mod output;
@@ -24,6 +26,7 @@ mod read_guidance;
 mod read_image;
 mod read_memory;
 pub mod run_command;
+pub mod serve_port;
 mod session_tools;
 mod set_title;
 mod update_plan;
@@ -56,6 +59,8 @@ pub enum ToolName {
     UpdatePlan,
     SetTitle,
     RunCommand,
+    JobOutput,
+    ServePort,
     FetchUrl,
     WebSearch,
     ReadImage,
@@ -64,7 +69,7 @@ pub enum ToolName {
 }
 
 impl ToolName {
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 17] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -75,6 +80,8 @@ impl ToolName {
         Self::UpdatePlan,
         Self::SetTitle,
         Self::RunCommand,
+        Self::JobOutput,
+        Self::ServePort,
         Self::FetchUrl,
         Self::WebSearch,
         Self::ReadImage,
@@ -95,6 +102,8 @@ impl ToolName {
             Self::UpdatePlan => "update_plan",
             Self::SetTitle => "set_title",
             Self::RunCommand => "run_command",
+            Self::JobOutput => "job_output",
+            Self::ServePort => "serve_port",
             Self::FetchUrl => "fetch_url",
             Self::WebSearch => "web_search",
             Self::ReadImage => "read_image",
@@ -113,11 +122,14 @@ impl ToolName {
     pub fn call_action(self) -> Option<String> {
         match self {
             // run_command is decided at its program's exec.* action,
-            // fetch_url at net.fetch.<host> and web_search at web.search
-            // (see SessionTools::action).
+            // serve_port at net.serve.<port>, fetch_url at net.fetch.<host>
+            // and web_search at web.search (see SessionTools::action);
+            // job_output reads what a call already decided started.
             Self::UpdatePlan
             | Self::SetTitle
             | Self::RunCommand
+            | Self::JobOutput
+            | Self::ServePort
             | Self::FetchUrl
             | Self::WebSearch => None,
             Self::ReadFile
@@ -146,6 +158,8 @@ impl ToolName {
             Self::UpdatePlan => update_plan::schema(),
             Self::SetTitle => set_title::schema(),
             Self::RunCommand => run_command::schema(),
+            Self::JobOutput => jobs::job_output_schema(),
+            Self::ServePort => serve_port::schema(),
             Self::FetchUrl => fetch_url::schema(),
             Self::WebSearch => web_search::schema(),
             Self::ReadImage => read_image::schema(),
@@ -182,6 +196,8 @@ impl ToolName {
             Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
             Self::SetTitle => parse(self, arguments).and_then(set_title::run),
             Self::RunCommand
+            | Self::JobOutput
+            | Self::ServePort
             | Self::FetchUrl
             | Self::WebSearch
             | Self::ReadImage
@@ -200,6 +216,16 @@ pub fn specs() -> Vec<ToolSpec> {
     ToolName::ALL.into_iter().map(ToolName::spec).collect()
 }
 
+/// The specs of the tools this session offers, in a stable order
+/// (serve_port only where the policy could permit a port).
+pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
+    ToolName::ALL
+        .into_iter()
+        .filter(|tool| commands.offers(*tool))
+        .map(ToolName::spec)
+        .collect()
+}
+
 /// Runs any tool the model named: commands go through `commands` (the
 /// session's sandbox), the tools that reach past the workspace through
 /// `session`, the other tools run in place via [`run`].
@@ -212,6 +238,13 @@ pub async fn run_with(
 ) -> ToolOutput {
     match ToolName::parse(name) {
         Some(ToolName::RunCommand) => commands.run(arguments).await,
+        Some(ToolName::JobOutput) => commands.job_output(arguments).await,
+        Some(ToolName::ServePort) if commands.offers(ToolName::ServePort) => {
+            commands.serve_port(arguments)
+        }
+        Some(ToolName::ServePort) => ToolOutput::error(
+            "serve_port is not offered in this session: no rule could permit a net.serve.<port>",
+        ),
         Some(
             tool @ (ToolName::FetchUrl
             | ToolName::WebSearch
