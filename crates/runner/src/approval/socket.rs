@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use chock_control::approve::{ApproveRequest, MAX_APPROVE_LINE, reply_line};
 use chock_control::{Answer, LineReader, check_peer, own_uid};
-use tokio::io::{AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 /// How long one client may take to send its line before it is dropped, so
@@ -95,6 +95,21 @@ async fn serve_one(mut stream: UnixStream, request: &str) -> Option<Answer> {
         let _ = stream
             .write_all(reply_line(&Err(err.to_string())).as_bytes())
             .await;
+        let _ = stream.shutdown().await;
+        // Closing with the peer's line still unread would reset the
+        // connection, and the peer could lose the refusal before reading
+        // it; read (and drop) what it sent, bounded in size and time.
+        let mut sink = [0u8; 1024];
+        let mut read = 0;
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            while let Ok(n) = stream.read(&mut sink).await {
+                read += n;
+                if n == 0 || read > MAX_APPROVE_LINE {
+                    break;
+                }
+            }
+        })
+        .await;
         return None;
     }
     let (read, mut write) = stream.split();
