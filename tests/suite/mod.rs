@@ -25,6 +25,7 @@ mod stop_check;
 mod stop_resume;
 mod sync_cli;
 mod usage;
+mod web_tools;
 mod workspace;
 
 use std::path::PathBuf;

@@ -100,9 +100,14 @@ pub enum SearchConfig {
     /// A SearXNG instance's JSON API.
     #[serde(rename = "searxng")]
     Searxng { base_url: String },
-    /// The Brave Search API.
+    /// The Brave Search API; `base_url` is for a proxy or a test engine
+    /// (default `https://api.search.brave.com`).
     #[serde(rename = "brave")]
-    Brave { key_env: String },
+    Brave {
+        key_env: String,
+        #[serde(default)]
+        base_url: Option<String>,
+    },
 }
 
 /// A model chosen for a session: which instance, and the model's name there.

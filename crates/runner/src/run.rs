@@ -18,6 +18,7 @@ use crate::turn::TurnLimits;
 pub const SYSTEM_PROMPT: &str = "You are a coding agent working in a project directory on the person's machine. \
 Use the tools to read and change files; paths are relative to the project root. \
 Read the project's guidance (read_guidance) before changing code. \
+Notes earlier sessions kept for this project are read with read_memory; save what a later session should know with write_memory. \
 Keep the person informed with update_plan for multi-step work, and give the session a short title with set_title. \
 When the task is done, say briefly what you changed.";
 
@@ -137,6 +138,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         policy: &policy,
         system: SYSTEM_PROMPT,
         limits: TurnLimits::default(),
+        search: config.search.as_ref(),
     };
     // A failure to install the handler leaves Ctrl-C with its default
     // effect (the process dies, and the log shows no ending): the session is

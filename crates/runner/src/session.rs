@@ -25,12 +25,14 @@ use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log}
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::approval::{self, ApproveSocket, SocketError};
+use crate::config::SearchConfig;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::history;
 use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::tools::{
-    Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command, serve_port,
+    Commands, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Workspace, memory_file,
+    run_command, serve_port,
 };
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 
@@ -50,6 +52,8 @@ pub struct SessionSetup<'a> {
     pub policy: &'a Policy,
     pub system: &'a str,
     pub limits: TurnLimits,
+    /// The engine behind web_search, from the operator's config.zon.
+    pub search: Option<&'a SearchConfig>,
 }
 
 /// How a session ended.
@@ -140,12 +144,19 @@ pub(crate) async fn drive(
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
         .with_network(NetSetup::new(setup.policy, records));
+    let tools = SessionTools::new(
+        setup.policy,
+        memory_file(setup.state, setup.project),
+        setup.search,
+        setup.provider.image_support(),
+    );
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
         system: setup.system,
         workspace: &workspace,
         commands: &commands,
+        tools: &tools,
         limits: setup.limits,
     };
     let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
@@ -154,6 +165,7 @@ pub(crate) async fn drive(
         policy: setup.policy,
         workspace: workspace.root(),
         approvals: &approvals,
+        tools: &tools,
         on_text,
     };
     // Ctrl-C abandons the turn at its next wait and the session ends
@@ -245,6 +257,7 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) policy: &'w Policy,
     pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
+    pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) on_text: F,
 }
 
@@ -308,7 +321,8 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // recorded; an unknown tool is answered by the tool layer, and the
         // plan and title are decided at keys of their own (not yet read).
         // A command is decided at its program's exec.* action, or, when its
-        // first word is git, where the git shim sorts it; arguments that do
+        // first word is git, where the git shim sorts it; a fetch at
+        // net.fetch.<host> and a search at web.search; arguments that do
         // not parse are answered by the tool itself.
         let mut not_run = None;
         let action = match ToolName::parse(&call.name) {
@@ -332,6 +346,9 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                 serve_port::Args::parse(&call.arguments)
                     .ok()
                     .and_then(|args| args.action())
+            }
+            Some(tool @ (ToolName::FetchUrl | ToolName::WebSearch)) => {
+                self.tools.action(tool, &call.arguments)
             }
             tool => tool
                 .and_then(ToolName::call_action)
@@ -381,6 +398,12 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         call: &ToolCall,
         output: &ToolOutput,
     ) -> Result<(), WriteError> {
+        // What the tool decided while it ran comes before its result.
+        if let Some(Effect::Decisions(verdicts)) = &output.effect {
+            for verdict in verdicts {
+                self.append(decision_event(verdict, Some(call.id.clone())))?;
+            }
+        }
         self.append(ToolResult {
             call_id: call.id.clone(),
             ok: !output.is_error,
@@ -388,7 +411,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             truncated: output.is_truncated(),
         })?;
         match &output.effect {
-            None => {}
+            None | Some(Effect::Decisions(_)) => {}
             Some(Effect::Notice { subject, text }) => {
                 self.append(Notice {
                     subject: subject.clone(),

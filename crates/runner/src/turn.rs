@@ -14,7 +14,7 @@ use crate::guard::{RepeatGuard, Verdict};
 use crate::provider::{
     AssistantTurn, Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
 };
-use crate::tools::{self, Commands, ToolOutput, Workspace};
+use crate::tools::{self, Commands, SessionTools, ToolOutput, Workspace};
 
 /// Model calls one turn may make unless configured otherwise.
 pub const DEFAULT_MAX_MODEL_CALLS: usize = 50;
@@ -90,6 +90,8 @@ pub struct TurnContext<'a> {
     pub system: &'a str,
     pub workspace: &'a Workspace,
     pub commands: &'a Commands,
+    /// What fetch_url, web_search, read_image and the memory tools share.
+    pub tools: &'a SessionTools<'a>,
     pub limits: TurnLimits,
 }
 
@@ -145,7 +147,14 @@ pub async fn run_turn<H: TurnHooks>(
             }
             let mut output = match hooks.before_tool(call).await? {
                 Gate::Run => {
-                    tools::run_with(&call.name, cx.workspace, cx.commands, &call.arguments).await
+                    tools::run_with(
+                        &call.name,
+                        cx.workspace,
+                        cx.commands,
+                        cx.tools,
+                        &call.arguments,
+                    )
+                    .await
                 }
                 Gate::Refuse(text) => ToolOutput::error(text),
             };
@@ -164,6 +173,13 @@ pub async fn run_turn<H: TurnHooks>(
                 content: output.for_model(),
                 is_error: output.is_error,
             });
+            if let Some(image) = output.image {
+                conversation.push(Message::Image {
+                    call_id: call.id.clone(),
+                    media_type: image.media_type,
+                    base64: image.base64,
+                });
+            }
         }
         if let Some(why) = stuck {
             return Ok(TurnEnd::Stuck(why));

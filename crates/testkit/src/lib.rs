@@ -13,9 +13,11 @@
 mod model;
 mod other_user;
 mod project;
+mod site;
 mod wait;
 
 pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
 pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
 pub use project::TempProject;
+pub use site::{Page, Site};
 pub use wait::{wait_for, wait_for_async};

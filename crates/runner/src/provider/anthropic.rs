@@ -57,6 +57,32 @@ pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<
                     json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
                 ],
             ),
+            Message::Image {
+                call_id,
+                media_type,
+                base64,
+            } => {
+                // Inside its tool's result: tool_result blocks must come
+                // first in a user message, so an image block of its own
+                // between two results would be refused.
+                let image = json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": base64}});
+                let result = messages
+                    .last_mut()
+                    .filter(|(role, _)| *role == "user")
+                    .and_then(|(_, blocks)| {
+                        blocks.iter_mut().rev().find(|b| {
+                            b["type"] == "tool_result" && b["tool_use_id"] == call_id.as_str()
+                        })
+                    });
+                match result {
+                    Some(result) => {
+                        let text = result["content"].take();
+                        result["content"] = json!([{"type": "text", "text": text}, image]);
+                        continue;
+                    }
+                    None => ("user", vec![image]),
+                }
+            }
         };
         if blocks.is_empty() {
             continue;

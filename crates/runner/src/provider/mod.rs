@@ -22,6 +22,7 @@ pub use types::{
 };
 
 use crate::config::{HttpProviderConfig, ProviderConfig};
+pub(crate) use http::error_chain;
 use http::{Body, SseDecoder};
 use openai::Flow;
 
@@ -108,6 +109,17 @@ impl Provider {
     /// The instance's name in config.zon.
     pub fn instance(&self) -> &str {
         &self.instance
+    }
+
+    /// Whether the instance's wire format can carry an image to the model.
+    pub fn image_support(&self) -> crate::tools::ImageSupport {
+        match &self.kind {
+            Kind::Http(_) => crate::tools::ImageSupport::Accepted,
+            Kind::Script(_) => crate::tools::ImageSupport::Refused(format!(
+                "the session's provider '{}' plays a script and cannot take images",
+                self.instance
+            )),
+        }
     }
 
     /// Sends one model call. Errors that happen before the first byte of the

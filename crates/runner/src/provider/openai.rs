@@ -14,13 +14,27 @@ use super::error::{ProviderError, excerpt};
 use super::http::SseEvent;
 use super::types::{Message, ModelRequest, StopReason, StreamEvent, ToolCall, Usage};
 
+/// Images held back until the tool results are over, as one user message.
+fn flush_images(images: &mut Vec<Value>, messages: &mut Vec<Value>) {
+    if !images.is_empty() {
+        messages.push(json!({"role": "user", "content": std::mem::take(images)}));
+    }
+}
+
 /// The JSON body for `POST {base_url}/chat/completions`.
 pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<u32>) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
     }
+    // Chat Completions takes an image only in a user message, and a user
+    // message may not come between an assistant's tool calls and their
+    // results: images wait until the run of tool results is over.
+    let mut images: Vec<Value> = Vec::new();
     for message in request.messages {
+        if !matches!(message, Message::ToolResult { .. } | Message::Image { .. }) {
+            flush_images(&mut images, &mut messages);
+        }
         messages.push(match message {
             Message::User { text } => json!({"role": "user", "content": text}),
             Message::Assistant { text, calls } => {
@@ -45,8 +59,18 @@ pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<
             Message::ToolResult {
                 call_id, content, ..
             } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+            Message::Image {
+                call_id,
+                media_type,
+                base64,
+            } => {
+                images.push(json!({"type": "text", "text": format!("The image from tool call {call_id}:")}));
+                images.push(json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{base64}")}}));
+                continue;
+            }
         });
     }
+    flush_images(&mut images, &mut messages);
     let mut body = json!({
         "model": request.model,
         "messages": messages,

@@ -39,6 +39,14 @@ pub enum Message {
         content: String,
         is_error: bool,
     },
+    /// An image a tool returned (read_image), right after that tool's
+    /// result. Each wire format carries it the way its API allows; the log
+    /// does not keep it, so a conversation read back from a log has none.
+    Image {
+        call_id: String,
+        media_type: String,
+        base64: String,
+    },
 }
 
 /// Everything one model call needs.

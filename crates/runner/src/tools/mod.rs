@@ -1,35 +1,47 @@
 //! The tools: file reading and writing confined to the workspace, search,
-//! guidance files, the plan and the title, which run in place, and
+//! guidance files, the plan and the title, which run in place;
 //! run_command, job_output and serve_port, which run through the session's
-//! sandbox and its background jobs. One file per tool, each with its JSON schema for the model and
-//! a typed argument struct; [`ToolName`] dispatches with one exhaustive
-//! match, so a new tool is a compile error until it is wired in.
+//! sandbox and its background jobs; and the tools that reach past the
+//! workspace (the web, the search engine, the project's memory, images),
+//! which need the session's [`SessionTools`]. One file per tool, each with
+//! its JSON schema for the model and a typed argument struct; [`ToolName`]
+//! dispatches with one exhaustive match, so a new tool is a compile error
+//! until it is wired in.
 //!
 //! A tool never fails the session: a wrong-typed argument, a missing file or
 //! a path outside the workspace comes back as an error *result* the model
 //! can read and correct, and the loop records it like any other result.
 
 mod edit_file;
+mod fetch_url;
 mod git_binds;
 mod glob;
 mod grep;
 pub mod jobs;
 mod list_directory;
+mod memory;
 mod output;
 mod read_file;
 mod read_guidance;
+mod read_image;
+mod read_memory;
 pub mod run_command;
 pub mod serve_port;
+mod session_tools;
 mod set_title;
 mod update_plan;
 mod walk;
+mod web_search;
 mod workspace;
 mod write_file;
+mod write_memory;
 
 use serde::de::DeserializeOwned;
 
-pub use output::{Effect, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
+pub use memory::memory_file;
+pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use run_command::Commands;
+pub use session_tools::{ImageSupport, SessionTools};
 pub use workspace::{PathError, Workspace};
 
 use crate::provider::ToolSpec;
@@ -49,10 +61,15 @@ pub enum ToolName {
     RunCommand,
     JobOutput,
     ServePort,
+    FetchUrl,
+    WebSearch,
+    ReadImage,
+    ReadMemory,
+    WriteMemory,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 17] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -65,6 +82,11 @@ impl ToolName {
         Self::RunCommand,
         Self::JobOutput,
         Self::ServePort,
+        Self::FetchUrl,
+        Self::WebSearch,
+        Self::ReadImage,
+        Self::ReadMemory,
+        Self::WriteMemory,
     ];
 
     /// The name the model calls the tool by.
@@ -82,6 +104,11 @@ impl ToolName {
             Self::RunCommand => "run_command",
             Self::JobOutput => "job_output",
             Self::ServePort => "serve_port",
+            Self::FetchUrl => "fetch_url",
+            Self::WebSearch => "web_search",
+            Self::ReadImage => "read_image",
+            Self::ReadMemory => "read_memory",
+            Self::WriteMemory => "write_memory",
         }
     }
 
@@ -94,21 +121,27 @@ impl ToolName {
     /// (seeds 004: "decided at a key that fits them better").
     pub fn call_action(self) -> Option<String> {
         match self {
-            // run_command is decided at its program's exec.* action and
-            // serve_port at net.serve.<port>; job_output reads what a call
-            // already decided started.
+            // run_command is decided at its program's exec.* action,
+            // serve_port at net.serve.<port>, fetch_url at net.fetch.<host>
+            // and web_search at web.search (see SessionTools::action);
+            // job_output reads what a call already decided started.
             Self::UpdatePlan
             | Self::SetTitle
             | Self::RunCommand
             | Self::JobOutput
-            | Self::ServePort => None,
+            | Self::ServePort
+            | Self::FetchUrl
+            | Self::WebSearch => None,
             Self::ReadFile
             | Self::ListDirectory
             | Self::Glob
             | Self::Grep
             | Self::WriteFile
             | Self::EditFile
-            | Self::ReadGuidance => Some(format!("call.{}", self.as_str())),
+            | Self::ReadGuidance
+            | Self::ReadImage
+            | Self::ReadMemory
+            | Self::WriteMemory => Some(format!("call.{}", self.as_str())),
         }
     }
 
@@ -127,6 +160,11 @@ impl ToolName {
             Self::RunCommand => run_command::schema(),
             Self::JobOutput => jobs::job_output_schema(),
             Self::ServePort => serve_port::schema(),
+            Self::FetchUrl => fetch_url::schema(),
+            Self::WebSearch => web_search::schema(),
+            Self::ReadImage => read_image::schema(),
+            Self::ReadMemory => read_memory::schema(),
+            Self::WriteMemory => write_memory::schema(),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -157,12 +195,17 @@ impl ToolName {
             }
             Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
             Self::SetTitle => parse(self, arguments).and_then(set_title::run),
-            Self::RunCommand | Self::JobOutput | Self::ServePort => {
-                Err(ToolError::Failed(format!(
-                    "{} needs the session's sandbox; it runs through tools::run_with",
-                    self.as_str()
-                )))
-            }
+            Self::RunCommand
+            | Self::JobOutput
+            | Self::ServePort
+            | Self::FetchUrl
+            | Self::WebSearch
+            | Self::ReadImage
+            | Self::ReadMemory
+            | Self::WriteMemory => Err(ToolError::Failed(format!(
+                "{} needs the session; it runs through tools::run_with",
+                self.as_str()
+            ))),
         };
         result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
     }
@@ -184,11 +227,13 @@ pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
 }
 
 /// Runs any tool the model named: commands go through `commands` (the
-/// session's sandbox), the other tools run in place via [`run`].
+/// session's sandbox), the tools that reach past the workspace through
+/// `session`, the other tools run in place via [`run`].
 pub async fn run_with(
     name: &str,
     workspace: &Workspace,
     commands: &Commands,
+    session: &SessionTools<'_>,
     arguments: &str,
 ) -> ToolOutput {
     match ToolName::parse(name) {
@@ -200,6 +245,13 @@ pub async fn run_with(
         Some(ToolName::ServePort) => ToolOutput::error(
             "serve_port is not offered in this session: no rule could permit a net.serve.<port>",
         ),
+        Some(
+            tool @ (ToolName::FetchUrl
+            | ToolName::WebSearch
+            | ToolName::ReadImage
+            | ToolName::ReadMemory
+            | ToolName::WriteMemory),
+        ) => session.run(tool, workspace, arguments).await,
         _ => run(name, workspace, arguments),
     }
 }

@@ -21,6 +21,10 @@ pub enum Effect {
         subject: String,
         text: String,
     },
+    /// Policy questions the tool itself asked while it ran (a redirect hop
+    /// of fetch_url, an address a name resolved to), logged as `decision`
+    /// events before the call's result.
+    Decisions(Vec<chock_policy::Verdict>),
 }
 
 /// One step of the agent's plan.
@@ -47,6 +51,18 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// A change to the session's state for the loop to record.
     pub effect: Option<Effect>,
+    /// An image for the model to see beside the text (read_image); the
+    /// log keeps the text only.
+    pub image: Option<Image>,
+}
+
+/// An image a tool hands the model, ready for the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The file's bytes in standard base64.
+    pub base64: String,
 }
 
 impl ToolOutput {
@@ -55,6 +71,7 @@ impl ToolOutput {
             text: text.into(),
             is_error: false,
             effect: None,
+            image: None,
         }
     }
 
@@ -63,6 +80,7 @@ impl ToolOutput {
             text: text.into(),
             is_error: true,
             effect: None,
+            image: None,
         }
     }
 

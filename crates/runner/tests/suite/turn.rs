@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 
 use chock_runner::provider::{AssistantTurn, Message, Provider, ProviderError, ToolCall};
-use chock_runner::tools::{Commands, ToolOutput, Workspace};
+use chock_runner::tools::{Commands, SessionTools, ToolOutput, Workspace};
 use chock_runner::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use chock_testkit::{FakeModel, Reply, TempProject, Turn};
 use pretty_assertions::assert_eq;
@@ -56,12 +56,16 @@ async fn turn(
 ) -> (TurnEnd, Vec<Message>) {
     let workspace = Workspace::new(project.path()).unwrap();
     let commands = Commands::new(workspace.root(), false);
+    let policy = chock_policy::Policy::shipped();
+    let memory = project.path().join(".memory.md");
+    let tools = SessionTools::new(&policy, memory, None, provider.image_support());
     let cx = TurnContext {
         provider,
         model: "m",
         system: "you are a test",
         workspace: &workspace,
         commands: &commands,
+        tools: &tools,
         limits,
     };
     let mut conversation = vec![Message::User { text: "go".into() }];
@@ -266,4 +270,57 @@ async fn a_provider_failure_ends_the_turn_with_the_error() {
         3,
         "what happened before the failure is kept"
     );
+}
+
+#[tokio::test]
+async fn an_image_reaches_the_model_the_way_each_wire_carries_it() {
+    for kind in BOTH {
+        let project = TempProject::git();
+        std::fs::write(project.join("shot.png"), b"\x89PNG\r\n\x1a\nfake").unwrap();
+        let fake = FakeModel::with([
+            Turn::text("")
+                .call("i", "read_image", &json!({"path": "shot.png"}))
+                .call("r", "read_memory", &json!({}))
+                .into(),
+            Turn::text("I see it.").into(),
+        ]);
+        let mut hooks = Recorded::default();
+        let (end, _) = turn(
+            &provider(kind, &fake),
+            &project,
+            &mut hooks,
+            TurnLimits::default(),
+        )
+        .await;
+        assert!(matches!(end, TurnEnd::Done), "{kind:?}: {end:?}");
+        let second = fake.requests()[1].json();
+        let messages = second["messages"].as_array().unwrap();
+        let data = "iVBORw0KGgpmYWtl";
+        match kind {
+            Kind::OpenAi => {
+                // Both tool results first, then one user message with the
+                // image as a data URL.
+                let roles: Vec<_> = messages
+                    .iter()
+                    .map(|m| m["role"].as_str().unwrap())
+                    .collect();
+                assert_eq!(
+                    roles,
+                    ["system", "user", "assistant", "tool", "tool", "user"]
+                );
+                assert_eq!(
+                    messages[5]["content"][1]["image_url"]["url"],
+                    format!("data:image/png;base64,{data}")
+                );
+            }
+            Kind::Anthropic => {
+                // Inside the tool's own result block.
+                let blocks = messages[2]["content"].as_array().unwrap();
+                assert_eq!(blocks[0]["type"], "tool_result");
+                assert_eq!(blocks[0]["content"][1]["type"], "image");
+                assert_eq!(blocks[0]["content"][1]["source"]["data"], data);
+                assert_eq!(blocks[1]["type"], "tool_result");
+            }
+        }
+    }
 }

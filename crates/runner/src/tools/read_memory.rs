@@ -1,0 +1,34 @@
+//! `read_memory`: the notes earlier sessions of this project kept (see
+//! `memory`).
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolError, ToolOutput, memory};
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Read the notes kept for this project by earlier sessions (facts about the project, the person's preferences, unfinished work). Empty until write_memory saves something.",
+        json!({
+            "type": "object",
+            "properties": {},
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Args {}
+
+pub(super) fn run(file: &Path, _args: Args) -> Result<ToolOutput, ToolError> {
+    let notes = memory::read(file)?;
+    if notes.trim().is_empty() {
+        return Ok(ToolOutput::ok(
+            "no notes are kept for this project yet; write_memory saves notes for later sessions",
+        ));
+    }
+    Ok(ToolOutput::ok(notes))
+}

@@ -1,0 +1,96 @@
+//! `write_memory`: keep notes for later sessions of this project, added to
+//! the end of what is there or replacing all of it (see `memory`).
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolError, ToolOutput, memory};
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Save notes for later sessions of this project: facts worth remembering, the person's preferences, unfinished work. The text is added to the end of the notes; set replace to true to rewrite them whole (read_memory first). The notes hold at most 64 KiB.",
+        json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "description": "The notes to save, in Markdown"},
+                "replace": {"type": "boolean", "description": "Replace all notes instead of adding to them (default false)"}
+            },
+            "required": ["text"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Args {
+    text: String,
+    #[serde(default)]
+    replace: bool,
+}
+
+pub(super) fn run(file: &Path, args: Args) -> Result<ToolOutput, ToolError> {
+    let mut notes = if args.replace {
+        String::new()
+    } else {
+        memory::read(file)?
+    };
+    if !notes.is_empty() && !notes.ends_with("\n\n") {
+        notes.push_str(if notes.ends_with('\n') { "\n" } else { "\n\n" });
+    }
+    notes.push_str(args.text.trim_end());
+    notes.push('\n');
+    if notes.len() > memory::MAX_BYTES {
+        return Err(ToolError::Failed(format!(
+            "the notes would be {} bytes, more than the {} the memory holds; nothing was saved. \
+             read_memory, condense the notes, and write them back with replace set to true",
+            notes.len(),
+            memory::MAX_BYTES
+        )));
+    }
+    memory::write(file, &notes)?;
+    Ok(ToolOutput::ok(format!(
+        "saved; the project's notes are now {} bytes",
+        notes.len()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(file: &Path, text: &str, replace: bool) -> Result<ToolOutput, ToolError> {
+        run(
+            file,
+            Args {
+                text: text.to_owned(),
+                replace,
+            },
+        )
+    }
+
+    #[test]
+    fn notes_are_added_to_the_end_or_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.md");
+        write(&file, "one", false).unwrap();
+        write(&file, "two\n\n", false).unwrap();
+        assert_eq!(memory::read(&file).unwrap(), "one\n\ntwo\n");
+        let out = write(&file, "fresh", true).unwrap();
+        assert_eq!(out.text, "saved; the project's notes are now 6 bytes");
+        assert_eq!(memory::read(&file).unwrap(), "fresh\n");
+    }
+
+    #[test]
+    fn a_write_past_the_bound_is_refused_and_keeps_the_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.md");
+        write(&file, "keep me", false).unwrap();
+        let err = write(&file, &"x".repeat(memory::MAX_BYTES), false).unwrap_err();
+        assert!(err.to_string().contains("nothing was saved"), "{err}");
+        assert!(err.to_string().contains("replace set to true"), "{err}");
+        assert_eq!(memory::read(&file).unwrap(), "keep me\n");
+    }
+}
