@@ -19,6 +19,7 @@ mod address;
 pub mod approve;
 mod client;
 mod greeting;
+pub mod handover;
 mod lines;
 mod peer;
 mod reply;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use chock_log::event::{
     Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, AssistantMessage,
-    Decision as LogDecision, EndReason, Notice, PlanItem as LogPlanItem,
+    Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
     PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
     ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
 };
@@ -21,6 +21,7 @@ use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log}
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::approval::{self, ApproveSocket, SocketError};
+use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::tools::{Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command};
@@ -62,6 +63,8 @@ pub enum SessionError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Approvals(#[from] SocketError),
+    #[error(transparent)]
+    Handovers(#[from] HandoverSocketError),
     #[error("cannot use {} as the session's workspace: {detail}", path.display())]
     Workspace { path: PathBuf, detail: String },
 }
@@ -138,20 +141,29 @@ pub(crate) async fn drive(
         limits: setup.limits,
     };
     let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
+    let handover = HandoverSocket::bind(&setup.state.handover_socket(&id))?;
     let mut hooks = LogHooks {
         writer: &mut writer,
         policy: setup.policy,
         workspace: workspace.root(),
         approvals: &approvals,
+        handover: &handover,
         on_text,
     };
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
+    // Handover asks are taken beside the turn and answered at its
+    // boundaries.
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
         () = interrupt => None,
+        never = handover.serve() => match never {},
     };
+    drop(hooks);
     writer.append(LogTurnEnd {})?;
+    if matches!(end, Some(TurnEnd::HandOver)) {
+        return hand_over(writer, id, approvals, handover).await;
+    }
     let (reason, detail) = match end {
         Some(end) => ending(end),
         None => (
@@ -171,6 +183,45 @@ pub(crate) async fn drive(
     })
 }
 
+/// The session's end after a confirmed handover: the ending is written and
+/// flushed, the sockets beside the log are removed (so the next owner's own
+/// are never removed by this one's teardown), the lock is released, and
+/// only then is the client told, so a client that hears `ok` can have the
+/// daemon take the log at once.
+async fn hand_over(
+    mut writer: LogWriter,
+    id: SessionId,
+    approvals: ApproveSocket,
+    handover: HandoverSocket,
+) -> Result<SessionOutcome, SessionError> {
+    let detail = HANDED_OVER.to_owned();
+    writer.append(Handover {
+        to: "daemon".to_owned(),
+    })?;
+    let ending = writer.append(SessionEnd {
+        reason: EndReason::Handover,
+        detail: detail.clone(),
+    })?;
+    let confirmed = handover.take_confirmed();
+    drop(approvals);
+    drop(handover);
+    let log = writer.path().to_owned();
+    drop(writer);
+    if let Some(confirmed) = confirmed {
+        confirmed.done(ending.id.0).await;
+    }
+    Ok(SessionOutcome {
+        id,
+        log,
+        reason: EndReason::Handover,
+        detail,
+    })
+}
+
+/// The detail of a handover ending.
+pub const HANDED_OVER: &str =
+    "handed over at a turn boundary; the daemon's `chock run --adopt` carries it on from this log";
+
 pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
     match end {
         TurnEnd::Done => (EndReason::Done, String::new()),
@@ -185,6 +236,7 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
             format!("the turn made {calls} model calls without finishing and was stopped"),
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
+        TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
     }
 }
 
@@ -224,6 +276,7 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) policy: &'w Policy,
     pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
+    pub(crate) handover: &'w HandoverSocket,
     pub(crate) on_text: F,
 }
 
@@ -325,6 +378,21 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             arguments: history::log_arguments(&call.arguments),
         })?;
         Ok(Gate::Run)
+    }
+
+    async fn boundary(&mut self) -> Result<Boundary, WriteError> {
+        if !self.handover.asked() {
+            return Ok(Boundary::Continue);
+        }
+        // Only an asked session reads its own log here: what it still
+        // holds is what the log shows open, the same fold every reader uses.
+        let Some((holdings, workspace)) = crate::handover::held(self.writer.path()) else {
+            return Ok(Boundary::Continue);
+        };
+        Ok(self
+            .handover
+            .at_boundary(holdings, self.writer.last_id().0, workspace.as_deref())
+            .await)
     }
 
     async fn tool_result(
