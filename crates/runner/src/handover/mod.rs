@@ -37,3 +37,69 @@ pub(crate) fn count(jobs: &[chock_log::fold::BackgroundJob]) -> Holdings {
         subagents,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chock_log::event::{BackgroundEnd, BackgroundStart, SessionOpen, WorkspaceOpen};
+    use chock_log::{LogWriter, SessionId, StateDir};
+
+    use super::*;
+
+    fn start(job: &str, kind: &str) -> BackgroundStart {
+        BackgroundStart {
+            job_id: job.to_owned(),
+            kind: kind.to_owned(),
+            command: "sleep 60".to_owned(),
+        }
+    }
+
+    #[test]
+    fn what_a_session_holds_is_the_open_jobs_its_log_shows() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::at(dir.path());
+        let id = SessionId::new();
+        let mut writer = LogWriter::create(&state, &id).unwrap();
+        writer
+            .append(SessionOpen {
+                session_id: id.clone(),
+                project: "/p".into(),
+                model: "m".into(),
+                pid: 1,
+                chock_version: String::new(),
+            })
+            .unwrap();
+        writer
+            .append(WorkspaceOpen {
+                dir: "/w".into(),
+                commit: "c".repeat(40),
+                branch: None,
+            })
+            .unwrap();
+        assert_eq!(
+            held(writer.path()),
+            Some((Holdings::default(), Some(PathBuf::from("/w"))))
+        );
+        writer.append(start("1", "command")).unwrap();
+        writer.append(start("2", "subagent")).unwrap();
+        writer.append(start("3", "command")).unwrap();
+        let (holdings, _) = held(writer.path()).unwrap();
+        assert_eq!(
+            holdings,
+            Holdings {
+                commands: 2,
+                subagents: 1
+            }
+        );
+        for job in ["1", "2", "3"] {
+            writer
+                .append(BackgroundEnd {
+                    job_id: job.to_owned(),
+                    status: "done".to_owned(),
+                    exit_code: Some(0),
+                })
+                .unwrap();
+        }
+        assert!(held(writer.path()).unwrap().0.is_empty());
+        assert_eq!(held(&dir.path().join("missing.jsonl")), None);
+    }
+}
