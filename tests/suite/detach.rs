@@ -571,3 +571,81 @@ fn newest(state: &Path) -> (SessionId, PathBuf) {
     let log = StateDir::at(state).log_path(&id);
     (id, log)
 }
+
+#[test]
+fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(ASK_WRITE);
+    project.commit_all("an ask rule for write_file");
+    let fake = FakeModel::with([
+        slow_call("c1"),
+        Turn::text("")
+            .call(
+                "w1",
+                "write_file",
+                &json!({"path": "x.txt", "content": "x"}),
+            )
+            .into(),
+        Turn::text("Written.").into(),
+    ]);
+    write_config(state.path(), &fake);
+    let _daemon = start_daemon(state.path());
+    let mut session = start_session(state.path(), &project, "write x.txt");
+    let (id, log) = wait_for_listening(state.path());
+    let out = detach(state.path(), project.path())
+        .arg(id.as_str())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(exit_code(&mut session), Some(8));
+
+    // The daemon's child asks; `chock approve` reaches it on the socket
+    // beside the same log.
+    wait_for(WITHIN, "the adopted session to ask", || {
+        let state = fold_log(&log).ok()?.state;
+        (state.status == Status::WaitingForApproval).then_some(())
+    });
+    let mut approve = Reaped(
+        chock(state.path())
+            .args(["approve", id.as_str()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    approve.0.stdin.take().unwrap().write_all(b"y\n").unwrap();
+    assert_eq!(
+        exit_code(&mut approve),
+        Some(0),
+        "{}",
+        stderr_of(&mut approve)
+    );
+    wait_for(WITHIN, "the adopted session to end", || {
+        (ended(&log) == Some(EndReason::Done)).then_some(())
+    });
+    let all = events(&log);
+    let answer = all.iter().find(|e| e["type"] == "approval.answer").unwrap();
+    assert_eq!(answer["answer"], "yes");
+    let handover_at = all.iter().position(|e| e["type"] == "handover").unwrap();
+    let asked_at = all
+        .iter()
+        .position(|e| e["type"] == "approval.request")
+        .unwrap();
+    assert!(asked_at > handover_at, "asked by the adopted run");
+    let workspace = all.iter().find(|e| e["type"] == "workspace.open").unwrap()["dir"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&workspace).join("x.txt")).unwrap(),
+        "x",
+        "written in the workspace that moved"
+    );
+}
