@@ -534,6 +534,35 @@ fn bad_inputs_are_one_line_errors_and_never_stop_the_session() {
         "protocol mismatch",
     );
 
+    // A daemon of another state directory, named with --port: it cannot
+    // see the session, so the session is not asked.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut other_daemon = Reaped(
+        chock(elsewhere.path())
+            .args(["daemon", "--host", "127.0.0.1", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let port = BufReader::new(other_daemon.0.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("listening on 127.0.0.1:")
+                .map(str::to_owned)
+        })
+        .expect("a TCP listener line");
+    fails(
+        &[id.as_str(), "--port", &port],
+        1,
+        &format!(
+            "the daemon at 127.0.0.1:{port} does not see session {}",
+            id.as_str()
+        ),
+    );
+    drop(other_daemon);
+
     // A session the daemon started is the daemon's already.
     let _daemon = start_daemon(state.path());
     let started = chock_control::Client::new(chock_control::Address::default_for(state.path()));
