@@ -399,18 +399,28 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         Ok(Gate::Run)
     }
 
-    async fn boundary(&mut self) -> Result<Boundary, WriteError> {
+    async fn boundary(&mut self, last: bool) -> Result<Boundary, WriteError> {
         if !self.handover.asked() {
             return Ok(Boundary::Continue);
         }
         // Only an asked session reads its own log here: what it still
         // holds is what the log shows open, the same fold every reader uses.
-        let Some((holdings, workspace)) = crate::handover::held(self.writer.path()) else {
+        let log = self.writer.path().to_owned();
+        let last_event = || self.writer.last_id().0;
+        if last {
+            // After the final answer there is no later boundary to hand over
+            // at: while the client still asks, wait here for the work.
+            return Ok(self
+                .handover
+                .wait_at_last_boundary(|| crate::handover::held(&log), last_event)
+                .await);
+        }
+        let Some((holdings, workspace)) = crate::handover::held(&log) else {
             return Ok(Boundary::Continue);
         };
         Ok(self
             .handover
-            .at_boundary(holdings, self.writer.last_id().0, workspace.as_deref())
+            .at_boundary(holdings, last_event(), workspace.as_deref())
             .await)
     }
 

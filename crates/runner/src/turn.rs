@@ -91,7 +91,9 @@ pub trait TurnHooks {
 
     /// A turn boundary: a model call and all its tool calls are recorded.
     /// The only place a session may stop without cutting either in two.
-    fn boundary(&mut self) -> impl Future<Output = Result<Boundary, Self::Error>> {
+    /// `last` is the boundary after the model's final answer, after which
+    /// the turn has nothing more to run.
+    fn boundary(&mut self, _last: bool) -> impl Future<Output = Result<Boundary, Self::Error>> {
         std::future::ready(Ok(Boundary::Continue))
     }
 }
@@ -137,7 +139,7 @@ pub async fn run_turn<H: TurnHooks>(
             calls: turn.calls.clone(),
         });
         if turn.calls.is_empty() {
-            if hooks.boundary().await? == Boundary::HandOver {
+            if hooks.boundary(true).await? == Boundary::HandOver {
                 return Ok(TurnEnd::HandOver);
             }
             return Ok(match turn.stop {
@@ -185,7 +187,7 @@ pub async fn run_turn<H: TurnHooks>(
         if let Some(why) = stuck {
             return Ok(TurnEnd::Stuck(why));
         }
-        if hooks.boundary().await? == Boundary::HandOver {
+        if hooks.boundary(false).await? == Boundary::HandOver {
             return Ok(TurnEnd::HandOver);
         }
     }

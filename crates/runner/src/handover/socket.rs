@@ -29,6 +29,9 @@ const ASK_DEADLINE: Duration = Duration::from_secs(10);
 /// gone, and the session carries on.
 pub const CONFIRM_DEADLINE: Duration = Duration::from_secs(10);
 
+/// How often the last boundary looks again for background work to end.
+pub const LAST_BOUNDARY_POLL: Duration = Duration::from_millis(250);
+
 #[derive(Debug, thiserror::Error)]
 pub enum HandoverSocketError {
     #[error("cannot listen for handovers on {}: {source}; check that the session directory is writable", path.display())]
@@ -258,6 +261,34 @@ impl HandoverSocket {
             _ => {
                 tracing::info!("a handover client left before confirming; the session carries on");
                 Answered::Drop
+            }
+        }
+    }
+
+    /// The boundary after the model's final answer, where the turn has
+    /// nothing more to run: while the ask is open and the client still
+    /// there, background work named by `held` is waited for (looked at every
+    /// [`LAST_BOUNDARY_POLL`]), then the exchange goes on as at any
+    /// boundary. A client that gave up (at its `--wait`) ends the wait, and
+    /// the session ends as it would have unasked.
+    pub async fn wait_at_last_boundary(
+        &self,
+        mut held: impl FnMut() -> Option<(Holdings, Option<PathBuf>)>,
+        last_event: impl Fn() -> u64,
+    ) -> Boundary {
+        loop {
+            let Some((holdings, workspace)) = held() else {
+                return Boundary::Continue;
+            };
+            let boundary = self
+                .at_boundary(holdings, last_event(), workspace.as_deref())
+                .await;
+            if holdings.is_empty() || boundary == Boundary::HandOver || !self.asked() {
+                return boundary;
+            }
+            tokio::time::sleep(LAST_BOUNDARY_POLL).await;
+            if !self.pending_alive() {
+                return Boundary::Continue;
             }
         }
     }

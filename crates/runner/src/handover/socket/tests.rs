@@ -180,3 +180,54 @@ fn a_session_that_never_reaches_a_boundary_lets_the_client_time_out() {
         assert!(matches!(err, HandoverError::Timeout { .. }), "{err}");
     });
 }
+
+#[test]
+fn the_last_boundary_waits_for_background_work_while_the_client_asks() {
+    served(async |socket, path| {
+        let mut client = HandoverClient::ask(path).await.unwrap();
+        until_asked(socket).await;
+        let one = Holdings {
+            commands: 1,
+            subagents: 0,
+        };
+        // The work is recorded ended after three looks.
+        let looks = Cell::new(0);
+        let held = || {
+            looks.set(looks.get() + 1);
+            Some((if looks.get() > 3 { NONE } else { one }, None))
+        };
+        let client_side = async {
+            assert_eq!(client.next(WAIT).await.unwrap(), SessionLine::Holding(one));
+            assert!(matches!(
+                client.next(WAIT).await.unwrap(),
+                SessionLine::Ready { last_event: 12, .. }
+            ));
+            client.confirm().await.unwrap();
+        };
+        let (boundary, ()) = tokio::join!(socket.wait_at_last_boundary(held, || 12), client_side);
+        assert_eq!(boundary, Boundary::HandOver);
+        assert_eq!(looks.get(), 4);
+    });
+}
+
+#[test]
+fn a_client_that_gives_up_ends_the_wait_at_the_last_boundary() {
+    served(async |socket, path| {
+        let mut client = HandoverClient::ask(path).await.unwrap();
+        until_asked(socket).await;
+        let one = Holdings {
+            commands: 0,
+            subagents: 1,
+        };
+        let client_side = async {
+            assert_eq!(client.next(WAIT).await.unwrap(), SessionLine::Holding(one));
+            drop(client); // its --wait ran out
+        };
+        let (boundary, ()) = tokio::join!(
+            socket.wait_at_last_boundary(|| Some((one, None)), || 3),
+            client_side
+        );
+        assert_eq!(boundary, Boundary::Continue);
+        assert!(!socket.asked());
+    });
+}
