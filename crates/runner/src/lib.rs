@@ -11,6 +11,7 @@ pub mod git_shim;
 pub mod guard;
 pub mod handover;
 pub mod history;
+pub mod net;
 pub mod provider;
 pub mod run;
 pub mod session;

@@ -7,8 +7,12 @@
 //!
 //! Everything runs on the caller's task: the log writer is synchronous
 //! (one `write(2)` per event) and the provider is driven on the same
-//! `current_thread` runtime.
+//! `current_thread` runtime. The writer sits in a `RefCell` so that the
+//! network's records (`crate::net`: decisions on a command's connections,
+//! background jobs) are appended beside the turn, never holding it across
+//! an await.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
@@ -24,8 +28,11 @@ use crate::approval::{self, ApproveSocket, SocketError};
 use crate::git_shim::{self, Carry, GitClass};
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
+use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
-use crate::tools::{Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command};
+use crate::tools::{
+    Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command, serve_port,
+};
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 
 /// What a session needs before it starts.
@@ -115,7 +122,7 @@ pub async fn run_new(
 /// session starts (new, in a workspace, carried on) comes through here.
 pub(crate) async fn drive(
     setup: &SessionSetup<'_>,
-    mut writer: LogWriter,
+    writer: LogWriter,
     id: SessionId,
     root: &Path,
     mut conversation: Vec<Message>,
@@ -131,8 +138,11 @@ pub(crate) async fn drive(
     let jit = setup
         .policy
         .decide_before_first_turn(&Action::sandbox_jit());
-    writer.append(decision_event(&jit, None))?;
-    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow);
+    let writer = RefCell::new(writer);
+    writer.borrow_mut().append(decision_event(&jit, None))?;
+    let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
+    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
+        .with_network(NetSetup::new(setup.policy, records));
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
@@ -144,7 +154,7 @@ pub(crate) async fn drive(
     let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
     let handover = HandoverSocket::bind(&setup.state.handover_socket(&id))?;
     let mut hooks = LogHooks {
-        writer: &mut writer,
+        writer: &writer,
         policy: setup.policy,
         workspace: workspace.root(),
         approvals: &approvals,
@@ -153,14 +163,25 @@ pub(crate) async fn drive(
     };
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
+    // The network's records are appended as they come, beside the turn.
     // Handover asks are taken beside the turn and answered at its
     // boundaries.
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
         () = interrupt => None,
+        recorded = net::record(&mut net_records, &writer, &approvals) => {
+            recorded?;
+            None
+        }
         never = handover.serve() => match never {},
     };
     drop(hooks);
+    // Background jobs do not outlive the session: each still running is
+    // killed, and its end recorded. A session that hands over holds none:
+    // it said ready only once the log showed every job ended.
+    commands.finish().await;
+    net::drain(&mut net_records, &writer).await?;
+    let mut writer = writer.into_inner();
     writer.append(LogTurnEnd {})?;
     if matches!(end, Some(TurnEnd::HandOver)) {
         return hand_over(writer, id, approvals, handover).await;
@@ -273,7 +294,7 @@ pub(crate) fn decision_event(
 
 /// Records each step of a turn in the log as it happens.
 pub(crate) struct LogHooks<'w, F> {
-    pub(crate) writer: &'w mut LogWriter,
+    pub(crate) writer: &'w RefCell<LogWriter>,
     pub(crate) policy: &'w Policy,
     pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
@@ -282,6 +303,10 @@ pub(crate) struct LogHooks<'w, F> {
 }
 
 impl<F> LogHooks<'_, F> {
+    fn append(&self, body: impl Into<chock_log::event::EventBody>) -> Result<(), WriteError> {
+        self.writer.borrow_mut().append(body).map(drop)
+    }
+
     /// Asks a person about `call` over approve.sock, recording the request
     /// and the answer; true when the answer is yes.
     async fn ask(
@@ -291,18 +316,18 @@ impl<F> LogHooks<'_, F> {
     ) -> Result<bool, WriteError> {
         // The id the request's own event takes: unique in the log, also
         // across a session carried on by another process.
-        let request_id = (self.writer.last_id().0 + 1).to_string();
+        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
         // The whole call is in the log's tool call; the question shows
         // enough to decide on.
         let arguments: String = call.arguments.chars().take(400).collect();
-        self.writer.append(ApprovalRequest {
+        self.append(ApprovalRequest {
             request_id: request_id.clone(),
             action: verdict.action.clone(),
             question: approval::question(&call.name, &arguments, verdict),
         })?;
         let answer = self.approvals.wait_for(&request_id).await;
         let yes = answer == chock_control::Answer::Yes;
-        self.writer.append(ApprovalAnswer {
+        self.append(ApprovalAnswer {
             request_id,
             answer: if yes { LogAnswer::Yes } else { LogAnswer::No },
             by: "approve.sock".to_owned(),
@@ -320,7 +345,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
 
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), WriteError> {
         let usage = turn.usage.unwrap_or_default();
-        self.writer.append(AssistantMessage {
+        self.append(AssistantMessage {
             text: turn.text.clone(),
             tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
             usage: LogUsage {
@@ -355,14 +380,20 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                     }
                 },
             },
+            // Not offered where no rule could permit a port: answered by
+            // the tool, never put to a person.
+            Some(ToolName::ServePort) if self.policy.could_permit("net.serve") => {
+                serve_port::Args::parse(&call.arguments)
+                    .ok()
+                    .and_then(|args| args.action())
+            }
             tool => tool
                 .and_then(ToolName::call_action)
                 .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
         };
         if let Some(action) = action {
             let verdict = self.policy.decide(&action);
-            self.writer
-                .append(decision_event(&verdict, Some(call.id.clone())))?;
+            self.append(decision_event(&verdict, Some(call.id.clone())))?;
             if verdict.decision == Decision::Ask {
                 if !self.ask(call, &verdict).await? {
                     return Ok(Gate::Refuse(approval::refusal(&verdict)));
@@ -391,7 +422,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             // the like): the agent is told what is missing.
             return Ok(Gate::Refuse(text));
         }
-        self.writer.append(ToolCallEvent {
+        self.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
@@ -405,8 +436,8 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         }
         // Only an asked session reads its own log here: what it still
         // holds is what the log shows open, the same fold every reader uses.
-        let log = self.writer.path().to_owned();
-        let last_event = || self.writer.last_id().0;
+        let log = self.writer.borrow().path().to_owned();
+        let last_event = || self.writer.borrow().last_id().0;
         if last {
             // After the final answer there is no later boundary to hand over
             // at: while the client still asks, wait here for the work.
@@ -429,7 +460,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         call: &ToolCall,
         output: &ToolOutput,
     ) -> Result<(), WriteError> {
-        self.writer.append(ToolResult {
+        self.append(ToolResult {
             call_id: call.id.clone(),
             ok: !output.is_error,
             output: output.text.clone(),
@@ -438,18 +469,18 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         match &output.effect {
             None => {}
             Some(Effect::Notice { subject, text }) => {
-                self.writer.append(Notice {
+                self.append(Notice {
                     subject: subject.clone(),
                     text: text.clone(),
                 })?;
             }
             Some(Effect::Title(title)) => {
-                self.writer.append(TitleSet {
+                self.append(TitleSet {
                     title: title.clone(),
                 })?;
             }
             Some(Effect::Plan(items)) => {
-                self.writer.append(PlanUpdate {
+                self.append(PlanUpdate {
                     items: items
                         .iter()
                         .map(|item| LogPlanItem {

@@ -1,6 +1,7 @@
 //! The tools: file reading and writing confined to the workspace, search,
 //! guidance files, the plan and the title, which run in place, and
-//! run_command, which runs through the session's sandbox. One file per tool, each with its JSON schema for the model and
+//! run_command, job_output and serve_port, which run through the session's
+//! sandbox and its background jobs. One file per tool, each with its JSON schema for the model and
 //! a typed argument struct; [`ToolName`] dispatches with one exhaustive
 //! match, so a new tool is a compile error until it is wired in.
 //!
@@ -12,11 +13,13 @@ mod edit_file;
 mod git_binds;
 mod glob;
 mod grep;
+pub mod jobs;
 mod list_directory;
 mod output;
 mod read_file;
 mod read_guidance;
 pub mod run_command;
+pub mod serve_port;
 mod set_title;
 mod update_plan;
 mod walk;
@@ -44,10 +47,12 @@ pub enum ToolName {
     UpdatePlan,
     SetTitle,
     RunCommand,
+    JobOutput,
+    ServePort,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 12] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -58,6 +63,8 @@ impl ToolName {
         Self::UpdatePlan,
         Self::SetTitle,
         Self::RunCommand,
+        Self::JobOutput,
+        Self::ServePort,
     ];
 
     /// The name the model calls the tool by.
@@ -73,6 +80,8 @@ impl ToolName {
             Self::UpdatePlan => "update_plan",
             Self::SetTitle => "set_title",
             Self::RunCommand => "run_command",
+            Self::JobOutput => "job_output",
+            Self::ServePort => "serve_port",
         }
     }
 
@@ -85,8 +94,14 @@ impl ToolName {
     /// (seeds 004: "decided at a key that fits them better").
     pub fn call_action(self) -> Option<String> {
         match self {
-            // run_command is decided at its program's exec.* action.
-            Self::UpdatePlan | Self::SetTitle | Self::RunCommand => None,
+            // run_command is decided at its program's exec.* action and
+            // serve_port at net.serve.<port>; job_output reads what a call
+            // already decided started.
+            Self::UpdatePlan
+            | Self::SetTitle
+            | Self::RunCommand
+            | Self::JobOutput
+            | Self::ServePort => None,
             Self::ReadFile
             | Self::ListDirectory
             | Self::Glob
@@ -110,6 +125,8 @@ impl ToolName {
             Self::UpdatePlan => update_plan::schema(),
             Self::SetTitle => set_title::schema(),
             Self::RunCommand => run_command::schema(),
+            Self::JobOutput => jobs::job_output_schema(),
+            Self::ServePort => serve_port::schema(),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -140,9 +157,12 @@ impl ToolName {
             }
             Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
             Self::SetTitle => parse(self, arguments).and_then(set_title::run),
-            Self::RunCommand => Err(ToolError::Failed(
-                "run_command needs the session's sandbox; it runs through tools::run".to_owned(),
-            )),
+            Self::RunCommand | Self::JobOutput | Self::ServePort => {
+                Err(ToolError::Failed(format!(
+                    "{} needs the session's sandbox; it runs through tools::run_with",
+                    self.as_str()
+                )))
+            }
         };
         result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
     }
@@ -151,6 +171,16 @@ impl ToolName {
 /// The specs of every tool here, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
     ToolName::ALL.into_iter().map(ToolName::spec).collect()
+}
+
+/// The specs of the tools this session offers, in a stable order
+/// (serve_port only where the policy could permit a port).
+pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
+    ToolName::ALL
+        .into_iter()
+        .filter(|tool| commands.offers(*tool))
+        .map(ToolName::spec)
+        .collect()
 }
 
 /// Runs any tool the model named: commands go through `commands` (the
@@ -163,6 +193,13 @@ pub async fn run_with(
 ) -> ToolOutput {
     match ToolName::parse(name) {
         Some(ToolName::RunCommand) => commands.run(arguments).await,
+        Some(ToolName::JobOutput) => commands.job_output(arguments).await,
+        Some(ToolName::ServePort) if commands.offers(ToolName::ServePort) => {
+            commands.serve_port(arguments)
+        }
+        Some(ToolName::ServePort) => ToolOutput::error(
+            "serve_port is not offered in this session: no rule could permit a net.serve.<port>",
+        ),
         _ => run(name, workspace, arguments),
     }
 }
