@@ -678,3 +678,70 @@ fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers
         "written in the workspace that moved"
     );
 }
+
+#[test]
+fn a_session_holding_a_background_command_hands_over_after_the_command_is_recorded_ended() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(
+        ".{ .policy = .{ .rules = .{\n    .{ .action = \"exec.path.sleep\", .decision = .allow },\n    .{ .action = \"call.job_output\", .decision = .allow },\n} } }\n",
+    );
+    project.commit_all("allow sleep and job_output");
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "b1",
+                "run_command",
+                &json!({"command": ["sleep", "8"], "background": true}),
+            )
+            .into(),
+        slow_call("c2"),
+        Turn::text("")
+            .call("o1", "job_output", &json!({"job": "1", "wait_secs": 60}))
+            .into(),
+        Turn::text("Slept.").into(),
+        Turn::text("Nothing more.").into(),
+    ]);
+    write_config(state.path(), &fake);
+    let _daemon = start_daemon(state.path());
+    let mut session = start_session(state.path(), &project, "sleep in the background");
+    let (id, log) = wait_for_listening(state.path());
+    wait_for(WITHIN, "the background job to start", || {
+        (fold_log(&log).ok()?.state.background.len() == 1).then_some(())
+    });
+
+    let out = detach(state.path(), project.path())
+        .arg(id.as_str())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("waiting for its background work to end")
+            && stderr.contains("holds 1 background command"),
+        "the counts are named while it waits: {stderr}"
+    );
+    assert_eq!(
+        exit_code(&mut session),
+        Some(8),
+        "{}",
+        stderr_of(&mut session)
+    );
+    wait_for(WITHIN, "the adopted session to end", || {
+        (ended(&log) == Some(EndReason::Done)).then_some(())
+    });
+    let all = events(&log);
+    let kinds = types(&all);
+    let job_end = kinds.iter().position(|k| *k == "background.end").unwrap();
+    let handover = kinds.iter().position(|k| *k == "handover").unwrap();
+    assert!(
+        job_end < handover,
+        "handed over after the job was recorded: {kinds:?}"
+    );
+    assert_eq!(
+        all[job_end]["status"], "done",
+        "the job ran to its end, not killed"
+    );
+    assert_eq!(count(&all, "background.end"), 1, "{kinds:?}");
+    assert_eq!(count(&all, "handover"), 1, "{kinds:?}");
+}
