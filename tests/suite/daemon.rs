@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use chock_control::{Address, Client};
 
-use super::{chock, chock_bin};
+use super::{activated_with_fd_3_closed, chock, chock_bin};
 
 /// A daemon process that is stopped with SIGTERM when dropped.
 struct Running {
@@ -212,4 +212,24 @@ fn daemon_help_explains_the_listeners() {
         assert!(text.contains(needle), "{needle} missing from:\n{text}");
     }
     assert!(!text.contains("run-exe"), "test-only flags stay hidden");
+}
+
+#[test]
+fn socket_activation_refuses_a_passed_fd_that_is_not_open() {
+    let state = tempfile::tempdir().unwrap();
+    let out =
+        activated_with_fd_3_closed(state.path(), "daemon", "LISTEN_FDNAMES=chock-daemon.socket");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("socket activation: chock-daemon.socket (fd 3 from LISTEN_FDS) is not open"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("check the .socket unit"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing announced");
+    assert!(
+        !state.path().join("daemon.sock").exists(),
+        "the daemon falls back to no socket of its own"
+    );
 }

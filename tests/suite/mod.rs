@@ -159,3 +159,35 @@ pub(crate) fn path_with_chock() -> std::ffi::OsString {
     ));
     std::env::join_paths(paths).unwrap()
 }
+
+/// `chock <verb>` started as systemd starts it, with `LISTEN_PID` naming it
+/// and `LISTEN_FDS=1`, but with descriptor 3 closed; `env` is extra
+/// `NAME=value` words for the shell's export.
+pub(crate) fn activated_with_fd_3_closed(
+    state: &std::path::Path,
+    verb: &str,
+    env: &str,
+) -> std::process::Output {
+    use std::os::unix::process::CommandExt as _;
+    // LISTEN_PID must be the server's own pid: the shell exports its pid
+    // and then becomes the server with exec, keeping it.
+    let mut command = Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(format!(
+            r#"export LISTEN_PID=$$ LISTEN_FDS=1 {env}; exec "$0" {verb}"#
+        ))
+        .arg(chock_bin())
+        .env("CHOCK_STATE_DIR", state)
+        .env_remove("NOTIFY_SOCKET")
+        .env_remove("CHOCK_DAEMON");
+    // SAFETY: between fork and exec only close runs, which is
+    // async-signal-safe; descriptor 3, which LISTEN_FDS promises, is closed.
+    unsafe {
+        command.pre_exec(|| {
+            libc::close(3);
+            Ok(())
+        });
+    }
+    command.output().unwrap()
+}

@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::{chock, chock_bin};
+use super::{activated_with_fd_3_closed, chock, chock_bin};
 
 /// A serve process, killed when dropped.
 struct Running {
@@ -203,4 +203,22 @@ fn socket_activation_takes_the_passed_fd_and_notifies_readiness() {
     );
     assert!(serve.terminate().success());
     assert!(path.exists(), "systemd's socket is systemd's to remove");
+}
+
+#[test]
+fn socket_activation_refuses_a_passed_fd_that_is_not_open() {
+    let state = tempfile::tempdir().unwrap();
+    let out = activated_with_fd_3_closed(state.path(), "serve", "");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("socket activation: fd 3 from LISTEN_FDS is not open"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("check the .socket unit"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing announced");
+    assert!(
+        !state.path().join("serve.sock").exists(),
+        "serve falls back to no socket of its own"
+    );
 }

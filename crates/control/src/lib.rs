@@ -12,7 +12,9 @@
 //! directory a person typed, so every verb works with the client on another
 //! machine.
 
-#![forbid(unsafe_code)]
+// Only `listen` needs unsafe (taking ownership of the descriptors systemd
+// passes), each use with an `#[expect]` and its reasoning.
+#![deny(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod address;
@@ -21,6 +23,7 @@ mod client;
 mod greeting;
 pub mod handover;
 mod lines;
+pub mod listen;
 mod peer;
 mod reply;
 mod request;
@@ -33,6 +36,7 @@ pub use chock_log::SessionRow;
 pub use client::{Client, ClientError, Started, Watch};
 pub use greeting::{Greeting, GreetingError, check_greeting_reply};
 pub use lines::{LineError, LineReader, MAX_REPLY_LINE, MAX_REQUEST_LINE};
+pub use listen::{ListenError, Listener};
 pub use peer::{PeerError, check_peer, own_uid};
 pub use reply::{EventLine, Reply, RowLine, sanitize};
 pub use request::{Answer, Request, RequestError, VERBS};

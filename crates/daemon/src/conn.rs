@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use chock_control::listen::Listener;
 use chock_control::{LineError, LineReader, MAX_REQUEST_LINE, PROTOCOL, Reply, Request};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::Shared;
-use crate::listen::Listener;
 use crate::verbs::{self, Conn, VerbError};
 
 /// How long to back off when accept fails (out of descriptors, say).

@@ -15,7 +15,6 @@
 mod children;
 mod conn;
 mod feed;
-mod listen;
 mod store;
 mod verbs;
 
@@ -25,10 +24,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chock_control::Address;
+use chock_control::listen::{self, ActivatedSocket, ListenError, Listener};
 
 use crate::children::Children;
 use crate::feed::Feeds;
-use crate::listen::Listener;
 use crate::store::Store;
 
 /// The port `--host` listens on when `--port` is not given.
@@ -36,22 +35,26 @@ pub const DEFAULT_PORT: u16 = 7780;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
-    #[error("cannot listen on {address}: {source}")]
-    Bind {
-        address: String,
-        source: std::io::Error,
-    },
+    /// A listener could not be bound or taken from systemd.
+    #[error(transparent)]
+    Listen(ListenError),
     #[error(
         "a daemon is already listening on unix:{}: use it, or stop it before starting another",
         .0.display()
     )]
     AlreadyListening(PathBuf),
-    #[error("{} exists and is not a socket: move it away or pass --socket <path>", .0.display())]
-    NotASocket(PathBuf),
-    #[error("socket activation: {0}; check the .socket unit")]
-    Activation(String),
     #[error("cannot start the daemon's runtime or its signal handlers: {0}")]
     Runtime(std::io::Error),
+}
+
+impl From<ListenError> for DaemonError {
+    /// The shared errors, except that a live socket is named as a daemon's.
+    fn from(err: ListenError) -> DaemonError {
+        match err {
+            ListenError::AlreadyListening(path) => DaemonError::AlreadyListening(path),
+            other => DaemonError::Listen(other),
+        }
+    }
 }
 
 /// What to listen on and how to run sessions.
@@ -113,12 +116,19 @@ pub struct Daemon {
 impl Daemon {
     /// Binds every listener, or fails naming the one that could not be bound.
     pub async fn bind(config: Config) -> Result<Daemon, DaemonError> {
+        let claimed = claim_activated(&config)?;
+        Daemon::bind_claimed(config, claimed).await
+    }
+
+    /// [`Daemon::bind`] with the activation sockets already claimed.
+    async fn bind_claimed(
+        config: Config,
+        claimed: Option<Vec<ActivatedSocket>>,
+    ) -> Result<Daemon, DaemonError> {
         raise_fd_limit();
-        let activated = if config.socket_activation {
-            listen::activated()?
-        } else {
-            None
-        };
+        let activated = claimed
+            .map(|sockets| sockets.into_iter().map(Listener::adopt).collect())
+            .transpose()?;
         let listeners = match activated {
             Some(listeners) => {
                 if config.socket.is_some() || config.tcp.is_some() {
@@ -175,11 +185,8 @@ impl Daemon {
         let mut tasks = tokio::task::JoinSet::new();
         let mut cleanup = Vec::new();
         for listener in self.listeners {
-            if let Listener::Unix {
-                path, remove: true, ..
-            } = &listener
-            {
-                cleanup.push(path.clone());
+            if let Some(path) = listener.created_path() {
+                cleanup.push(path.to_owned());
             }
             tasks.spawn(conn::accept_loop(listener, Arc::clone(&self.shared)));
         }
@@ -194,6 +201,8 @@ impl Daemon {
 /// Runs a daemon on its own multi-threaded runtime until SIGTERM or SIGINT.
 /// `announce` is called with the bound addresses before the first accept.
 pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), DaemonError> {
+    // Before the runtime opens its own descriptors: see chock_control::listen.
+    let claimed = claim_activated(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -202,12 +211,20 @@ pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), Daem
         // Handlers first: a SIGTERM that arrives as soon as the addresses
         // are announced must stop the daemon cleanly, not kill it.
         let shutdown = terminated()?;
-        let daemon = Daemon::bind(config).await?;
+        let daemon = Daemon::bind_claimed(config, claimed).await?;
         announce(&daemon.addresses());
         daemon.notify_ready();
         daemon.serve(shutdown).await;
         Ok(())
     })
+}
+
+fn claim_activated(config: &Config) -> Result<Option<Vec<ActivatedSocket>>, DaemonError> {
+    if config.socket_activation {
+        Ok(listen::claim_activated()?)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Completes on SIGTERM or SIGINT; the handlers are installed when this is

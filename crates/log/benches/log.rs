@@ -280,7 +280,8 @@ fn cpu(c: &mut Criterion<CpuTime>) {
 /// `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`. On a
 /// shared machine whose other cores are busy, wall time measures the
 /// neighbours as much as the code; CPU time is what the code itself costs.
-/// The benchmark is single-threaded, so process time is the fold's time.
+/// It sums every thread of the process, so for the fold (which parses on
+/// every core) it is the total work, not the time a person waits.
 struct CpuTime;
 
 fn cpu_now() -> Duration {

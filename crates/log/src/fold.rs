@@ -17,9 +17,10 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::blocks::{self, Split};
 use crate::event::{EndReason, Event, EventBody, PlanItem, ToolCall, Usage};
 use crate::id::{EventId, SessionId};
-use crate::lines::{self, ForwardLines};
+use crate::lines;
 use crate::reader::{self, ReadError, ReadProblem};
 use crate::time::Timestamp;
 
@@ -345,15 +346,45 @@ pub fn fold_log(path: &Path) -> Result<FoldedLog, ReadError> {
         source,
     };
     let len = file.metadata().map_err(io_err)?.len();
-    fold_file(&file, len).map_err(io_err)
+    fold_file(&file, len, Split::for_len(len)).map_err(io_err)
 }
 
-fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
+/// A line parsed on a parsing thread, with the bodies [`SessionState::apply_owned`]
+/// ignores dropped there: freeing memory on the thread that allocated it is
+/// cheap, handing it to the folding thread to free is not. The placeholder
+/// is an empty `Unknown` body, which allocates nothing and which the fold
+/// ignores just the same; the line was still parsed whole, so a malformed
+/// body is reported as before.
+fn parse_for_fold(line: &[u8]) -> serde_json::Result<Event> {
+    let mut event = Event::parse(line)?;
+    if matches!(
+        event.body,
+        EventBody::ToolCall(_)
+            | EventBody::Decision(_)
+            | EventBody::Handover(_)
+            | EventBody::Notice(_)
+            | EventBody::Unknown { .. }
+    ) {
+        event.body = EventBody::Unknown {
+            type_name: String::new(),
+            fields: serde_json::Map::new(),
+        };
+    }
+    Ok(event)
+}
+
+/// Parsing is most of the fold's cost and each line parses on its own, so
+/// lines are parsed on every core ([`blocks`]) and applied here, in order.
+fn fold_file(file: &File, len: u64, split: Split) -> std::io::Result<FoldedLog> {
     let mut folded = FoldedLog::default();
-    let mut lines = ForwardLines::new(file, 0, len);
     let mut pending = Vec::new();
-    while let Some((offset, line)) = lines.next_line()? {
-        match Event::parse(line) {
+    blocks::for_each_line(
+        file,
+        0,
+        len,
+        split,
+        parse_for_fold,
+        |offset, parsed| match parsed {
             Err(err) => pending.push((
                 offset,
                 ReadProblem::Invalid {
@@ -372,8 +403,8 @@ fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
                 ));
             }
             Ok(event) => folded.state.apply_owned(event),
-        }
-    }
+        },
+    )?;
     let offsets: Vec<u64> = pending.iter().map(|p| p.0).collect();
     let numbers = lines::line_numbers(file, &offsets)?;
     for ((_, mut problem), number) in pending.into_iter().zip(numbers) {
@@ -386,3 +417,6 @@ fn fold_file(file: &File, len: u64) -> std::io::Result<FoldedLog> {
     }
     Ok(folded)
 }
+
+#[cfg(test)]
+mod tests;

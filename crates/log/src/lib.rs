@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod blocks;
 pub mod event;
 pub mod fold;
 pub mod follow;

@@ -23,9 +23,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chock_control::listen::{self as listeners, ActivatedSocket, ListenError, Listener};
 use chock_control::{Address, Client};
-
-use crate::listen::Listener;
 
 /// The port `--host` listens on when `--port` is not given.
 pub const DEFAULT_PORT: u16 = 7781;
@@ -36,20 +35,9 @@ pub const PAGE: u64 = 200;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("cannot listen on {address}: {source}")]
-    Bind {
-        address: String,
-        source: std::io::Error,
-    },
-    #[error(
-        "something is already listening on unix:{}: use it, or stop it before starting another",
-        .0.display()
-    )]
-    AlreadyListening(PathBuf),
-    #[error("{} exists and is not a socket: move it away or pass --socket <path>", .0.display())]
-    NotASocket(PathBuf),
-    #[error("socket activation: {0}; check the .socket unit")]
-    Activation(String),
+    /// A listener could not be bound or taken from systemd.
+    #[error(transparent)]
+    Listen(#[from] ListenError),
     #[error("cannot start serve's runtime or its signal handlers: {0}")]
     Runtime(std::io::Error),
 }
@@ -99,16 +87,23 @@ pub struct Serve {
 impl Serve {
     /// Binds the listener, or fails naming the address that could not be bound.
     pub async fn bind(config: Config) -> Result<Serve, ServeError> {
-        let activated = if config.socket_activation {
-            listen::activated()?
-        } else {
-            None
-        };
+        let claimed = claim_activated(&config)?;
+        Serve::bind_claimed(config, claimed).await
+    }
+
+    /// [`Serve::bind`] with the activation sockets already claimed.
+    async fn bind_claimed(
+        config: Config,
+        claimed: Option<Vec<ActivatedSocket>>,
+    ) -> Result<Serve, ServeError> {
+        let activated = claimed
+            .map(|sockets| sockets.into_iter().map(Listener::adopt).collect())
+            .transpose()?;
         let listeners = match activated {
             Some(listeners) => listeners,
             None => match &config.tcp {
-                Some((host, port)) => vec![listen::bind_tcp(host, *port).await?],
-                None => vec![listen::bind_unix(&config.socket)?],
+                Some((host, port)) => vec![listeners::bind_tcp(host, *port).await?],
+                None => vec![listeners::bind_unix(&config.socket)?],
             },
         };
         let client = Client::new(config.daemon).with_timeout(config.daemon_timeout);
@@ -162,18 +157,28 @@ impl Serve {
 /// Runs serve on its own multi-threaded runtime until SIGTERM or SIGINT.
 /// `announce` is called with the bound addresses before the first accept.
 pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), ServeError> {
+    // Before the runtime opens its own descriptors: see chock_control::listen.
+    let claimed = claim_activated(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
     runtime.block_on(async move {
         let shutdown = terminated()?;
-        let serve = Serve::bind(config).await?;
+        let serve = Serve::bind_claimed(config, claimed).await?;
         announce(&serve.addresses());
         serve.notify_ready();
         serve.serve(shutdown).await;
         Ok(())
     })
+}
+
+fn claim_activated(config: &Config) -> Result<Option<Vec<ActivatedSocket>>, ServeError> {
+    if config.socket_activation {
+        Ok(listeners::claim_activated()?)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Completes on SIGTERM or SIGINT; the handlers are installed when this is

@@ -2,10 +2,12 @@
 
 use std::path::PathBuf;
 
-use chock_log::event::{EndReason, PlanStatus, Usage};
+use chock_log::event::{EndReason, PlanStatus, Usage, UserMessage};
 use chock_log::fold::{Message, Status};
 use chock_log::reader::ReadProblem;
-use chock_log::{EventId, SessionId, SessionRow, SessionState, Timestamp, fold_log, read_after};
+use chock_log::{
+    Event, EventId, SessionId, SessionRow, SessionState, Timestamp, fold_log, read_after,
+};
 use pretty_assertions::assert_eq;
 
 use super::fixtures::fixture;
@@ -147,5 +149,53 @@ fn a_damaged_log_folds_what_is_sound_and_reports_the_rest() {
     assert!(matches!(
         folded.problems[1],
         ReadProblem::OutOfOrder { line: 4, .. }
+    ));
+}
+
+#[test]
+fn a_log_of_many_blocks_folds_in_order_with_its_damage_reported_by_line() {
+    // About 5 MiB: large enough to be parsed on several threads, with an
+    // invalid line and a repeated id in the last MiB and a torn tail.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("log.jsonl");
+    let mut log = Vec::new();
+    let mut events = Vec::new();
+    let filler = "a person's message long enough to fill the log quickly ".repeat(4);
+    for n in 1..=20_000u64 {
+        let event = Event {
+            id: EventId(n),
+            at: Timestamp::from_unix_millis(1_800_000_000_000 + n as i64),
+            body: UserMessage {
+                text: format!("{n}: {filler}"),
+            }
+            .into(),
+        };
+        event.write_line(&mut log).unwrap();
+        events.push(event);
+        if n == 19_000 {
+            log.extend_from_slice(b"{\"id\":19001,\"at\":\n");
+        }
+        if n == 19_500 {
+            let mut again = Vec::new();
+            events[499].write_line(&mut again).unwrap();
+            log.extend_from_slice(&again);
+        }
+    }
+    log.extend_from_slice(b"{\"id\":20001,\"at\":\"2027");
+    assert!(log.len() > 4 << 20, "{}", log.len());
+    std::fs::write(&path, &log).unwrap();
+
+    let folded = fold_log(&path).unwrap();
+    assert_eq!(folded.state, SessionState::fold(&events));
+    assert!(matches!(
+        folded.problems[..],
+        [
+            ReadProblem::Invalid { line: 19_001, .. },
+            ReadProblem::OutOfOrder {
+                line: 19_502,
+                id: EventId(500),
+                previous: EventId(19_500)
+            }
+        ]
     ));
 }
