@@ -745,3 +745,67 @@ fn a_session_holding_a_background_command_hands_over_after_the_command_is_record
     assert_eq!(count(&all, "background.end"), 1, "{kinds:?}");
     assert_eq!(count(&all, "handover"), 1, "{kinds:?}");
 }
+
+#[test]
+fn another_user_who_reaches_handover_sock_is_refused_and_nothing_changes() {
+    use std::os::unix::fs::PermissionsExt as _;
+    const ASK: &str = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+try:
+    s.sendall(b"handover\n")
+except BrokenPipeError:
+    pass
+data = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.decode())
+"#;
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(ASK_WRITE);
+    project.commit_all("an ask rule for write_file");
+    let fake = FakeModel::with([Turn::text("")
+        .call(
+            "w1",
+            "write_file",
+            &json!({"path": "x.txt", "content": "x"}),
+        )
+        .into()]);
+    write_config(state.path(), &fake);
+    let session = start_session(state.path(), &project, "write x.txt");
+    let (id, log) = wait_for_listening(state.path());
+    wait_for(WITHIN, "the session to wait for an approval", || {
+        (fold_log(&log).ok()?.state.status == Status::WaitingForApproval).then_some(())
+    });
+    let before = std::fs::read(&log).unwrap();
+    // Open every directory on the way and the socket itself, so the peer's
+    // uid is the only thing that can refuse.
+    let socket = StateDir::at(state.path()).handover_socket(&id);
+    let mut dir = socket.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(state.path())) {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir = d.parent();
+    }
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = Command::new("runuser")
+        .args(["-u", "chocktest", "--", "/usr/bin/python3", "-c", ASK])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    let mut session = session;
+    assert!(
+        out.status.success(),
+        "this test needs the user 'chocktest' (.ci/run creates it): {} (session: {:?})",
+        String::from_utf8_lossy(&out.stderr),
+        session.0.try_wait()
+    );
+    let reply = String::from_utf8(out.stdout).unwrap();
+    assert!(reply.starts_with("error refused: uid "), "{reply}");
+    assert_eq!(std::fs::read(&log).unwrap(), before, "the log is unchanged");
+    assert!(session.0.try_wait().unwrap().is_none(), "still running");
+}
