@@ -4,6 +4,7 @@ mod approvals;
 mod cli;
 mod daemon;
 mod daemon_run;
+mod detach;
 mod gateway;
 mod git_dispatcher;
 mod git_shim;

@@ -9,6 +9,9 @@ pub(crate) const HOOK_REFUSED: u8 = 2;
 pub(crate) const NOT_WIRED: u8 = 3;
 /// The command failed; stderr says what happened and what to do.
 pub(crate) const FAILURE: u8 = 1;
+/// `chock run`: the session handed itself over (`chock detach`); the work
+/// is not over and it is not this process's any more.
+pub(crate) const HANDED_OVER: u8 = 8;
 /// The command line could not be parsed (clap's own code).
 #[expect(
     dead_code,

@@ -21,6 +21,7 @@ mod address;
 pub mod approve;
 mod client;
 mod greeting;
+pub mod handover;
 mod lines;
 pub mod listen;
 mod peer;

@@ -9,6 +9,7 @@ pub mod approval;
 pub mod config;
 pub mod git_shim;
 pub mod guard;
+pub mod handover;
 pub mod history;
 pub mod net;
 pub mod provider;

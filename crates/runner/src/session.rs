@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use chock_log::event::{
     Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, AssistantMessage,
-    Decision as LogDecision, EndReason, Notice, PlanItem as LogPlanItem,
+    Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
     PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
     ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
 };
@@ -27,6 +27,7 @@ use chock_policy::{Action, Decision, LayerKind, Policy};
 use crate::approval::{self, ApproveSocket, SocketError};
 use crate::config::SearchConfig;
 use crate::git_shim::{self, Carry, GitClass};
+use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
 use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
@@ -74,6 +75,8 @@ pub enum SessionError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Approvals(#[from] SocketError),
+    #[error(transparent)]
+    Handovers(#[from] HandoverSocketError),
     #[error("cannot use {} as the session's workspace: {detail}", path.display())]
     Workspace { path: PathBuf, detail: String },
 }
@@ -160,17 +163,21 @@ pub(crate) async fn drive(
         limits: setup.limits,
     };
     let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
+    let handover = HandoverSocket::bind(&setup.state.handover_socket(&id))?;
     let mut hooks = LogHooks {
         writer: &writer,
         policy: setup.policy,
         workspace: workspace.root(),
         approvals: &approvals,
         tools: &tools,
+        handover: &handover,
         on_text,
     };
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
     // The network's records are appended as they come, beside the turn.
+    // Handover asks are taken beside the turn and answered at its
+    // boundaries.
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
         () = interrupt => None,
@@ -178,13 +185,19 @@ pub(crate) async fn drive(
             recorded?;
             None
         }
+        never = handover.serve() => match never {},
     };
+    drop(hooks);
     // Background jobs do not outlive the session: each still running is
-    // killed, and its end recorded.
+    // killed, and its end recorded. A session that hands over holds none:
+    // it said ready only once the log showed every job ended.
     commands.finish().await;
     net::drain(&mut net_records, &writer).await?;
     let mut writer = writer.into_inner();
     writer.append(LogTurnEnd {})?;
+    if matches!(end, Some(TurnEnd::HandOver)) {
+        return hand_over(writer, id, approvals, handover).await;
+    }
     let (reason, detail) = match end {
         Some(end) => ending(end),
         None => (
@@ -204,6 +217,45 @@ pub(crate) async fn drive(
     })
 }
 
+/// The session's end after a confirmed handover: the ending is written and
+/// flushed, the sockets beside the log are removed (so the next owner's own
+/// are never removed by this one's teardown), the lock is released, and
+/// only then is the client told, so a client that hears `ok` can have the
+/// daemon take the log at once.
+async fn hand_over(
+    mut writer: LogWriter,
+    id: SessionId,
+    approvals: ApproveSocket,
+    handover: HandoverSocket,
+) -> Result<SessionOutcome, SessionError> {
+    let detail = HANDED_OVER.to_owned();
+    writer.append(Handover {
+        to: "daemon".to_owned(),
+    })?;
+    let ending = writer.append(SessionEnd {
+        reason: EndReason::Handover,
+        detail: detail.clone(),
+    })?;
+    let confirmed = handover.take_confirmed();
+    drop(approvals);
+    drop(handover);
+    let log = writer.path().to_owned();
+    drop(writer);
+    if let Some(confirmed) = confirmed {
+        confirmed.done(ending.id.0).await;
+    }
+    Ok(SessionOutcome {
+        id,
+        log,
+        reason: EndReason::Handover,
+        detail,
+    })
+}
+
+/// The detail of a handover ending.
+pub const HANDED_OVER: &str =
+    "handed over at a turn boundary; the daemon's `chock run --adopt` carries it on from this log";
+
 pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
     match end {
         TurnEnd::Done => (EndReason::Done, String::new()),
@@ -218,6 +270,7 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
             format!("the turn made {calls} model calls without finishing and was stopped"),
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
+        TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
     }
 }
 
@@ -258,6 +311,7 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
     pub(crate) tools: &'w SessionTools<'w>,
+    pub(crate) handover: &'w HandoverSocket,
     pub(crate) on_text: F,
 }
 
@@ -391,6 +445,31 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             arguments: history::log_arguments(&call.arguments),
         })?;
         Ok(Gate::Run)
+    }
+
+    async fn boundary(&mut self, last: bool) -> Result<Boundary, WriteError> {
+        if !self.handover.asked() {
+            return Ok(Boundary::Continue);
+        }
+        // Only an asked session reads its own log here: what it still
+        // holds is what the log shows open, the same fold every reader uses.
+        let log = self.writer.borrow().path().to_owned();
+        let last_event = || self.writer.borrow().last_id().0;
+        if last {
+            // After the final answer there is no later boundary to hand over
+            // at: while the client still asks, wait here for the work.
+            return Ok(self
+                .handover
+                .wait_at_last_boundary(|| crate::handover::held(&log), last_event)
+                .await);
+        }
+        let Some((holdings, workspace)) = crate::handover::held(&log) else {
+            return Ok(Boundary::Continue);
+        };
+        Ok(self
+            .handover
+            .at_boundary(holdings, last_event(), workspace.as_deref())
+            .await)
     }
 
     async fn tool_result(

@@ -6,11 +6,16 @@
 //! lets the same code run a session, a subagent or a reviewer call, and
 //! lets it be tested against the fake model alone.
 //!
+//! After each model call and its tool calls, [`TurnHooks::boundary`] may
+//! end the turn for a handover (seeds 000: a turn is as long as a model call
+//! plus its tool calls, so that is where a session answers a handover).
+//!
 //! A turn always ends with a [`TurnEnd`]; nothing here can spin for ever:
 //! the number of model calls per turn is capped, and a model that repeats a
 //! failing call is stopped by the [`RepeatGuard`].
 
 use crate::guard::{RepeatGuard, Verdict};
+pub use crate::handover::Boundary;
 use crate::provider::{
     AssistantTurn, Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
 };
@@ -56,6 +61,9 @@ pub enum TurnEnd {
     Budget(usize),
     /// The provider failed; the error says how.
     Provider(ProviderError),
+    /// At a boundary a client confirmed a handover: the session ends its
+    /// run here and another process carries it on from the log.
+    HandOver,
 }
 
 /// Where a turn's steps go. Every method may fail (a log that cannot be
@@ -80,6 +88,14 @@ pub trait TurnHooks {
         call: &ToolCall,
         output: &ToolOutput,
     ) -> impl Future<Output = Result<(), Self::Error>>;
+
+    /// A turn boundary: a model call and all its tool calls are recorded.
+    /// The only place a session may stop without cutting either in two.
+    /// `last` is the boundary after the model's final answer, after which
+    /// the turn has nothing more to run.
+    fn boundary(&mut self, _last: bool) -> impl Future<Output = Result<Boundary, Self::Error>> {
+        std::future::ready(Ok(Boundary::Continue))
+    }
 }
 
 /// Everything a turn needs besides the conversation.
@@ -125,6 +141,9 @@ pub async fn run_turn<H: TurnHooks>(
             calls: turn.calls.clone(),
         });
         if turn.calls.is_empty() {
+            if hooks.boundary(true).await? == Boundary::HandOver {
+                return Ok(TurnEnd::HandOver);
+            }
             return Ok(match turn.stop {
                 StopReason::MaxTokens => TurnEnd::MaxTokens,
                 _ => TurnEnd::Done,
@@ -183,6 +202,9 @@ pub async fn run_turn<H: TurnHooks>(
         }
         if let Some(why) = stuck {
             return Ok(TurnEnd::Stuck(why));
+        }
+        if hooks.boundary(false).await? == Boundary::HandOver {
+            return Ok(TurnEnd::HandOver);
         }
     }
     Ok(TurnEnd::Budget(cx.limits.max_model_calls))

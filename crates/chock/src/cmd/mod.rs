@@ -4,6 +4,7 @@
 mod approve;
 mod daemon;
 mod decisions;
+mod detach;
 mod gate;
 mod gateway;
 mod log;
@@ -64,6 +65,7 @@ pub(crate) enum Command {
     Serve(serve::ServeArgs),
     Workspace(workspace::Args),
     Approve(approve::Args),
+    Detach(detach::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -85,5 +87,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Workspace(args) => workspace::run(args),
         Command::Approve(args) => approve::run(args),
+        Command::Detach(args) => detach::run(args),
     }
 }

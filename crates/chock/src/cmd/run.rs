@@ -27,8 +27,8 @@ use crate::exit;
 /// docs/providers.md), unless --model names one. The model's text is printed
 /// as it arrives; the session's id and how it ended go to stderr. Ctrl-C
 /// abandons the turn and ends the session as interrupted. Exit code 0 when
-/// the session ended done, 1 when it ended otherwise (the log and stderr say
-/// how).
+/// the session ended done, 8 when it handed itself over to the daemon
+/// (`chock detach`), 1 when it ended otherwise (the log and stderr say how).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The project directory the session works on (a git repository with a
@@ -128,6 +128,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 eprintln!("chock: {}", outcome.detail);
             }
             Ok(ExitCode::from(exit::SUCCESS))
+        }
+        EndReason::Handover => {
+            eprintln!(
+                "chock: session {} handed over: the daemon carries it on; follow it with `chock log -f {}`",
+                outcome.id.as_str(),
+                outcome.id.as_str()
+            );
+            Ok(ExitCode::from(exit::HANDED_OVER))
         }
         reason => {
             eprintln!(
