@@ -12,7 +12,7 @@
 //! and `/` made read-only.
 
 use std::collections::BTreeSet;
-use std::ffi::{CString, OsStr};
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::Metadata;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
@@ -157,7 +157,9 @@ pub(crate) const CONVENTIONAL_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt
 
 pub(crate) struct Builder {
     steps: Vec<Step>,
-    made: BTreeSet<PathBuf>,
+    /// Directories already planned, as bytes: `PathBuf`'s ordering walks
+    /// components on every comparison.
+    made: BTreeSet<OsString>,
 }
 
 impl Builder {
@@ -177,7 +179,7 @@ impl Builder {
         for comp in comps.iter().take(upto) {
             if let Component::Normal(name) = comp {
                 cur.push(name);
-                if self.made.insert(cur.clone()) {
+                if self.made.insert(cur.as_os_str().to_owned()) {
                     self.push(
                         Op::Mkdir {
                             path: cstring(&cur)?,
@@ -204,7 +206,7 @@ impl Builder {
         if mode == Mode::ReadOnly
             && meta.is_file()
             && meta.len() <= COPY_LIMIT
-            && dst.starts_with("/etc")
+            && is_under(dst.as_os_str().as_bytes(), b"/etc")
             && let Ok(contents) = read_small(src, meta.len())
         {
             use std::os::unix::fs::PermissionsExt;
@@ -249,12 +251,25 @@ impl Builder {
     }
 }
 
-/// Reads a file expected to be `len` bytes long: `std::fs::read` asks
-/// for the size again first, and this runs for every small `/etc` file.
+/// Reads a file expected to be `len` bytes long with plain `read`s:
+/// `std::fs::read` and `read_to_end` ask for the size and the position
+/// again first, and this runs for every small `/etc` file.
 fn read_small(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
-    std::fs::File::open(path)?.read_to_end(&mut out)?;
+    let mut f = std::fs::File::open(path)?;
+    let mut out = vec![0u8; usize::try_from(len).unwrap_or(0).saturating_add(1)];
+    let mut got = 0;
+    loop {
+        if got == out.len() {
+            out.resize(got.saturating_mul(2).max(64), 0);
+        }
+        let n = f.read(out.get_mut(got..).unwrap_or_default())?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    out.truncate(got);
     Ok(out)
 }
 
@@ -267,8 +282,8 @@ fn read_small(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
 /// seen before, and `canonicalize` only where a symlink does appear.
 #[derive(Default)]
 struct Resolver {
-    /// Directories already known to be real (not symlinks).
-    plain: BTreeSet<PathBuf>,
+    /// Directories already known to be real (not symlinks), as bytes.
+    plain: BTreeSet<OsString>,
 }
 
 impl Resolver {
@@ -309,12 +324,12 @@ impl Resolver {
             if names.peek().is_none() {
                 break;
             }
-            if !self.plain.contains(&cur) {
+            if !self.plain.contains(cur.as_os_str()) {
                 let m = std::fs::symlink_metadata(&cur).ok()?;
                 if m.file_type().is_symlink() {
                     return None;
                 }
-                self.plain.insert(cur.clone());
+                self.plain.insert(cur.as_os_str().to_owned());
             }
         }
         Some(cur)
@@ -356,7 +371,8 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         let Ok(lmeta) = std::fs::symlink_metadata(p) else {
             continue;
         };
-        if lmeta.file_type().is_symlink() && SYSTEM_PATHS.iter().any(|s| Path::new(s) == p) {
+        let bytes = p.as_os_str().as_bytes();
+        if lmeta.file_type().is_symlink() && SYSTEM_PATHS.iter().any(|s| s.as_bytes() == bytes) {
             if let Ok(target) = std::fs::read_link(p) {
                 symlinks.push((p.clone(), target));
             }
@@ -406,7 +422,7 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         let d = dst.as_os_str().as_bytes();
         *mode == Mode::Writable || !ro_roots.iter().any(|r| is_under(d, r))
     });
-    entries.sort_by_key(|(dst, _, _, _)| depth(dst));
+    entries.sort_by_cached_key(|(dst, _, _, _)| depth(dst));
     entries.dedup_by(|a, b| a.0 == b.0);
 
     let mut b = Builder {
