@@ -14,9 +14,12 @@
 //! budget exhausted), the connection falls back to copying: slower, same
 //! bytes.
 //!
-//! Readiness comes from tokio (`readable`/`writable` and `try_io`, which
-//! clears readiness on `EAGAIN`), so a carried connection is an ordinary
-//! task on the caller's runtime, and no thread is ever blocked in `splice`.
+//! Readiness comes from tokio (`ready` and `try_io`, which clears
+//! readiness on `EAGAIN`), so a carried connection is an ordinary task on
+//! the caller's runtime, and no thread is ever blocked in `splice`. Unlike
+//! `send` with `MSG_NOSIGNAL`, a `splice` into a socket whose peer has gone
+//! raises `SIGPIPE`: Rust programs ignore it from the start, and a program
+//! embedding the router must too (docs/network.md).
 
 use std::any::Any;
 use std::io;
