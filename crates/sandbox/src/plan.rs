@@ -678,6 +678,45 @@ mod tests {
     }
 
     #[test]
+    fn the_resolver_agrees_with_canonicalize() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(base.join("real/sub")).unwrap();
+        std::fs::write(base.join("real/sub/f"), b"x").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        std::os::unix::fs::symlink("sub/f", base.join("real/flink")).unwrap();
+        let mut res = Resolver::default();
+        for rel in [
+            "real/sub/f",
+            "link/sub/f",
+            "real/flink",
+            "link/flink",
+            "real/sub/../sub/f",
+            "real//sub/./f",
+            "real/sub",
+        ] {
+            let p = base.join(rel);
+            let (real, meta) = res.real(&p).unwrap();
+            assert_eq!(real, std::fs::canonicalize(&p).unwrap(), "{rel}");
+            assert_eq!(meta.is_dir(), rel == "real/sub", "{rel}");
+        }
+        assert!(res.real(&base.join("real/missing")).is_err());
+        assert!(res.real(&base.join("link/missing")).is_err());
+    }
+
+    #[test]
+    fn a_step_is_described_only_when_asked() {
+        let step = Step {
+            op: Op::Symlink {
+                target: c("/proc/self/fd"),
+                link: c("/dev/fd"),
+            },
+            what: "link {path} -> {target}",
+        };
+        assert_eq!(step.describe(), "link /dev/fd -> /proc/self/fd");
+    }
+
+    #[test]
     fn is_under_needs_a_separator() {
         assert!(is_under(b"/usr/lib", b"/usr"));
         assert!(!is_under(b"/usrx", b"/usr"));

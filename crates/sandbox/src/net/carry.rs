@@ -24,6 +24,7 @@
 use std::any::Any;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::io::{AsyncRead, AsyncWrite, Interest};
 use tokio::net::{TcpStream, UnixStream};
@@ -33,14 +34,23 @@ use tokio::net::{TcpStream, UnixStream};
 const COPY_BUFFER: usize = 256 * 1024;
 
 /// Most bytes one `splice` call moves; the pipe holds what the kernel gives
-/// it (64 KiB by default), so this only caps a single call.
+/// it, so this only caps a single call.
 const SPLICE_CHUNK: usize = 1024 * 1024;
 
-/// Pipe capacity asked for per direction. Larger pipes mean fewer calls
-/// per megabyte, but every pipe page counts against the user's pipe budget
-/// (`/proc/sys/fs/pipe-user-pages-soft`); past it the kernel refuses the
-/// resize and the pipe keeps its default size, which still works.
+/// Pipe capacity asked for, for the first [`MAX_ENLARGED`] pipes alive in
+/// this process: fewer calls per megabyte than the kernel's 64 KiB.
 const PIPE_SIZE: libc::c_int = 256 * 1024;
+
+/// How many pipes may be enlarged at once. Every pipe page counts against
+/// the person's per-user pipe budget (`/proc/sys/fs/pipe-user-pages-soft`,
+/// 64 MiB by default), and a user past it gets single-page pipes in every
+/// program (a shell pipeline too); 32 pipes of 256 KiB keep the router to
+/// 8 MiB of it however many connections it carries. The rest keep the
+/// default size.
+const MAX_ENLARGED: usize = 32;
+
+/// Pipes of this process enlarged to [`PIPE_SIZE`] and still open.
+static ENLARGED: AtomicUsize = AtomicUsize::new(0);
 
 /// A socket this module can splice, borrowed from the caller's stream.
 #[derive(Clone, Copy)]
@@ -100,6 +110,16 @@ impl Sock<'_> {
 struct Pipe {
     r: OwnedFd,
     w: OwnedFd,
+    /// Counted in [`ENLARGED`].
+    enlarged: bool,
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        if self.enlarged {
+            ENLARGED.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 }
 
 impl Pipe {
@@ -110,15 +130,21 @@ impl Pipe {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fresh descriptors from pipe2.
-        let pipe = unsafe {
+        let mut pipe = unsafe {
             Self {
                 r: OwnedFd::from_raw_fd(fds[0]),
                 w: OwnedFd::from_raw_fd(fds[1]),
+                enlarged: false,
             }
         };
-        // Best effort: a refused resize leaves the default size.
-        // SAFETY: fcntl on a descriptor we own.
-        unsafe { libc::fcntl(pipe.w.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE) };
+        if ENLARGED.fetch_add(1, Ordering::AcqRel) < MAX_ENLARGED {
+            // SAFETY: fcntl on a descriptor we own.
+            pipe.enlarged =
+                unsafe { libc::fcntl(pipe.w.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE) } >= 0;
+        }
+        if !pipe.enlarged {
+            ENLARGED.fetch_sub(1, Ordering::AcqRel);
+        }
         Ok(pipe)
     }
 }
@@ -239,6 +265,23 @@ mod tests {
         );
         let (ab, ba) = bridge.await.unwrap().unwrap();
         assert_eq!((ab, ba), (up.len() as u64, down.len() as u64));
+    }
+
+    /// However many pipes are open, at most `MAX_ENLARGED` are enlarged,
+    /// and closing one frees its place.
+    #[test]
+    fn only_a_bounded_number_of_pipes_are_enlarged() {
+        // SAFETY: fcntl on a descriptor the pipe owns.
+        let size = |p: &Pipe| unsafe { libc::fcntl(p.w.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        let pipes: Vec<Pipe> = (0..MAX_ENLARGED + 8)
+            .map(|_| Pipe::new().unwrap())
+            .collect();
+        let big = pipes.iter().filter(|p| size(p) == PIPE_SIZE).count();
+        assert!(big <= MAX_ENLARGED, "{big} pipes enlarged");
+        assert!(pipes.iter().any(|p| size(p) < PIPE_SIZE));
+        drop(pipes);
+        let again = Pipe::new().unwrap();
+        assert_eq!(size(&again), PIPE_SIZE);
     }
 
     /// A stream that is not a socket (here an in-memory duplex) is copied.
