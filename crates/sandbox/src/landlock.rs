@@ -11,13 +11,14 @@
 //! means the child may add rules without touching another spawn's.
 
 use std::ffi::CString;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, Scope, path_beneath_rules,
+    Scope,
 };
 
 use crate::report::LandlockState;
@@ -109,12 +110,67 @@ pub(crate) struct ChildRule {
     pub(crate) access: u64,
 }
 
+/// A host path a rule covers, and whether it is a directory: rights that
+/// only make sense on a directory are left off a file's rule (the kernel
+/// refuses them), and knowing it from the plan spares a `stat` per rule.
+#[derive(Debug, Clone)]
+pub(crate) struct HostPath {
+    pub(crate) path: PathBuf,
+    pub(crate) is_dir: bool,
+}
+
 /// The host-side paths a ruleset covers.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HostRules {
-    pub(crate) read: Vec<PathBuf>,
-    pub(crate) write: Vec<PathBuf>,
-    pub(crate) devices: Vec<PathBuf>,
+    pub(crate) read: Vec<HostPath>,
+    pub(crate) write: Vec<HostPath>,
+    pub(crate) devices: Vec<HostPath>,
+}
+
+/// Adds one path-beneath rule with raw calls: `O_PATH` open, add, close.
+/// A path that cannot be opened (gone since the plan was made) gets no
+/// rule, so it stays denied.
+fn add_path_rule(ruleset: &OwnedFd, hp: &HostPath, access: u64, file: u64) -> Result<(), String> {
+    let Ok(c) = CString::new(hp.path.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: open of a C string we own.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Ok(());
+    }
+    // SAFETY: a fresh descriptor we now own.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let attr = PathBeneathAttr {
+        allowed_access: if hp.is_dir { access } else { access & file },
+        parent_fd: fd.as_raw_fd(),
+    };
+    // SAFETY: landlock_add_rule with a valid struct for rule type 1
+    // (LANDLOCK_RULE_PATH_BENEATH).
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset.as_raw_fd(),
+            1u32,
+            &raw const attr,
+            0u32,
+        )
+    };
+    if rc < 0 {
+        return Err(format!(
+            "adding the landlock rule for {} failed: {}",
+            hp.path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// `struct landlock_path_beneath_attr` (packed in the kernel's headers).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
 }
 
 /// Creates the ruleset for one spawn. `no_inet` also handles TCP bind and
@@ -132,18 +188,25 @@ pub(crate) fn create(host: &HostRules, no_inet: bool) -> Result<OwnedFd, String>
             .handle_access(AccessNet::from_all(abi))
             .map_err(|e| e.to_string())?;
     }
-    let dev = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-    let created = ruleset
-        .create()
-        .map_err(|e| e.to_string())?
-        .add_rules(path_beneath_rules(&host.read, AccessFs::from_read(abi)))
-        .map_err(|e| e.to_string())?
-        .add_rules(path_beneath_rules(&host.write, AccessFs::from_all(abi)))
-        .map_err(|e| e.to_string())?
-        .add_rules(path_beneath_rules(&host.devices, dev))
-        .map_err(|e| e.to_string())?;
-    Option::<OwnedFd>::from(created)
-        .ok_or_else(|| "landlock is not supported by this kernel".to_owned())
+    let created = ruleset.create().map_err(|e| e.to_string())?;
+    let fd = Option::<OwnedFd>::from(created)
+        .ok_or_else(|| "landlock is not supported by this kernel".to_owned())?;
+    // Raw rules rather than the crate's `path_beneath_rules`, which asks the
+    // kernel twice per path whether it is a directory; every access mask
+    // below lies within what the ruleset handles (`from_all(abi)`).
+    let all = AccessFs::from_all(abi);
+    let file = AccessFs::from_file(abi).bits();
+    let dev = ((AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev) & all).bits();
+    for hp in &host.read {
+        add_path_rule(&fd, hp, AccessFs::from_read(abi).bits(), file)?;
+    }
+    for hp in &host.write {
+        add_path_rule(&fd, hp, all.bits(), file)?;
+    }
+    for hp in &host.devices {
+        add_path_rule(&fd, hp, dev, file)?;
+    }
+    Ok(fd)
 }
 
 #[cfg(test)]

@@ -12,12 +12,13 @@
 //! and `/` made read-only.
 
 use std::collections::BTreeSet;
-use std::ffi::{CString, OsStr};
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::Metadata;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::SpecError;
-use crate::landlock::{ChildRule, HostRules, Masks};
+use crate::landlock::{ChildRule, HostPath, HostRules, Masks};
 use crate::spec::{SYSTEM_PATHS, SandboxSpec, TmpMode};
 
 /// Where the host's root is reachable while the new root is built.
@@ -78,11 +79,42 @@ pub(crate) enum Op {
     },
 }
 
-/// One op and the words for it.
+/// One op and the words for it: a template whose `{path}` is the op's
+/// path and `{target}` a link's target. Filled in only when a person reads
+/// it (a failed step): formatting every step's words up front was most of
+/// the plan's instructions.
 #[derive(Debug, Clone)]
 pub(crate) struct Step {
     pub(crate) op: Op,
-    pub(crate) what: String,
+    pub(crate) what: &'static str,
+}
+
+impl Op {
+    /// The path the op acts on (the link, for a symlink).
+    fn path(&self) -> &CString {
+        match self {
+            Op::Mkdir { path, .. } | Op::Copy { path, .. } | Op::Touch { path } => path,
+            Op::Symlink { link, .. } => link,
+            Op::Bind { dst, .. }
+            | Op::Tmpfs { dst, .. }
+            | Op::Proc { dst }
+            | Op::Devpts { dst }
+            | Op::RemountRo { dst } => dst,
+        }
+    }
+}
+
+impl Step {
+    /// The words a person reads when this step fails.
+    pub(crate) fn describe(&self) -> String {
+        let mut out = self
+            .what
+            .replace("{path}", &self.op.path().to_string_lossy());
+        if let Op::Symlink { target, .. } = &self.op {
+            out = out.replace("{target}", &target.to_string_lossy());
+        }
+        out
+    }
 }
 
 /// What `Sandbox::new` prepares once.
@@ -125,11 +157,13 @@ pub(crate) const CONVENTIONAL_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt
 
 pub(crate) struct Builder {
     steps: Vec<Step>,
-    made: BTreeSet<PathBuf>,
+    /// Directories already planned, as bytes: `PathBuf`'s ordering walks
+    /// components on every comparison.
+    made: BTreeSet<OsString>,
 }
 
 impl Builder {
-    pub(crate) fn push(&mut self, op: Op, what: String) {
+    pub(crate) fn push(&mut self, op: Op, what: &'static str) {
         self.steps.push(Step { op, what });
     }
 
@@ -145,14 +179,13 @@ impl Builder {
         for comp in comps.iter().take(upto) {
             if let Component::Normal(name) = comp {
                 cur.push(name);
-                if self.made.insert(cur.clone()) {
-                    let what = format!("create mount point {}", cur.display());
+                if self.made.insert(cur.as_os_str().to_owned()) {
                     self.push(
                         Op::Mkdir {
                             path: cstring(&cur)?,
                             mode: 0o755,
                         },
-                        what,
+                        "create mount point {path}",
                     );
                 }
             }
@@ -160,29 +193,31 @@ impl Builder {
         Ok(())
     }
 
-    /// Binds `src` at `dst`; returns false when a small read-only `/etc`
-    /// file was copied instead (it then needs no host landlock rule).
-    fn bind(&mut self, src: &Path, dst: &Path, mode: Mode) -> Result<bool, SpecError> {
-        let meta = std::fs::metadata(src).map_err(|_| SpecError::PathMissing {
-            what: "path",
-            path: src.to_path_buf(),
-        })?;
+    /// Binds `src` (whose metadata, symlinks followed, is `meta`) at
+    /// `dst`; returns false when a small read-only `/etc` file was copied
+    /// instead (it then needs no host landlock rule).
+    fn bind(
+        &mut self,
+        src: &Path,
+        meta: &Metadata,
+        dst: &Path,
+        mode: Mode,
+    ) -> Result<bool, SpecError> {
         if mode == Mode::ReadOnly
             && meta.is_file()
             && meta.len() <= COPY_LIMIT
-            && dst.starts_with("/etc")
-            && let Ok(contents) = std::fs::read(src)
+            && is_under(dst.as_os_str().as_bytes(), b"/etc")
+            && let Ok(contents) = read_small(src, meta.len())
         {
             use std::os::unix::fs::PermissionsExt;
             self.mkdirs(dst, false)?;
-            let what = format!("copy {}", dst.display());
             self.push(
                 Op::Copy {
                     path: cstring(dst)?,
                     contents,
                     mode: meta.permissions().mode() & 0o7777 & !0o6000,
                 },
-                what,
+                "copy {path}",
             );
             return Ok(false);
         }
@@ -194,14 +229,16 @@ impl Builder {
                 Op::Touch {
                     path: cstring(dst)?,
                 },
-                format!("create mount point {}", dst.display()),
+                "create mount point {path}",
             );
         }
-        let (attrs, word) = match mode {
-            Mode::ReadOnly => (ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, "read-only"),
-            Mode::Writable => (ATTR_NOSUID | ATTR_NODEV, "read-write"),
+        let (attrs, what) = match mode {
+            Mode::ReadOnly => (
+                ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV,
+                "bind {path} read-only",
+            ),
+            Mode::Writable => (ATTR_NOSUID | ATTR_NODEV, "bind {path} read-write"),
         };
-        let what = format!("bind {} {word}", dst.display());
         self.push(
             Op::Bind {
                 src: old(src)?,
@@ -211,6 +248,91 @@ impl Builder {
             what,
         );
         Ok(true)
+    }
+}
+
+/// Reads a file expected to be `len` bytes long with plain `read`s:
+/// `std::fs::read` and `read_to_end` ask for the size and the position
+/// again first, and this runs for every small `/etc` file.
+fn read_small(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut out = vec![0u8; usize::try_from(len).unwrap_or(0).saturating_add(1)];
+    let mut got = 0;
+    loop {
+        if got == out.len() {
+            out.resize(got.saturating_mul(2).max(64), 0);
+        }
+        let n = f.read(out.get_mut(got..).unwrap_or_default())?;
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    out.truncate(got);
+    Ok(out)
+}
+
+/// Resolves host paths to their real form (what `std::fs::canonicalize`
+/// gives) with as few system calls as the answer needs. `canonicalize`
+/// reads every component of every path anew (one `readlink` each, and a
+/// `stat` of the whole), and the plan resolves about forty paths that share
+/// a handful of parents. Here a path none of whose components is a symlink
+/// (or `..`) is already real: one `lstat` for the path, one per parent not
+/// seen before, and `canonicalize` only where a symlink does appear.
+#[derive(Default)]
+struct Resolver {
+    /// Directories already known to be real (not symlinks), as bytes.
+    plain: BTreeSet<OsString>,
+}
+
+impl Resolver {
+    /// The real path and metadata (symlinks followed) of `path`, whose own
+    /// `lstat` is `lmeta`.
+    fn real_from(&mut self, path: &Path, lmeta: Metadata) -> std::io::Result<(PathBuf, Metadata)> {
+        if !lmeta.file_type().is_symlink()
+            && let Some(clean) = self.plain_path(path)
+        {
+            return Ok((clean, lmeta));
+        }
+        let real = std::fs::canonicalize(path)?;
+        let meta = std::fs::metadata(&real)?;
+        Ok((real, meta))
+    }
+
+    /// The real path and metadata of `path`.
+    fn real(&mut self, path: &Path) -> std::io::Result<(PathBuf, Metadata)> {
+        let lmeta = std::fs::symlink_metadata(path)?;
+        self.real_from(path, lmeta)
+    }
+
+    /// `path` with its spelling normalised when it is absolute, has no `..`
+    /// and every parent directory is real; `None` when one is not (or
+    /// cannot be read), and the caller falls back to `canonicalize`.
+    fn plain_path(&mut self, path: &Path) -> Option<PathBuf> {
+        let mut comps = path.components();
+        if comps.next() != Some(Component::RootDir) {
+            return None;
+        }
+        let mut cur = PathBuf::from("/");
+        let mut names = comps.peekable();
+        while let Some(comp) = names.next() {
+            let Component::Normal(name) = comp else {
+                return None;
+            };
+            cur.push(name);
+            if names.peek().is_none() {
+                break;
+            }
+            if !self.plain.contains(cur.as_os_str()) {
+                let m = std::fs::symlink_metadata(&cur).ok()?;
+                if m.file_type().is_symlink() {
+                    return None;
+                }
+                self.plain.insert(cur.as_os_str().to_owned());
+            }
+        }
+        Some(cur)
     }
 }
 
@@ -228,15 +350,17 @@ fn depth(p: &Path) -> usize {
 /// Builds the layout for `spec`. Fails on a missing workspace, a missing
 /// closure or writable path, or a path that cannot be a C string.
 pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecError> {
-    let workspace = std::fs::canonicalize(&spec.workspace)
+    let mut res = Resolver::default();
+    let (workspace, ws_meta) = res
+        .real(&spec.workspace)
         .ok()
-        .filter(|p| p.is_dir())
+        .filter(|(_, m)| m.is_dir())
         .ok_or_else(|| SpecError::WorkspaceMissing {
             path: spec.workspace.clone(),
         })?;
 
-    // (destination, source, mode, is a system symlink to recreate)
-    let mut entries: Vec<(PathBuf, PathBuf, Mode)> = Vec::new();
+    // (destination, source, mode, the source's metadata)
+    let mut entries: Vec<(PathBuf, PathBuf, Mode, Metadata)> = Vec::new();
     let mut symlinks: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut host_rules = HostRules::default();
 
@@ -247,52 +371,58 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         let Ok(lmeta) = std::fs::symlink_metadata(p) else {
             continue;
         };
-        if lmeta.file_type().is_symlink() && SYSTEM_PATHS.iter().any(|s| Path::new(s) == p) {
+        let bytes = p.as_os_str().as_bytes();
+        if lmeta.file_type().is_symlink() && SYSTEM_PATHS.iter().any(|s| s.as_bytes() == bytes) {
             if let Ok(target) = std::fs::read_link(p) {
                 symlinks.push((p.clone(), target));
             }
             continue;
         }
-        let Ok(real) = std::fs::canonicalize(p) else {
+        let Ok((real, meta)) = res.real_from(p, lmeta) else {
             continue;
         };
-        entries.push((p.clone(), real, Mode::ReadOnly));
+        entries.push((p.clone(), real, Mode::ReadOnly, meta));
     }
     for p in &spec.closure {
-        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing {
+        let (real, meta) = res.real(p).map_err(|_| SpecError::PathMissing {
             what: "dev-shell closure path",
             path: p.clone(),
         })?;
-        entries.push((p.clone(), real, Mode::ReadOnly));
+        entries.push((p.clone(), real, Mode::ReadOnly, meta));
     }
     for p in &spec.writable {
-        let real = std::fs::canonicalize(p).map_err(|_| SpecError::PathMissing {
+        let (real, meta) = res.real(p).map_err(|_| SpecError::PathMissing {
             what: "writable path",
             path: p.clone(),
         })?;
-        entries.push((real.clone(), real, Mode::Writable));
+        entries.push((real.clone(), real, Mode::Writable, meta));
     }
-    entries.push((workspace.clone(), workspace.clone(), Mode::Writable));
+    entries.push((
+        workspace.clone(),
+        workspace.clone(),
+        Mode::Writable,
+        ws_meta,
+    ));
     if let TmpMode::Host(dir) = &spec.tmp {
-        let real = std::fs::canonicalize(dir).map_err(|_| SpecError::PathMissing {
+        let (real, meta) = res.real(dir).map_err(|_| SpecError::PathMissing {
             what: "temp dir",
             path: dir.clone(),
         })?;
-        entries.push((PathBuf::from("/tmp"), real, Mode::Writable));
+        entries.push((PathBuf::from("/tmp"), real, Mode::Writable, meta));
     }
 
     // A read-only bind under a read-only ancestor adds nothing. Compared as
     // bytes: `Path::starts_with` walks components and this runs n^2 times.
     let ro_roots: Vec<Vec<u8>> = entries
         .iter()
-        .filter(|(_, _, m)| *m == Mode::ReadOnly)
-        .map(|(d, _, _)| d.as_os_str().as_bytes().to_vec())
+        .filter(|(_, _, m, _)| *m == Mode::ReadOnly)
+        .map(|(d, _, _, _)| d.as_os_str().as_bytes().to_vec())
         .collect();
-    entries.retain(|(dst, _, mode)| {
+    entries.retain(|(dst, _, mode, _)| {
         let d = dst.as_os_str().as_bytes();
         *mode == Mode::Writable || !ro_roots.iter().any(|r| is_under(d, r))
     });
-    entries.sort_by_key(|(dst, _, _)| depth(dst));
+    entries.sort_by_cached_key(|(dst, _, _, _)| depth(dst));
     entries.dedup_by(|a, b| a.0 == b.0);
 
     let mut b = Builder {
@@ -305,26 +435,32 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
                 target: cstring(target)?,
                 link: cstring(link)?,
             },
-            format!("link {} -> {}", link.display(), target.display()),
+            "link {path} -> {target}",
         );
     }
 
     let fresh_tmp = matches!(spec.tmp, TmpMode::Fresh);
     let mut copied_etc = false;
     let mut tmp_done = false;
-    for (dst, src, mode) in &entries {
+    for (dst, src, mode, meta) in &entries {
         // /tmp (depth 2 with the root) goes in before anything beneath it.
         if fresh_tmp && !tmp_done && depth(dst) > 2 {
             tmp(&mut b)?;
             tmp_done = true;
         }
-        if !b.bind(src, dst, *mode)? {
+        if !b.bind(src, meta, dst, *mode)? {
             copied_etc = true;
             continue;
         }
         match mode {
-            Mode::ReadOnly => host_rules.read.push(src.clone()),
-            Mode::Writable => host_rules.write.push(src.clone()),
+            Mode::ReadOnly => host_rules.read.push(HostPath {
+                path: src.clone(),
+                is_dir: meta.is_dir(),
+            }),
+            Mode::Writable => host_rules.write.push(HostPath {
+                path: src.clone(),
+                is_dir: meta.is_dir(),
+            }),
         }
     }
     if fresh_tmp && !tmp_done {
@@ -334,7 +470,7 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         copied_etc = true;
         let ssl_bound = entries
             .iter()
-            .any(|(dst, _, _)| Path::new(CONVENTIONAL_BUNDLE).starts_with(dst));
+            .any(|(dst, _, _, _)| Path::new(CONVENTIONAL_BUNDLE).starts_with(dst));
         crate::net::trust_ops(&mut b, bundle, ssl_bound)?;
     }
     dev(&mut b, &mut host_rules)?;
@@ -393,7 +529,7 @@ fn tmp(b: &mut Builder) -> Result<(), SpecError> {
             dst: c("/tmp"),
             data: c("mode=1777"),
         },
-        "mount a private /tmp".to_owned(),
+        "mount a private /tmp",
     );
     Ok(())
 }
@@ -407,7 +543,7 @@ fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
             dst: c("/dev"),
             data: c("mode=0755"),
         },
-        "mount /dev".to_owned(),
+        "mount /dev",
     );
     for name in ["null", "zero", "full", "random", "urandom", "tty"] {
         let path = PathBuf::from("/dev").join(name);
@@ -418,7 +554,7 @@ fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
             Op::Touch {
                 path: cstring(&path)?,
             },
-            format!("create {}", path.display()),
+            "create {path}",
         );
         b.push(
             Op::Bind {
@@ -426,27 +562,30 @@ fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
                 dst: cstring(&path)?,
                 attrs: ATTR_NOSUID | ATTR_NOEXEC,
             },
-            format!("bind device {}", path.display()),
+            "bind device {path}",
         );
-        host_rules.devices.push(path);
+        host_rules.devices.push(HostPath {
+            path,
+            is_dir: false,
+        });
     }
     b.push(
         Op::Mkdir {
             path: c("/dev/pts"),
             mode: 0o755,
         },
-        "create /dev/pts".to_owned(),
+        "create /dev/pts",
     );
     b.push(
         Op::Devpts { dst: c("/dev/pts") },
-        "mount a fresh devpts on /dev/pts".to_owned(),
+        "mount a fresh devpts on /dev/pts",
     );
     b.push(
         Op::Mkdir {
             path: c("/dev/shm"),
             mode: 0o1777,
         },
-        "create /dev/shm".to_owned(),
+        "create /dev/shm",
     );
     for (link, target) in [
         ("/dev/ptmx", "pts/ptmx"),
@@ -460,7 +599,7 @@ fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
                 target: c(target),
                 link: c(link),
             },
-            format!("link {link}"),
+            "link {path}",
         );
     }
     Ok(())
@@ -471,10 +610,10 @@ fn proc(b: &mut Builder) -> Result<(), SpecError> {
     b.mkdirs(Path::new("/proc"), true)?;
     b.push(
         Op::Proc { dst: c("/proc") },
-        "mount /proc of the new pid namespace".to_owned(),
+        "mount /proc of the new pid namespace",
     );
     for p in ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"] {
-        b.push(Op::RemountRo { dst: c(p) }, format!("make {p} read-only"));
+        b.push(Op::RemountRo { dst: c(p) }, "make {path} read-only");
     }
     Ok(())
 }
@@ -521,10 +660,10 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let spec = SandboxSpec::new(ws.path());
         let l = layout(&spec, crate::landlock::masks(7)).unwrap();
-        let whats: Vec<&str> = l.steps.iter().map(|s| s.what.as_str()).collect();
+        let whats: Vec<String> = l.steps.iter().map(Step::describe).collect();
         let tmp = whats
             .iter()
-            .position(|w| *w == "mount a private /tmp")
+            .position(|w| w == "mount a private /tmp")
             .unwrap();
         let real = std::fs::canonicalize(ws.path()).unwrap();
         let wsb = whats
@@ -532,7 +671,49 @@ mod tests {
             .position(|w| *w == format!("bind {} read-write", real.display()))
             .unwrap();
         assert!(tmp < wsb, "{whats:#?}");
-        assert!(whats.contains(&"bind /usr read-only"));
+        assert!(
+            whats.iter().any(|w| w == "bind /usr read-only"),
+            "{whats:#?}"
+        );
+    }
+
+    #[test]
+    fn the_resolver_agrees_with_canonicalize() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(base.join("real/sub")).unwrap();
+        std::fs::write(base.join("real/sub/f"), b"x").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        std::os::unix::fs::symlink("sub/f", base.join("real/flink")).unwrap();
+        let mut res = Resolver::default();
+        for rel in [
+            "real/sub/f",
+            "link/sub/f",
+            "real/flink",
+            "link/flink",
+            "real/sub/../sub/f",
+            "real//sub/./f",
+            "real/sub",
+        ] {
+            let p = base.join(rel);
+            let (real, meta) = res.real(&p).unwrap();
+            assert_eq!(real, std::fs::canonicalize(&p).unwrap(), "{rel}");
+            assert_eq!(meta.is_dir(), rel == "real/sub", "{rel}");
+        }
+        assert!(res.real(&base.join("real/missing")).is_err());
+        assert!(res.real(&base.join("link/missing")).is_err());
+    }
+
+    #[test]
+    fn a_step_is_described_only_when_asked() {
+        let step = Step {
+            op: Op::Symlink {
+                target: c("/proc/self/fd"),
+                link: c("/dev/fd"),
+            },
+            what: "link {path} -> {target}",
+        };
+        assert_eq!(step.describe(), "link /dev/fd -> /proc/self/fd");
     }
 
     #[test]

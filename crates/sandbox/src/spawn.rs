@@ -222,7 +222,10 @@ impl Sandbox {
             _ => {
                 let mut rules = self.prep.layout.host_rules.clone();
                 if !namespaces {
-                    rules.read.push("/proc".into());
+                    rules.read.push(ll::HostPath {
+                        path: "/proc".into(),
+                        is_dir: true,
+                    });
                 }
                 Some(
                     ll::create(&rules, !namespaces).map_err(|e| SpawnError::Setup {
@@ -466,7 +469,7 @@ impl Sandbox {
                 .layout
                 .steps
                 .get((n - step::OP_BASE) as usize)
-                .map_or_else(|| format!("step {n}"), |s| s.what.clone()),
+                .map_or_else(|| format!("step {n}"), plan::Step::describe),
             n => format!("step {n}"),
         }
     }

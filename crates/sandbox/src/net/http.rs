@@ -55,7 +55,7 @@ pub(crate) fn parse_authority(a: &str) -> Option<(String, u16)> {
 
 pub(crate) async fn serve<S>(proxy: &Proxy, mut s: S, first: u8)
 where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let mut buf = vec![first];
     let head_end = loop {

@@ -13,6 +13,7 @@
 //! The router is a mechanism, never a permission: with nothing permitted it
 //! reaches nothing. See docs/network.md.
 
+mod carry;
 mod decide;
 mod http;
 pub(crate) mod inside;
@@ -78,16 +79,12 @@ impl crate::SandboxSpec {
     }
 }
 
-/// Buffer size each direction of a carried connection uses: tokio's default
-/// of 8 KiB costs about half the throughput of a loopback download in
-/// system calls (docs/performance.md).
-const SPLICE_BUFFER: usize = 256 * 1024;
-
-/// Copies both ways until both sides are done.
+/// Carries a decided connection both ways until both sides are done (see
+/// the `carry` module: `splice(2)` between sockets, copying otherwise).
 async fn splice<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
 where
-    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
-    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + ?Sized,
+    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
+    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
 {
-    tokio::io::copy_bidirectional_with_sizes(a, b, SPLICE_BUFFER, SPLICE_BUFFER).await
+    carry::carry(a, b).await
 }

@@ -212,7 +212,7 @@ impl Proxy {
         }
     }
 
-    async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send>(&self, mut s: S) {
+    async fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(&self, mut s: S) {
         let mut first = [0u8; 1];
         let t = self.inner.config.handshake_timeout;
         match tokio::time::timeout(t, s.read(&mut first)).await {

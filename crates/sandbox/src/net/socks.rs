@@ -27,7 +27,7 @@ async fn reply<S: AsyncWrite + Unpin>(s: &mut S, code: u8) -> std::io::Result<()
 /// The rest of a SOCKS5 exchange, after the version byte.
 pub(crate) async fn serve<S>(proxy: &Proxy, mut s: S)
 where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let t = proxy.handshake_timeout();
     let Ok(Ok(request)) = tokio::time::timeout(t, read_request(&mut s)).await else {

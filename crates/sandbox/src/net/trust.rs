@@ -47,7 +47,7 @@ pub(crate) fn trust_ops(b: &mut Builder, bundle: &Path, ssl_bound: bool) -> Resu
             contents,
             mode: 0o644,
         },
-        format!("copy the trust store to {TRUST_STORE_PATH}"),
+        "copy the trust store to {path}",
     );
     if !ssl_bound {
         let link = Path::new(CONVENTIONAL_BUNDLE);
@@ -57,7 +57,7 @@ pub(crate) fn trust_ops(b: &mut Builder, bundle: &Path, ssl_bound: bool) -> Resu
                 target: cstring(dst)?,
                 link: cstring(link)?,
             },
-            format!("link {CONVENTIONAL_BUNDLE} -> {TRUST_STORE_PATH}"),
+            "link {path} -> {target}",
         );
     }
     Ok(())
