@@ -5,12 +5,15 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 
+mod agentic;
 pub mod approval;
+pub mod compact;
 pub mod config;
 pub mod git_shim;
 pub mod guard;
 pub mod history;
 pub mod provider;
+pub mod review;
 pub mod run;
 pub mod session;
 pub mod tools;

@@ -1,6 +1,8 @@
 //! The tools: file reading and writing confined to the workspace, search,
-//! guidance files, the plan and the title, which run in place, and
-//! run_command, which runs through the session's sandbox. One file per tool, each with its JSON schema for the model and
+//! guidance files, the plan and the title, which run in place,
+//! run_command, which runs through the session's sandbox, and the session
+//! tools (ask_user, restrict_self, request_action), which the session
+//! carries out itself. One file per tool, each with its JSON schema for the model and
 //! a typed argument struct; [`ToolName`] dispatches with one exhaustive
 //! match, so a new tool is a compile error until it is wired in.
 //!
@@ -16,6 +18,7 @@ mod output;
 mod read_file;
 mod read_guidance;
 pub mod run_command;
+pub mod session_tools;
 mod set_title;
 mod update_plan;
 mod walk;
@@ -43,10 +46,13 @@ pub enum ToolName {
     UpdatePlan,
     SetTitle,
     RunCommand,
+    AskUser,
+    RestrictSelf,
+    RequestAction,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 13] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -57,6 +63,9 @@ impl ToolName {
         Self::UpdatePlan,
         Self::SetTitle,
         Self::RunCommand,
+        Self::AskUser,
+        Self::RestrictSelf,
+        Self::RequestAction,
     ];
 
     /// The name the model calls the tool by.
@@ -72,6 +81,9 @@ impl ToolName {
             Self::UpdatePlan => "update_plan",
             Self::SetTitle => "set_title",
             Self::RunCommand => "run_command",
+            Self::AskUser => "ask_user",
+            Self::RestrictSelf => "restrict_self",
+            Self::RequestAction => "request_action",
         }
     }
 
@@ -84,8 +96,15 @@ impl ToolName {
     /// (seeds 004: "decided at a key that fits them better").
     pub fn call_action(self) -> Option<String> {
         match self {
-            // run_command is decided at its program's exec.* action.
-            Self::UpdatePlan | Self::SetTitle | Self::RunCommand => None,
+            // run_command is decided at its program's exec.* action; the
+            // session tools are carried out by the session (asking a
+            // person, narrowing, or asking for the action named).
+            Self::UpdatePlan
+            | Self::SetTitle
+            | Self::RunCommand
+            | Self::AskUser
+            | Self::RestrictSelf
+            | Self::RequestAction => None,
             Self::ReadFile
             | Self::ListDirectory
             | Self::Glob
@@ -94,6 +113,15 @@ impl ToolName {
             | Self::EditFile
             | Self::ReadGuidance => Some(format!("call.{}", self.as_str())),
         }
+    }
+
+    /// Whether the session carries the call out itself (it needs the
+    /// approval socket or the session's policy).
+    pub fn is_session_tool(self) -> bool {
+        matches!(
+            self,
+            Self::AskUser | Self::RestrictSelf | Self::RequestAction
+        )
     }
 
     /// The tool described for the model.
@@ -109,6 +137,9 @@ impl ToolName {
             Self::UpdatePlan => update_plan::schema(),
             Self::SetTitle => set_title::schema(),
             Self::RunCommand => run_command::schema(),
+            Self::AskUser => session_tools::ask_user_schema(),
+            Self::RestrictSelf => session_tools::restrict_self_schema(),
+            Self::RequestAction => session_tools::request_action_schema(),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -141,6 +172,9 @@ impl ToolName {
             Self::SetTitle => parse(self, arguments).and_then(set_title::run),
             Self::RunCommand => Err(ToolError::Failed(
                 "run_command needs the session's sandbox; it runs through tools::run".to_owned(),
+            )),
+            Self::AskUser | Self::RestrictSelf | Self::RequestAction => Err(ToolError::Failed(
+                format!("{} is carried out by the session itself", self.as_str()),
             )),
         };
         result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))

@@ -32,6 +32,9 @@ async fn session(
         policy: &chock_policy::Policy::shipped(),
         system: "you are a test",
         limits: TurnLimits::default(),
+        reviewer: None,
+        context_tokens: 32_768,
+        foreground: false,
     };
     let mut shown = String::new();
     let outcome = run_new(
@@ -250,6 +253,9 @@ async fn an_interrupt_during_a_slow_answer_ends_the_session_interrupted() {
         policy: &chock_policy::Policy::shipped(),
         system: "",
         limits: TurnLimits::default(),
+        reviewer: None,
+        context_tokens: 32_768,
+        foreground: false,
     };
     // The interrupt fires once the request has reached the model.
     let interrupt = async {
