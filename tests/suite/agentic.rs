@@ -139,11 +139,7 @@ fn result_for(request: &Value, call_id: &str) -> String {
 }
 
 fn write_call(id: &str) -> Turn {
-    Turn::text("").call(
-        id,
-        "write_file",
-        &json!({"path": "x.txt", "content": "x"}),
-    )
+    Turn::text("").call(id, "write_file", &json!({"path": "x.txt", "content": "x"}))
 }
 
 #[test]
@@ -239,7 +235,10 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
     let left = result_for(&requests[3].json(), "r1");
     assert!(left.contains("promise 1 was left"), "{left}");
     let events = events(&log);
-    assert_eq!(all_of(&events, "promise")[0]["rules"][0]["decision"], "deny");
+    assert_eq!(
+        all_of(&events, "promise")[0]["rules"][0]["decision"],
+        "deny"
+    );
     assert_eq!(all_of(&events, "promise.release")[0]["promise_id"], 1);
     let decisions: Vec<(&str, &str)> = all_of(&events, "decision")
         .iter()
@@ -250,9 +249,18 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
             )
         })
         .collect();
-    assert!(decisions.contains(&("call.write_file", "deny")), "{decisions:?}");
-    assert!(decisions.contains(&("policy.widen", "ask")), "{decisions:?}");
-    assert!(decisions.contains(&("call.write_file", "allow")), "{decisions:?}");
+    assert!(
+        decisions.contains(&("call.write_file", "deny")),
+        "{decisions:?}"
+    );
+    assert!(
+        decisions.contains(&("policy.widen", "ask")),
+        "{decisions:?}"
+    );
+    assert!(
+        decisions.contains(&("call.write_file", "allow")),
+        "{decisions:?}"
+    );
 }
 
 #[test]
@@ -294,7 +302,10 @@ fn request_action_asks_once_and_a_yes_grants_the_action_for_the_session() {
         "{denied}"
     );
     let granted = result_for(&requests[1].json(), "r2");
-    assert!(granted.contains("allowed for the rest of this session"), "{granted}");
+    assert!(
+        granted.contains("allowed for the rest of this session"),
+        "{granted}"
+    );
     let events = events(&log);
     assert_eq!(
         all_of(&events, "approval.request").len(),
@@ -332,7 +343,10 @@ fn agent_review_lets_the_reviewer_refuse_with_its_reason() {
         "the reviewer is offered no tools"
     );
     let asked = review["messages"].to_string();
-    assert!(asked.contains("read the code"), "the reviewer sees the task");
+    assert!(
+        asked.contains("read the code"),
+        "the reviewer sees the task"
+    );
     assert!(asked.contains("call.write_file"), "{asked}");
     let refused = result_for(&requests[2].json(), "w1");
     assert!(
@@ -404,7 +418,10 @@ fn a_foreground_run_is_answered_on_its_terminal() {
     let out = cmd.output().unwrap();
     let screen = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{screen}");
-    assert!(screen.contains("chock asks: allow call.write_file?"), "{screen}");
+    assert!(
+        screen.contains("chock asks: allow call.write_file?"),
+        "{screen}"
+    );
     let log = only_log(state.path());
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
     let events = events(&log);
@@ -444,8 +461,14 @@ fn a_conversation_near_the_window_is_compacted_and_the_fold_starts_from_the_summ
         .find(|m| m["role"] == "user")
         .unwrap();
     let text = first["content"].to_string();
-    assert!(text.contains("A summary of the conversation so far"), "{text}");
-    assert!(text.contains("SUMMARY: the person asked for x.txt"), "{text}");
+    assert!(
+        text.contains("A summary of the conversation so far"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SUMMARY: the person asked for x.txt"),
+        "{text}"
+    );
     assert!(
         !after["messages"].to_string().contains("\"write x.txt\""),
         "the person's message was replaced by the summary"
@@ -459,6 +482,50 @@ fn a_conversation_near_the_window_is_compacted_and_the_fold_starts_from_the_summ
     assert_eq!(compaction["up_to"], user["id"]);
     assert_eq!(compaction["usage"]["output_tokens"], 12);
     let folded = fold_log(&log).unwrap();
-    assert!(matches!(folded.state.conversation[0], Message::Summary { .. }));
+    assert!(matches!(
+        folded.state.conversation[0],
+        Message::Summary { .. }
+    ));
     assert!(matches!(folded.state.status, Status::Ended { .. }));
+}
+
+#[test]
+fn a_promise_still_binds_a_session_carried_on_by_another_process() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[]);
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "p1",
+                "restrict_self",
+                &json!({"rules": [{"action": "call.*", "decision": "deny"}]}),
+            )
+            .into(),
+        Turn::text("Promised.").into(),
+        write_call("w1").into(),
+        Turn::text("Refused, as promised.").into(),
+    ]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    finish(start(state.path(), &project, "promise"));
+    let log = only_log(state.path());
+    let id = log
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = chock(state.path())
+        .args(["run", "--continue", &id, "now write x.txt"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(workspace_file(&log, "x.txt").is_none());
+    let refused = result_for(&fake.requests()[3].json(), "w1");
+    assert!(refused.contains("promise 1"), "{refused}");
 }

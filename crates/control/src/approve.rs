@@ -267,7 +267,11 @@ mod tests {
             let err = Incoming::parse(bad).unwrap_err();
             assert!(err.starts_with("malformed reply"), "{err}");
         }
-        assert!(Incoming::parse("reply").unwrap_err().starts_with("malformed answer"));
+        assert!(
+            Incoming::parse("reply")
+                .unwrap_err()
+                .starts_with("malformed answer")
+        );
     }
 
     #[test]

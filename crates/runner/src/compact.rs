@@ -74,9 +74,7 @@ pub fn split(folded: &[Folded], window: u64) -> Option<usize> {
         .find(|&i| matches!(folded[i], Folded::Assistant { .. }))
         .unwrap_or(folded.len());
     let older = &folded[..start];
-    let worth = older
-        .iter()
-        .any(|m| !matches!(m, Folded::Summary { .. }));
+    let worth = older.iter().any(|m| !matches!(m, Folded::Summary { .. }));
     (start > 0 && worth).then_some(start)
 }
 

@@ -11,8 +11,8 @@ use chock_log::{SessionId, StateDir};
 
 use crate::compact;
 use crate::config::{Config, ConfigError, ProviderConfig};
-use crate::review::Reviewer;
 use crate::provider::{Provider, ProviderError};
+use crate::review::Reviewer;
 use crate::session::{SessionError, SessionOutcome, SessionSetup};
 use crate::turn::TurnLimits;
 
@@ -138,12 +138,13 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         .unwrap_or_default();
     let reviewer_provider = match &reviewer_choice {
         Some(c) => {
-            let verdict = policy
-                .model_select(c.instance, c.model)
-                .map_err(|err| RunError::ModelName {
-                    model: reviewer_label.clone(),
-                    reason: err.to_string(),
-                })?;
+            let verdict =
+                policy
+                    .model_select(c.instance, c.model)
+                    .map_err(|err| RunError::ModelName {
+                        model: reviewer_label.clone(),
+                        reason: err.to_string(),
+                    })?;
             if verdict.refused() {
                 return Err(RunError::ModelRefused {
                     model: reviewer_label,

@@ -21,9 +21,9 @@ use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log}
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal};
-use crate::review::Reviewer;
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
+use crate::review::Reviewer;
 use crate::tools::{Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command};
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 

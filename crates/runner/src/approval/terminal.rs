@@ -160,7 +160,10 @@ mod tests {
             let given = terminal.ask("allow call.write_file?", Wants::YesNo).await;
             assert_eq!(given, Given::Answer(Answer::Yes));
             let text = String::from_utf8(shown.0.lock().unwrap().clone()).unwrap();
-            assert!(text.contains("chock asks: allow call.write_file?"), "{text}");
+            assert!(
+                text.contains("chock asks: allow call.write_file?"),
+                "{text}"
+            );
             assert!(text.contains("please answer y or n"), "{text}");
 
             rustix::io::write(&write, b"\nport 8080\n").unwrap();

@@ -132,7 +132,10 @@ mod tests {
         let err = ask_user(r#"{"question": "  "}"#).unwrap_err().to_string();
         assert!(err.contains("question is empty"), "{err}");
         let err = ask_user(r#"{"q": "x"}"#).unwrap_err().to_string();
-        assert!(err.starts_with("the arguments for ask_user are not valid"), "{err}");
+        assert!(
+            err.starts_with("the arguments for ask_user are not valid"),
+            "{err}"
+        );
         let err = restrict_self(r#"{"rules": []}"#).unwrap_err().to_string();
         assert!(err.contains("at least one rule"), "{err}");
         let err = request_action(r#"{"action": 5, "reason": "x"}"#)
