@@ -15,7 +15,6 @@
 let
   cfg = config.services.chock;
   zon = import ../lib/zon.nix;
-  units = import ../lib/units.nix;
   chockTypes = import ./types.nix { inherit lib; };
 
   inherit (lib)
@@ -28,36 +27,17 @@ let
     types
     ;
 
-  devShellClosure = pkgs.closureInfo {
-    rootPaths = [ (cfg.devShell.inputDerivation or cfg.devShell) ];
-  };
-
-  devShellBins =
-    if cfg.devShell == null then
-      [ ]
-    else
-      map (p: "${lib.getBin p}/bin") (
-        (cfg.devShell.nativeBuildInputs or [ ]) ++ (cfg.devShell.buildInputs or [ ])
-      );
-
-  userUnits = units.userUnits {
-    chock = lib.getExe' cfg.package "chock";
-    inherit (cfg) stateDir;
-    serve = cfg.serve.enable;
-    path = [
-      "${lib.getBin pkgs.git}/bin"
-    ]
-    ++ devShellBins
-    ++ [
-      "%h/.nix-profile/bin"
-      "/etc/profiles/per-user/%u/bin"
-      "/run/wrappers/bin"
-      "/run/current-system/sw/bin"
-      "/usr/local/bin"
-      "/usr/bin"
-      "/bin"
-    ];
-  };
+  common = import ./common.nix { inherit lib pkgs cfg; };
+  inherit (common) devShellClosure;
+  userUnits = common.userUnits [
+    "%h/.nix-profile/bin"
+    "/etc/profiles/per-user/%u/bin"
+    "/run/wrappers/bin"
+    "/run/current-system/sw/bin"
+    "/usr/local/bin"
+    "/usr/bin"
+    "/bin"
+  ];
 
   # home-manager writes a list as repeated keys; the quotes keep a value
   # with spaces in one assignment.

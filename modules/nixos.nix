@@ -19,7 +19,6 @@ let
   cfg = config.services.chock;
   zon = import ../lib/zon.nix;
   devices = import ../lib/devices.nix;
-  units = import ../lib/units.nix;
   chockTypes = import ./types.nix { inherit lib; };
 
   inherit (lib)
@@ -34,34 +33,13 @@ let
     types
     ;
 
-  devShellClosure = pkgs.closureInfo {
-    # A mkShell derivation cannot be built, but its inputDerivation can, and
-    # its closure is everything the shell puts in reach.
-    rootPaths = [ (cfg.devShell.inputDerivation or cfg.devShell) ];
-  };
-
-  devShellBins =
-    if cfg.devShell == null then
-      [ ]
-    else
-      map (p: "${lib.getBin p}/bin") (
-        (cfg.devShell.nativeBuildInputs or [ ]) ++ (cfg.devShell.buildInputs or [ ])
-      );
-
-  userUnits = units.userUnits {
-    chock = lib.getExe' cfg.package "chock";
-    inherit (cfg) stateDir;
-    serve = cfg.serve.enable;
-    path = [
-      "${lib.getBin pkgs.git}/bin"
-    ]
-    ++ devShellBins
-    ++ [
-      "/run/wrappers/bin"
-      "/etc/profiles/per-user/%u/bin"
-      "/run/current-system/sw/bin"
-    ];
-  };
+  common = import ./common.nix { inherit lib pkgs cfg; };
+  inherit (common) devShellClosure;
+  userUnits = common.userUnits [
+    "/run/wrappers/bin"
+    "/etc/profiles/per-user/%u/bin"
+    "/run/current-system/sw/bin"
+  ];
 
   nixosUnit = unit: {
     description = unit.Unit.Description;

@@ -4,9 +4,11 @@
 //
 //   node session.mjs <serve url> <project directory> <screenshot.png>
 //
-// Also saves <screenshot>-question.png while the question is open.
-// Prints what it saw; exits non-zero with the reason on any failure. Run by
-// crates/serve/tests/suite/browser.rs, which boots a daemon and serve.
+// The session is a real `chock run` under a real `chock daemon`, whose fake
+// model sets the title "Write the note" and calls write_file, which the
+// project's chock.zon makes ask. Also saves <screenshot>-question.png while
+// the question is open. Prints what it saw; exits non-zero with the reason
+// on any failure. Run by tests/suite/serve_browser.rs.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +40,7 @@ try {
 
   await page.goto(url + '/#/project/' + encodeURIComponent(project));
   await page.getByText('Start a session').waitFor();
-  const hostile = 'Push the branch <img src=x onerror="window.pwned=1"> <b>now</b>';
+  const hostile = 'Write the note <img src=x onerror="window.pwned=1"> <b>now</b>';
   await page.locator('textarea[name=message]').fill(hostile);
   await page.getByRole('button', { name: 'Start session' }).click();
 
@@ -47,8 +49,8 @@ try {
   const yes = page.locator('#question button.yes');
   await yes.waitFor({ state: 'visible' });
   const question = await page.locator('#question').innerText();
-  check(question.includes('Run git push origin main?'), 'the question is shown: ' + question);
-  check(question.includes('exec.git.push'), 'the action is named: ' + question);
+  check(question.includes('write_file'), 'the question is shown: ' + question);
+  check(question.includes('call.write_file'), 'the action is named: ' + question);
   console.log('asked: ' + question.split('\n').join(' | '));
   await page.screenshot({ path: screenshot.replace(/\.png$/, '-question.png'), fullPage: true });
 
@@ -61,15 +63,22 @@ try {
   await yes.click();
   await page.locator('#ended').waitFor({ state: 'visible' });
   await page.locator('#question').waitFor({ state: 'hidden' });
-  const types = await page.locator('#events li .kind').allInnerTexts();
-  const kinds = types.map((t) => t.split(' ')[1]);
+  const rows = await page.locator('#events li .kind').allInnerTexts();
+  const ids = rows.map((t) => Number(t.split(' ')[0].slice(1)));
+  const kinds = rows.map((t) => t.split(' ')[1]);
   console.log('events: ' + kinds.join(', '));
-  const want = ['session.open', 'user.message', 'title.set', 'assistant.message', 'approval.request',
-    'approval.answer', 'assistant.message', 'session.end'];
-  check(JSON.stringify(kinds) === JSON.stringify(want), 'every event once, in order: ' + kinds.join(', '));
+  check(JSON.stringify(ids) === JSON.stringify(ids.map((_, i) => i + 1)),
+    'every event once, in order, no gap: ' + ids.join(', '));
+  // The events a person must see, in this order (the real run writes
+  // decisions and notices between them).
+  const want = ['session.open', 'workspace.open', 'user.message', 'title.set', 'approval.request',
+    'approval.answer', 'tool.call', 'tool.result', 'turn.end', 'session.end'];
+  let at = 0;
+  for (const kind of kinds) if (kind === want[at]) at += 1;
+  check(at === want.length, 'the session\'s events in order: missing ' + want[at] + ' in ' + kinds.join(', '));
   const answer = await page.locator('#events li.approval-answer .text').innerText();
-  check(answer.startsWith('yes to r1'), 'the answer is recorded: ' + answer);
-  check((await page.locator('#title').innerText()) === 'Push the branch', 'the title is shown');
+  check(answer.startsWith('yes to '), 'the answer is recorded: ' + answer);
+  check((await page.locator('#title').innerText()) === 'Write the note', 'the title is shown');
   check((await page.locator('#status').innerText()) === 'ended: done', 'the ending is shown');
   check(errors.length === 0, 'no script errors: ' + errors.join('; '));
   await page.screenshot({ path: screenshot, fullPage: true });

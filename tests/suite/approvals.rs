@@ -13,14 +13,9 @@ use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::json;
 
 use super::chock;
+use super::kit::{log_values, write_config};
 
 const ASK_WRITE: &str = ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .ask },\n        },\n    },\n}\n";
-
-fn write_config(state: &Path, text: &str) {
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), text).unwrap();
-}
 
 /// Starts a session whose model writes x.txt under an ask rule.
 fn start_asking_session(state: &Path, project: &TempProject) -> (Child, FakeModel) {
@@ -89,14 +84,6 @@ fn approve(state: &Path, session: &str, input: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn events(log: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 fn of_type<'a>(events: &'a [serde_json::Value], kind: &str) -> &'a serde_json::Value {
     events.iter().find(|e| e["type"] == kind).unwrap()
 }
@@ -133,7 +120,7 @@ fn an_ask_waits_and_a_yes_through_chock_approve_runs_the_call() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert_eq!(workspace_file(&log, "x.txt"), "x");
-    let events = events(&log);
+    let events = log_values(&log);
     let request = of_type(&events, "approval.request");
     let answer = of_type(&events, "approval.answer");
     assert_eq!(request["action"], "call.write_file");
@@ -170,7 +157,7 @@ fn a_no_through_chock_approve_refuses_and_names_the_rule_that_would_allow_it() {
         !project.join("x.txt").exists(),
         "the refused call did not run"
     );
-    let events = events(&log);
+    let events = log_values(&log);
     assert_eq!(of_type(&events, "approval.answer")["answer"], "no");
     assert!(!events.iter().any(|e| e["type"] == "tool.call"));
     let result = fake.requests()[1].json()["messages"][3]["content"]
@@ -283,7 +270,7 @@ async fn a_yes_through_the_daemons_answer_verb_runs_the_call() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert_eq!(workspace_file(&log, "x.txt"), "x");
-    let events = events(&log);
+    let events = log_values(&log);
     assert_eq!(of_type(&events, "approval.answer")["answer"], "yes");
     assert!(fold_log(&log).unwrap().state.pending_approvals.is_empty());
 }
@@ -294,4 +281,87 @@ fn workspace_file(log: &Path, name: &str) -> String {
     let folded = fold_log(log).unwrap();
     let dir = folded.state.workspace.expect("a workspace.open event").dir;
     std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+/// Connects to `socket` as the real second user `chocktest` and sends
+/// `line`; what came back.
+fn as_other_user(socket: &Path, line: &str) -> String {
+    const CONNECT: &str = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+try:
+    s.sendall(sys.argv[2].encode())
+except BrokenPipeError:
+    pass  # refused before reading: the refusal is still there to read
+data = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.decode())
+"#;
+    let out = std::process::Command::new("runuser")
+        .args(["-u", "chocktest", "--", "/usr/bin/python3", "-c", CONNECT])
+        .arg(socket)
+        .arg(line)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "this test needs the user 'chocktest' (.ci/run creates it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let (child, _fake) = start_asking_session(state.path(), &project);
+    let (id, log, folded) = wait_for_pending(state.path());
+    let request = folded.state.pending_approvals[0].request_id.clone();
+    // Open every directory on the way and the socket itself, so the peer's
+    // uid is the only thing that can refuse.
+    let socket = StateDir::at(state.path()).approve_socket(&id);
+    let mut dir = socket.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(state.path())) {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir = d.parent();
+    }
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+
+    let reply = as_other_user(&socket, &format!("answer {request} yes\n"));
+    assert!(reply.starts_with("error "), "{reply}");
+    assert!(reply.contains("uid"), "{reply}");
+    let folded = fold_log(&log).unwrap();
+    assert_eq!(folded.state.status, Status::WaitingForApproval);
+    assert!(
+        !log_values(&log)
+            .iter()
+            .any(|e| e["type"] == "approval.answer"),
+        "a refused peer's answer is not recorded"
+    );
+    assert!(!project.join("x.txt").exists());
+
+    // The person's own answer still reaches it.
+    let out = approve(state.path(), id.as_str(), "n\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = child.wait_with_output().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        of_type(&log_values(&log), "approval.answer")["answer"],
+        "no"
+    );
 }

@@ -6,18 +6,13 @@ use std::process::Output;
 
 use chock_log::event::EndReason;
 use chock_log::fold::Status;
-use chock_log::{SessionId, StateDir, fold_log};
+use chock_log::fold_log;
 use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::chock;
-
-fn write_config(state: &Path, text: &str) {
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), text).unwrap();
-}
+use super::kit::{only_log, write_config};
 
 fn run(state: &Path, project: &Path, message: &str, extra: &[&str]) -> Output {
     chock(state)
@@ -27,16 +22,6 @@ fn run(state: &Path, project: &Path, message: &str, extra: &[&str]) -> Output {
         .arg(message)
         .output()
         .unwrap()
-}
-
-fn only_log(state: &Path) -> std::path::PathBuf {
-    let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert_eq!(sessions.len(), 1, "exactly one session: {sessions:?}");
-    let id = SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
-    StateDir::at(state).log_path(&id)
 }
 
 #[test]

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use chock_log::event::EndReason;
 use chock_log::fold::Status;
-use chock_log::{SessionId, StateDir, fold_log};
+use chock_log::fold_log;
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
 use super::chock;
+use super::kit::{self, log_values, only_log, workspace_dir, write_config};
 
 /// Runs one session in which the model makes `calls` (one turn each) and
 /// then says it is done; returns the log's events.
@@ -21,9 +22,7 @@ fn session(state: &Path, project: &Path, calls: &[(&str, Value)]) -> Vec<Value> 
         .collect();
     turns.push(Turn::text("Done.").into());
     let fake = FakeModel::with(turns);
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
     let out = chock(state)
         .arg("run")
         .arg(project)
@@ -35,13 +34,7 @@ fn session(state: &Path, project: &Path, calls: &[(&str, Value)]) -> Vec<Value> 
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert_eq!(sessions.len(), 1, "exactly one session: {sessions:?}");
-    let id = SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
-    let log = StateDir::at(state).log_path(&id);
+    let log = only_log(state);
     let folded = fold_log(&log).unwrap();
     assert_eq!(
         folded.state.status,
@@ -50,17 +43,11 @@ fn session(state: &Path, project: &Path, calls: &[(&str, Value)]) -> Vec<Value> 
             detail: String::new()
         }
     );
-    std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    log_values(&log)
 }
 
 fn of_call<'a>(events: &'a [Value], kind: &str, call: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|event| event["type"] == kind && event["call_id"] == call)
+    kit::of_call(events, kind, call)
         .unwrap_or_else(|| panic!("no {kind} for {call} in {events:#?}"))
 }
 
@@ -254,16 +241,7 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    let id = SessionId::parse(&sessions[0].to_string_lossy()).unwrap();
-    let log = std::fs::read_to_string(StateDir::at(&state).log_path(&id)).unwrap();
-    let events: Vec<Value> = log
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = log_values(&only_log(&state));
     assert_eq!(
         std::fs::read_to_string(workspace_dir(&events).join("hello.txt")).unwrap(),
         "hello, world\n"
@@ -280,13 +258,4 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
             .contains("check.sh: hello.txt is right"),
         "{ran}"
     );
-}
-
-/// The session's workspace, as its `workspace.open` event names it.
-fn workspace_dir(events: &[Value]) -> std::path::PathBuf {
-    let open = events
-        .iter()
-        .find(|e| e["type"] == "workspace.open")
-        .expect("a workspace.open event");
-    std::path::PathBuf::from(open["dir"].as_str().unwrap())
 }

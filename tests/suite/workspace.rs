@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use chock_log::event::{EndReason, Event, EventBody};
 use chock_log::fold::Status;
-use chock_log::{EventId, SessionId, StateDir, fold_log, read_after};
+use chock_log::{EventId, StateDir, fold_log, read_after};
 use chock_testkit::{FakeModel, TempProject, Turn, Wire, wait_for};
 use serde_json::json;
 
 use super::chock;
+use super::kit::sessions;
 
 fn setup(fake: &FakeModel) -> (tempfile::TempDir, TempProject) {
     let state = tempfile::tempdir().unwrap();
@@ -33,15 +34,6 @@ fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
-}
-
-fn sessions(state: &Path) -> Vec<SessionId> {
-    match std::fs::read_dir(state.join("sessions")) {
-        Ok(entries) => entries
-            .map(|e| SessionId::parse(&e.unwrap().file_name().to_string_lossy()).unwrap())
-            .collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 fn events(log: &Path) -> Vec<Event> {

@@ -95,9 +95,12 @@ check "and it is active again" wait_for 20 test "$(service_state)" = active
 
 # 7. serve: socket-activated the same way, 200 to its user, 403 to another.
 if [ "$SERVE" = 1 ]; then
-    http_status() { # user, then: the first line of serve's answer to GET /
+    # The status line of serve's answer to GET /, as the user named: an
+    # HTTP/1.0 request may be answered in HTTP/1.0 or 1.1, so the version
+    # is not part of what is checked.
+    http_status() {
         runuser -u "$1" -- sh -c "printf 'GET / HTTP/1.0\r\n\r\n' | socat -t 10 - UNIX-CONNECT:$serve_sock" |
-            head -n 1 | tr -d '\r'
+            head -n 1 | tr -d '\r' | sed 's#^HTTP/1\.[01] ##'
     }
     check "chock-serve.socket is active at boot" uctl is-active --quiet chock-serve.socket
     check "serve's socket is beside the daemon's, mode 0600" \
@@ -106,7 +109,7 @@ if [ "$SERVE" = 1 ]; then
         test "$(uctl is-active chock-serve.service)" = inactive
     status=$(http_status "$USER_NAME")
     echo "serve to its user: $status" >>"$diag"
-    check "a request is answered 200 to the user" test "$status" = "HTTP/1.1 200 OK"
+    check "a request is answered 200 to the user" test "$status" = "200 OK"
     check "the request started chock-serve.service" \
         wait_for 20 test "$(uctl is-active chock-serve.service)" = active
     # The units keep the socket 0600 in a 0700 directory; open both so the
@@ -116,7 +119,7 @@ if [ "$SERVE" = 1 ]; then
     status=$(http_status "$OTHER_USER")
     echo "serve to another user: $status" >>"$diag"
     check "another user who reaches the socket is answered 403" \
-        test "$status" = "HTTP/1.1 403 Forbidden"
+        test "$status" = "403 Forbidden"
 fi
 
 {

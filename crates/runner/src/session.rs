@@ -21,6 +21,7 @@ use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log}
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal};
+use crate::git_shim::{self, Carry, GitClass};
 use crate::history;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
@@ -318,12 +319,25 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // A tool with a `call.` action is decided there, with the decision
         // recorded; an unknown tool is answered by the tool layer, and the
         // plan and title are decided at keys of their own (not yet read).
-        // A command is decided at its program's exec.* action; arguments
-        // that do not parse are answered by the tool itself.
+        // A command is decided at its program's exec.* action, or, when its
+        // first word is git, where the git shim sorts it; arguments that do
+        // not parse are answered by the tool itself.
+        let mut not_run = None;
         let action = match ToolName::parse(&call.name) {
-            Some(ToolName::RunCommand) => run_command::Args::parse(&call.arguments)
-                .ok()
-                .map(|args| run_command::exec_action(&args, self.workspace)),
+            Some(ToolName::RunCommand) => match run_command::Args::parse(&call.arguments) {
+                Err(_) => None,
+                Ok(args) => match git_shim::classify(&args.command) {
+                    None => Some(run_command::exec_action(&args, self.workspace)),
+                    // Reading costs what it always did: no question.
+                    Some(GitClass::ReadOnly { .. }) => None,
+                    Some(GitClass::Decide { action, carry }) => {
+                        if let Carry::NotRun(text) = carry {
+                            not_run = Some(text);
+                        }
+                        Some(action)
+                    }
+                },
+            },
             tool => tool
                 .and_then(ToolName::call_action)
                 .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
@@ -333,6 +347,11 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             if let Some(refusal) = self.gate(call, &verdict).await? {
                 return Ok(Gate::Refuse(refusal));
             }
+        }
+        if let Some(text) = not_run {
+            // Permitted, and still nothing carries it out (git fetch and
+            // the like): the agent is told what is missing.
+            return Ok(Gate::Refuse(text));
         }
         self.writer.append(ToolCallEvent {
             call_id: call.id.clone(),

@@ -104,7 +104,11 @@ fn stop_check(client: &str) -> anyhow::Result<ExitCode> {
 }
 
 fn known_clients() -> String {
-    chock_gate::sync::CLIENTS.map(Agent::name).join(", ")
+    chock_gate::sync::CLIENTS
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn git_check(hook: &str) -> anyhow::Result<ExitCode> {

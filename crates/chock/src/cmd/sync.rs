@@ -51,7 +51,11 @@ pub(crate) fn run(args: SyncArgs) -> anyhow::Result<ExitCode> {
             Some(agent) => clients.push(agent),
             None => anyhow::bail!(
                 "unknown client {name:?}: known clients are {}",
-                sync::CLIENTS.map(Agent::name).join(", ")
+                sync::CLIENTS
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }

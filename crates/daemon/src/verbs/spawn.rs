@@ -93,8 +93,9 @@ fn spawn(
         })
 }
 
-/// Waits until the child holds the log (or, for `start`, the log has its
-/// first complete event), the child exits, or the time runs out.
+/// Waits until, for `start`, the log has its first complete event, or, for
+/// `adopt`, the child holds the log or has written to it; or the child
+/// exits, or the time runs out.
 async fn wait_ready(
     shared: &Shared,
     session: &str,
@@ -105,13 +106,19 @@ async fn wait_ready(
     let deadline = Instant::now() + shared.start_timeout;
     let mut ended = child.ended.clone();
     loop {
-        let held = store::owner(path) == Some(child.pid);
-        let grew = match adopted_len {
-            // A fresh log with one complete event is a started session.
+        let ready = match adopted_len {
+            // A fresh log is a started session once its first event (the
+            // session.open naming the project) is complete: holding the
+            // lock comes earlier, and a watch or answer arriving between
+            // the two would find a session of no project.
             None => store::last_id(path).is_ok_and(|last| last > 0),
-            Some(before) => std::fs::metadata(path).is_ok_and(|m| m.len() > before),
+            // An adopted log already names its project.
+            Some(before) => {
+                store::owner(path) == Some(child.pid)
+                    || std::fs::metadata(path).is_ok_and(|m| m.len() > before)
+            }
         };
-        if held || grew {
+        if ready {
             return Ok(());
         }
         if let Some(ending) = ended.borrow_and_update().clone() {

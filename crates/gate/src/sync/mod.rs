@@ -93,17 +93,10 @@ pub struct SyncRequest<'a> {
     pub git: bool,
 }
 
-/// The clients `chock sync` knows, in report order.
-pub const CLIENTS: [Agent; 8] = [
-    Agent::ClaudeCode,
-    Agent::Codex,
-    Agent::Gemini,
-    Agent::Cursor,
-    Agent::Goose,
-    Agent::Cline,
-    Agent::Windsurf,
-    Agent::OpenCode,
-];
+/// The clients `chock sync` knows, in report order: every agent but Chock
+/// itself, which needs no hooks.
+pub const CLIENTS: &[Agent] = Agent::ALL.split_at(1).1;
+const _: () = assert!(matches!(Agent::ALL[0], Agent::Chock));
 
 /// The command line the hooks run.
 pub fn stop_check_command(client: Agent) -> String {

@@ -86,7 +86,7 @@ fn stop_repo(w: &World) {
 #[test]
 fn documented_inputs_pass_when_no_stop_is_in_force() {
     let w = world();
-    for client in chock_gate::sync::CLIENTS {
+    for &client in chock_gate::sync::CLIENTS {
         let out = run(client, &input(client, &w.main), &w.paths, Some(&w.log));
         assert_eq!(out.exit, 0, "{client}: {out:?}");
         assert_eq!(out.stderr, "", "{client}");
@@ -103,7 +103,7 @@ fn documented_inputs_pass_when_no_stop_is_in_force() {
 fn documented_inputs_are_refused_in_each_clients_terms_while_stopped() {
     let w = world();
     stop_repo(&w);
-    for client in chock_gate::sync::CLIENTS {
+    for &client in chock_gate::sync::CLIENTS {
         let out = run(client, &input(client, &w.main), &w.paths, Some(&w.log));
         assert!(
             out.stderr.starts_with("stopped: deploy freeze"),
@@ -171,7 +171,7 @@ fn a_worktree_cwd_meets_the_main_checkouts_stop() {
 #[test]
 fn non_json_and_missing_fields_are_refused_for_every_client_even_without_a_stop() {
     let w = world();
-    for client in chock_gate::sync::CLIENTS {
+    for &client in chock_gate::sync::CLIENTS {
         let good: Value = serde_json::from_slice(&input(client, &w.main)).unwrap();
         let mut bad_inputs: Vec<Vec<u8>> = vec![
             b"".to_vec(),

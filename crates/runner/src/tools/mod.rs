@@ -11,6 +11,7 @@
 //! can read and correct, and the loop records it like any other result.
 
 mod edit_file;
+mod git_binds;
 mod glob;
 mod grep;
 mod list_directory;

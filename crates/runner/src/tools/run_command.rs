@@ -26,6 +26,7 @@ use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
+use super::git_binds::git_binds;
 use super::{Effect, ToolError, ToolName, ToolOutput, parse};
 
 /// Seconds a command may run when the model names no timeout.
@@ -138,6 +139,11 @@ impl Commands {
         self.sandbox
             .get_or_init(|| {
                 let mut spec = SandboxSpec::new(&self.workspace);
+                if let Some(git) = git_binds(&self.workspace) {
+                    spec.read_only.extend(git.read_only);
+                    spec.writable.extend(git.writable);
+                    spec.env.extend(git.env);
+                }
                 spec.jit = self.jit;
                 spec.stdin = Stdio::Null;
                 spec.stdout = Stdio::Piped;

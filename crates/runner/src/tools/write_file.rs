@@ -40,10 +40,19 @@ pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolE
     }
     std::fs::write(&path, &args.content).map_err(|err| io_error("write", &args.path, &err))?;
     Ok(ToolOutput::ok(format!(
-        "{} {} ({} bytes, {} lines)",
+        "{} {} ({}, {})",
         if existed { "replaced" } else { "created" },
         workspace.display(&path),
-        args.content.len(),
-        args.content.lines().count()
+        counted(args.content.len(), "byte"),
+        counted(args.content.lines().count(), "line"),
     )))
+}
+
+/// `1 line`, `2 lines`.
+fn counted(n: usize, unit: &str) -> String {
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
 }

@@ -58,6 +58,35 @@ impl Opened {
     }
 }
 
+/// Where the repository of `project` is, the commit `HEAD` names and
+/// whether `HEAD` is a branch, in one git call (a session's start waits for
+/// every call); `None` when git could not answer all three.
+fn head_facts(project: &Path) -> Result<Option<(PathBuf, String, bool)>, WorkspaceError> {
+    let out = git_output(
+        project,
+        &[
+            "rev-parse",
+            "--show-toplevel",
+            "HEAD^{commit}",
+            "--symbolic-full-name",
+            "HEAD",
+        ],
+    )?;
+    if !out.status.success() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    Ok(match (lines.next(), lines.next(), lines.next()) {
+        (Some(repo), Some(commit), Some(head)) => Some((
+            PathBuf::from(repo),
+            commit.to_owned(),
+            head.starts_with("refs/heads/"),
+        )),
+        _ => None,
+    })
+}
+
 /// Creates the workspace of a new session.
 pub fn create(options: &CreateOptions<'_>) -> Result<Opened, WorkspaceError> {
     let project = options
@@ -68,19 +97,28 @@ pub fn create(options: &CreateOptions<'_>) -> Result<Opened, WorkspaceError> {
             path: options.project.to_owned(),
             source,
         })?;
-    let repo = toplevel(&project)?;
+    let (repo, commit, on_branch) = match head_facts(&project)? {
+        Some(facts) => facts,
+        // Asked one by one only when the one call failed, so the error
+        // says which.
+        None => {
+            let repo = toplevel(&project)?;
+            if !git_ok(
+                &repo,
+                &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+            )? {
+                return Err(WorkspaceError::NoCommit { repo });
+            }
+            let commit = rev(&repo, "HEAD")?;
+            let on_branch = git_ok(&repo, &["symbolic-ref", "--quiet", "HEAD"])?;
+            (repo, commit, on_branch)
+        }
+    };
     let prefix = project
         .strip_prefix(&repo)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    if !git_ok(
-        &repo,
-        &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
-    )? {
-        return Err(WorkspaceError::NoCommit { repo });
-    }
-    let commit = rev(&repo, "HEAD")?;
-    if !git_ok(&repo, &["symbolic-ref", "--quiet", "HEAD"])? {
+    if !on_branch {
         return Err(WorkspaceError::DetachedHead { repo, commit });
     }
     let dirty = changed_files(&repo)?;

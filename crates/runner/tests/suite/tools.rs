@@ -237,7 +237,7 @@ fn write_file_creates_directories_and_replaces_files() {
         "write_file",
         &json!({"path": "new/dir/a.txt", "content": "x"}),
     );
-    assert_eq!(replaced.text, "replaced new/dir/a.txt (1 bytes, 1 lines)");
+    assert_eq!(replaced.text, "replaced new/dir/a.txt (1 byte, 1 line)");
 }
 
 #[test]

@@ -100,7 +100,7 @@ async fn a_turn_runs_the_tools_and_feeds_their_results_back() {
             hooks.steps,
             vec![
                 "assistant \"Writing.\" [\"write_file\"]",
-                "write_file ok: created hello.txt (3 bytes, 1 lines)",
+                "write_file ok: created hello.txt (3 bytes, 1 line)",
                 "assistant \"\" [\"read_file\"]",
                 "read_file ok: hi\n",
                 "assistant \"All done.\" []",
@@ -111,7 +111,7 @@ async fn a_turn_runs_the_tools_and_feeds_their_results_back() {
         // The third request carried both results back to the model.
         let third = fake.requests()[2].json().to_string();
         assert!(
-            third.contains("created hello.txt (3 bytes, 1 lines)"),
+            third.contains("created hello.txt (3 bytes, 1 line)"),
             "{third}"
         );
         assert!(third.contains("hi\\n"), "{third}");

@@ -1,0 +1,135 @@
+//! The whole stack in a browser: Debian's Chromium driven by Playwright
+//! (tests/browser/session.mjs) against a real `chock serve` in front of a
+//! real `chock daemon`, whose session is a real `chock run` talking to the
+//! fake model. The person starts the session on the page, sees it ask,
+//! presses Yes, and sees it finish; the log says the same. `.ci/run`
+//! installs Chromium and the npm package.
+
+use std::io::{BufRead, BufReader, Lines};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+
+use chock_log::fold::Status;
+use chock_log::fold_log;
+use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use serde_json::json;
+
+use super::chock;
+use super::kit::{log_values, only_log, write_config};
+
+/// A long-running chock process, killed when dropped.
+struct Process {
+    child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Process {
+    fn spawn(mut command: Command) -> Process {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Process { child, lines }
+    }
+
+    /// The address from its first line, `listening on <address>`.
+    fn listening_on(&mut self) -> String {
+        let line = self.lines.next().expect("a 'listening on' line").unwrap();
+        line.strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("not a 'listening on' line: {line}"))
+            .to_owned()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn browser_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("browser")
+}
+
+const ASK_WRITE: &str =
+    ".{ .policy = .{ .rules = .{ .{ .action = \"call.write_file\", .decision = .ask } } } }\n";
+
+#[test]
+fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir()
+            && Path::new("/usr/bin/chromium").exists(),
+        "this test needs Debian's chromium and `npm ci` in tests/browser (.ci/run installs both)"
+    );
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(ASK_WRITE);
+    project.commit_all("an ask rule for write_file");
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call("t1", "set_title", &json!({"title": "Write the note"}))
+            .into(),
+        Turn::text("")
+            .call(
+                "w1",
+                "write_file",
+                &json!({"path": "note.txt", "content": "written after a yes\n"}),
+            )
+            .into(),
+        Turn::text("The note is written.").into(),
+    ]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+
+    let mut daemon = chock(state.path());
+    daemon.arg("daemon");
+    let mut daemon = Process::spawn(daemon);
+    let daemon_address = daemon.listening_on();
+    let mut serve = chock(state.path());
+    serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
+    serve.arg(&daemon_address);
+    let mut serve = Process::spawn(serve);
+    let url = format!("http://{}", serve.listening_on());
+
+    let screenshot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-session.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let out = Command::new("node")
+        .arg(dir.join("session.mjs"))
+        .arg(&url)
+        .arg(project.path())
+        .arg(&screenshot)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("finished; screenshot at"), "{stdout}");
+    assert!(std::fs::metadata(&screenshot).unwrap().len() > 1000);
+
+    // The log agrees with the page: one session, asked, answered yes by the
+    // page, the file written in its workspace, ended done.
+    let log = only_log(state.path());
+    let folded = fold_log(&log).unwrap();
+    assert!(
+        matches!(folded.state.status, Status::Ended { .. }),
+        "{:?}",
+        folded.state.status
+    );
+    let workspace = folded.state.workspace.as_ref().expect("a workspace.open");
+    assert_eq!(
+        std::fs::read_to_string(workspace.dir.join("note.txt")).unwrap(),
+        "written after a yes\n"
+    );
+    let events = log_values(&log);
+    let answer = events
+        .iter()
+        .find(|event| event["type"] == "approval.answer")
+        .expect("an approval.answer");
+    assert_eq!(answer["answer"], "yes");
+    assert_eq!(fake.requests().len(), 3);
+    drop(serve);
+    drop(daemon);
+}
