@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use chock_control::approve::{Incoming, MAX_APPROVE_LINE, reply_line};
 use chock_control::{Answer, LineReader, check_peer, own_uid};
-use tokio::io::{AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 /// How long one client may take to send its line before it is dropped, so
@@ -119,6 +119,21 @@ async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Optio
         let _ = stream
             .write_all(reply_line(&Err(err.to_string())).as_bytes())
             .await;
+        // Closing with the peer's line unread would reset the connection
+        // and lose the refusal on its way: say we are done, then take what
+        // it sent (bounded in size and time) before closing.
+        let _ = stream.shutdown().await;
+        let mut sink = [0u8; 4096];
+        let mut left = MAX_APPROVE_LINE;
+        let drain = async {
+            while left > 0 {
+                match stream.read(&mut sink).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => left = left.saturating_sub(n),
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
         return None;
     }
     let (read, mut write) = stream.split();
