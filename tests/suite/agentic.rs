@@ -529,3 +529,36 @@ fn a_promise_still_binds_a_session_carried_on_by_another_process() {
     let refused = result_for(&fake.requests()[3].json(), "w1");
     assert!(refused.contains("promise 1"), "{refused}");
 }
+
+#[test]
+fn ctrl_c_while_a_question_waits_ends_the_session_interrupted() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[]);
+    let fake = FakeModel::with([Turn::text("")
+        .call("q1", "ask_user", &json!({"question": "which branch?"}))
+        .into()]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let child = start(state.path(), &project, "tidy up");
+    let (id, log) = wait_for_pending(state.path());
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ended: interrupted"), "{stderr}");
+    let folded = fold_log(&log).unwrap();
+    assert!(matches!(
+        folded.state.status,
+        Status::Ended {
+            reason: chock_log::event::EndReason::Interrupted,
+            ..
+        }
+    ));
+    assert!(
+        !StateDir::at(state.path()).approve_socket(&id).exists(),
+        "the socket goes with the session"
+    );
+}
