@@ -16,6 +16,7 @@ mod plan;
 mod policy;
 mod run;
 mod run_command;
+mod run_network;
 mod sandbox;
 mod serve;
 mod serve_browser;

@@ -26,12 +26,16 @@ use crate::tools::{ToolName, ToolOutput};
 use crate::turn::Gate;
 
 impl<F> LogHooks<'_, F> {
+    fn log_path(&self) -> std::path::PathBuf {
+        self.writer.borrow().path().to_owned()
+    }
+
     /// Re-applies the promises, releases and grants already in the log, in
     /// order, so a carried-on session keeps what it promised. Promise ids
     /// are handed out in the same order as when they were made, so the ids
     /// in the log stay the ids in force.
     pub(crate) fn replay(&mut self) -> Result<(), SessionError> {
-        let batch = read_after(self.writer.path(), EventId::NONE)?;
+        let batch = read_after(&self.log_path(), EventId::NONE)?;
         for raw in &batch.events {
             let Ok(event) = raw.parse() else { continue };
             match event.body {
@@ -76,7 +80,7 @@ impl<F> LogHooks<'_, F> {
         if askable && !capped && self.grants.contains(action.as_str()) {
             verdict.decision = Decision::Allow;
             verdict.help = None;
-            self.writer.append(LogDecision {
+            self.append(LogDecision {
                 action: verdict.action.clone(),
                 decision: Decision::Allow.as_str().to_owned(),
                 layer: "grant".to_owned(),
@@ -84,7 +88,7 @@ impl<F> LogHooks<'_, F> {
                 call_id,
             })?;
         } else {
-            self.writer.append(decision_event(&verdict, call_id))?;
+            self.append(decision_event(&verdict, call_id))?;
         }
         Ok(verdict)
     }
@@ -112,7 +116,7 @@ impl<F> LogHooks<'_, F> {
                     task: &self.task,
                 };
                 let answer = review(&self.reviewer, &request).await;
-                self.writer.append(Review {
+                self.append(Review {
                     action: verdict.action.clone(),
                     call_id: Some(call.id.clone()),
                     reviewer: self.reviewer.label.to_owned(),
@@ -166,8 +170,8 @@ impl<F> LogHooks<'_, F> {
     ) -> Result<Given, SessionError> {
         // The id the request's own event takes: unique in the log, also
         // across a session carried on by another process.
-        let request_id = (self.writer.last_id().0 + 1).to_string();
-        self.writer.append(ApprovalRequest {
+        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
+        self.append(ApprovalRequest {
             request_id: request_id.clone(),
             action: action.to_owned(),
             question: question.clone(),
@@ -195,7 +199,7 @@ impl<F> LogHooks<'_, F> {
             Given::Answer(Answer::No) => (LogAnswer::No, None),
             Given::Text(text) => (LogAnswer::Yes, Some(text.clone())),
         };
-        self.writer.append(ApprovalAnswer {
+        self.append(ApprovalAnswer {
             request_id,
             answer,
             by: by.to_owned(),
@@ -210,7 +214,7 @@ impl<F> LogHooks<'_, F> {
         tool: ToolName,
         call: &ToolCall,
     ) -> Result<Gate, SessionError> {
-        self.writer.append(ToolCallEvent {
+        self.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
@@ -259,7 +263,7 @@ impl<F> LogHooks<'_, F> {
             }
         }
         let id = self.policy.restrict(rules);
-        self.writer.append(Promise {
+        self.append(Promise {
             promise_id: id.0,
             rules: args
                 .rules
@@ -323,7 +327,7 @@ impl<F> LogHooks<'_, F> {
             verdict.layer.describe(),
             verdict.decision
         );
-        let request_id = (self.writer.last_id().0 + 1).to_string();
+        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
         let given = self
             .ask_person(action.as_str(), question, Wants::YesNo)
             .await?;
@@ -331,7 +335,7 @@ impl<F> LogHooks<'_, F> {
             return Ok(ToolOutput::error(approval::refusal(&verdict)));
         }
         self.grants.insert(action.as_str().to_owned());
-        self.writer.append(Grant {
+        self.append(Grant {
             action: action.as_str().to_owned(),
             request_id,
         })?;
@@ -370,7 +374,7 @@ impl<F> LogHooks<'_, F> {
                 "{action} stays capped: {err}. Keep to the promise or take another way"
             )));
         }
-        self.writer.append(PromiseRelease { promise_id: id.0 })?;
+        self.append(PromiseRelease { promise_id: id.0 })?;
         let now = self.policy.decision(action);
         Ok(ToolOutput::ok(format!(
             "promise {} was left; {action} is decided by the policy again and now answers {now}",
@@ -397,7 +401,7 @@ impl<F> LogHooks<'_, F> {
         if self.compaction.failed || !compact::needed(tokens, self.compaction.window) {
             return Ok(());
         }
-        let folded = fold_log(self.writer.path())?.state.conversation;
+        let folded = fold_log(&self.log_path())?.state.conversation;
         let Some(start) = compact::split(&folded, self.compaction.window) else {
             return Ok(());
         };
@@ -407,7 +411,7 @@ impl<F> LogHooks<'_, F> {
             compact::summarise(self.compaction.provider, self.compaction.model, &older).await;
         match summary {
             Ok((summary, usage)) if !summary.trim().is_empty() => {
-                self.writer.append(Compaction {
+                self.append(Compaction {
                     summary,
                     up_to,
                     usage: Some(LogUsage {
@@ -415,7 +419,7 @@ impl<F> LogHooks<'_, F> {
                         output_tokens: usage.output_tokens,
                     }),
                 })?;
-                let folded = fold_log(self.writer.path())?.state.conversation;
+                let folded = fold_log(&self.log_path())?.state.conversation;
                 *conversation = history::from_fold(&folded);
                 self.compaction.last_usage = 0;
             }
@@ -425,7 +429,7 @@ impl<F> LogHooks<'_, F> {
                     Err(err) => err.to_string(),
                     Ok(_) => "the summary came back empty".to_owned(),
                 };
-                self.writer.append(Notice {
+                self.append(Notice {
                     subject: "compaction".to_owned(),
                     text: format!(
                         "the conversation nears the context window ({tokens} of {} tokens) but could not be summarised, so it is sent whole: {why}",

@@ -12,6 +12,7 @@ pub mod config;
 pub mod git_shim;
 pub mod guard;
 pub mod history;
+pub mod net;
 pub mod provider;
 pub mod review;
 pub mod run;

@@ -7,8 +7,12 @@
 //!
 //! Everything runs on the caller's task: the log writer is synchronous
 //! (one `write(2)` per event) and the provider is driven on the same
-//! `current_thread` runtime.
+//! `current_thread` runtime. The writer sits in a `RefCell` so that the
+//! network's records (`crate::net`: decisions on a command's connections,
+//! background jobs) are appended beside the turn, never holding it across
+//! an await.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -23,9 +27,12 @@ use chock_policy::{Action, Decision, LayerKind, Policy};
 use crate::approval::{ApproveSocket, SocketError, Terminal};
 use crate::git_shim::{self, Carry, GitClass};
 use crate::history;
+use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
-use crate::tools::{Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command};
+use crate::tools::{
+    Commands, Effect, PlanStatus, ToolName, ToolOutput, Workspace, run_command, serve_port,
+};
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 
 /// What a session needs before it starts.
@@ -122,7 +129,7 @@ pub async fn run_new(
 /// session starts (new, in a workspace, carried on) comes through here.
 pub(crate) async fn drive(
     setup: &SessionSetup<'_>,
-    mut writer: LogWriter,
+    writer: LogWriter,
     id: SessionId,
     root: &Path,
     mut conversation: Vec<Message>,
@@ -138,8 +145,11 @@ pub(crate) async fn drive(
     let jit = setup
         .policy
         .decide_before_first_turn(&Action::sandbox_jit());
-    writer.append(decision_event(&jit, None))?;
-    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow);
+    let writer = RefCell::new(writer);
+    writer.borrow_mut().append(decision_event(&jit, None))?;
+    let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
+    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
+        .with_network(NetSetup::new(setup.policy, records));
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
@@ -155,7 +165,7 @@ pub(crate) async fn drive(
         label: setup.model_label,
     };
     let mut hooks = LogHooks {
-        writer: &mut writer,
+        writer: &writer,
         policy: setup.policy.clone(),
         grants: BTreeSet::new(),
         workspace: workspace.root(),
@@ -181,10 +191,20 @@ pub(crate) async fn drive(
     hooks.replay()?;
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
+    // The network's records are appended as they come, beside the turn.
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
         () = interrupt => None,
+        recorded = net::record(&mut net_records, &writer, &approvals) => {
+            recorded?;
+            None
+        }
     };
+    // Background jobs do not outlive the session: each still running is
+    // killed, and its end recorded.
+    commands.finish().await;
+    net::drain(&mut net_records, &writer).await?;
+    let mut writer = writer.into_inner();
     writer.append(LogTurnEnd {})?;
     let (reason, detail) = match end {
         Some(end) => ending(end),
@@ -254,7 +274,7 @@ pub(crate) fn decision_event(
 
 /// Records each step of a turn in the log as it happens.
 pub(crate) struct LogHooks<'w, F> {
-    pub(crate) writer: &'w mut LogWriter,
+    pub(crate) writer: &'w RefCell<LogWriter>,
     /// The session's own fold of the policy: promises narrow it.
     pub(crate) policy: Policy,
     /// Actions a person said yes to through request_action.
@@ -281,6 +301,15 @@ pub(crate) struct Compactor<'w> {
     pub(crate) failed: bool,
 }
 
+impl<F> LogHooks<'_, F> {
+    pub(crate) fn append(
+        &self,
+        body: impl Into<chock_log::event::EventBody>,
+    ) -> Result<(), WriteError> {
+        self.writer.borrow_mut().append(body).map(drop)
+    }
+}
+
 impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
     type Error = SessionError;
 
@@ -291,7 +320,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), SessionError> {
         let usage = turn.usage.unwrap_or_default();
         self.compaction.last_usage = usage.input_tokens.saturating_add(usage.output_tokens);
-        self.writer.append(AssistantMessage {
+        self.append(AssistantMessage {
             text: turn.text.clone(),
             tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
             usage: LogUsage {
@@ -338,6 +367,13 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                     }
                 },
             },
+            // Not offered where no rule could permit a port: answered by
+            // the tool, never put to a person.
+            Some(ToolName::ServePort) if self.policy.could_permit("net.serve") => {
+                serve_port::Args::parse(&call.arguments)
+                    .ok()
+                    .and_then(|args| args.action())
+            }
             tool => tool
                 .and_then(ToolName::call_action)
                 .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
@@ -353,7 +389,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             // the like): the agent is told what is missing.
             return Ok(Gate::Refuse(text));
         }
-        self.writer.append(ToolCallEvent {
+        self.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
@@ -366,7 +402,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         call: &ToolCall,
         output: &ToolOutput,
     ) -> Result<(), SessionError> {
-        self.writer.append(ToolResult {
+        self.append(ToolResult {
             call_id: call.id.clone(),
             ok: !output.is_error,
             output: output.text.clone(),
@@ -375,18 +411,18 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         match &output.effect {
             None => {}
             Some(Effect::Notice { subject, text }) => {
-                self.writer.append(Notice {
+                self.append(Notice {
                     subject: subject.clone(),
                     text: text.clone(),
                 })?;
             }
             Some(Effect::Title(title)) => {
-                self.writer.append(TitleSet {
+                self.append(TitleSet {
                     title: title.clone(),
                 })?;
             }
             Some(Effect::Plan(items)) => {
-                self.writer.append(PlanUpdate {
+                self.append(PlanUpdate {
                     items: items
                         .iter()
                         .map(|item| LogPlanItem {

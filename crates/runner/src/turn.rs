@@ -112,7 +112,7 @@ pub async fn run_turn<H: TurnHooks>(
     conversation: &mut Vec<Message>,
     hooks: &mut H,
 ) -> Result<TurnEnd, H::Error> {
-    let specs = tools::specs();
+    let specs = tools::specs_for(cx.commands);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     for _ in 0..cx.limits.max_model_calls {
         hooks.before_model_call(conversation).await?;

@@ -17,7 +17,7 @@ async fn status(h: &Harness, session: &str) -> serde_json::Value {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn start_replies_with_the_session_and_its_log_once_the_child_holds_it() {
+async fn start_replies_with_the_session_and_its_log_once_the_child_has_opened_it() {
     let h = Harness::boot("finish").await;
     let started = h
         .client()
@@ -28,19 +28,23 @@ async fn start_replies_with_the_session_and_its_log_once_the_child_holds_it() {
         PathBuf::from(&started.log),
         h.session_dir(&started.session).join("log.jsonl")
     );
+    // The reply comes once the session.open naming the project is in the
+    // log, so a watch or an answer right after it finds the session.
     let events = h.client().read(&started.session, 0).await.unwrap();
     assert!(
         events[0].line.contains(r#""type": "session.open""#),
         "{events:?}"
     );
+    let row = wait_for("the child to ask its question", || {
+        let row = futures_row(&h, &started.session);
+        (row["status"] == "waiting").then_some(row)
+    })
+    .await;
+    assert_eq!(row["status"], "waiting");
+    let events = h.client().read(&started.session, 0).await.unwrap();
     assert!(
         events[1].line.contains(r#""text": "fix\tthe tests""#),
         "{events:?}"
-    );
-    let row = status(&h, &started.session).await;
-    assert_eq!(
-        row["status"], "waiting",
-        "it asked a question and waits for the answer"
     );
     assert!(row["child"]["pid"].as_u64().unwrap() > 0);
     h.release(&started.session);

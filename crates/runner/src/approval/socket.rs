@@ -18,6 +18,8 @@ use tokio::net::{UnixListener, UnixStream};
 /// How long one client may take to send its line before it is dropped, so
 /// a stuck client cannot keep a second one from answering.
 const CLIENT_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a refused peer's input is read before its connection closes.
+const REFUSAL_DRAIN: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SocketError {
@@ -119,9 +121,9 @@ async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Optio
         let _ = stream
             .write_all(reply_line(&Err(err.to_string())).as_bytes())
             .await;
-        // Closing with the peer's line unread would reset the connection
-        // and lose the refusal on its way: say we are done, then take what
-        // it sent (bounded in size and time) before closing.
+        // Take what it sent before closing (bounded in size and time): a
+        // unix socket closed with unread input resets the connection, and
+        // the peer would lose the refusal it was just sent.
         let _ = stream.shutdown().await;
         let mut sink = [0u8; 4096];
         let mut left = MAX_APPROVE_LINE;
@@ -133,7 +135,7 @@ async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Optio
                 }
             }
         };
-        let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+        let _ = tokio::time::timeout(REFUSAL_DRAIN, drain).await;
         return None;
     }
     let (read, mut write) = stream.split();

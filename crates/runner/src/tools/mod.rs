@@ -1,8 +1,9 @@
 //! The tools: file reading and writing confined to the workspace, search,
 //! guidance files, the plan and the title, which run in place,
-//! run_command, which runs through the session's sandbox, and the session
-//! tools (ask_user, restrict_self, request_action), which the session
-//! carries out itself. One file per tool, each with its JSON schema for the model and
+//! run_command, job_output and serve_port, which run through the session's
+//! sandbox and its background jobs, and the session tools (ask_user,
+//! restrict_self, request_action), which the session carries out itself.
+//! One file per tool, each with its JSON schema for the model and
 //! a typed argument struct; [`ToolName`] dispatches with one exhaustive
 //! match, so a new tool is a compile error until it is wired in.
 //!
@@ -14,11 +15,13 @@ mod edit_file;
 mod git_binds;
 mod glob;
 mod grep;
+pub mod jobs;
 mod list_directory;
 mod output;
 mod read_file;
 mod read_guidance;
 pub mod run_command;
+pub mod serve_port;
 pub mod session_tools;
 mod set_title;
 mod update_plan;
@@ -47,13 +50,15 @@ pub enum ToolName {
     UpdatePlan,
     SetTitle,
     RunCommand,
+    JobOutput,
+    ServePort,
     AskUser,
     RestrictSelf,
     RequestAction,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 15] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -64,6 +69,8 @@ impl ToolName {
         Self::UpdatePlan,
         Self::SetTitle,
         Self::RunCommand,
+        Self::JobOutput,
+        Self::ServePort,
         Self::AskUser,
         Self::RestrictSelf,
         Self::RequestAction,
@@ -82,6 +89,8 @@ impl ToolName {
             Self::UpdatePlan => "update_plan",
             Self::SetTitle => "set_title",
             Self::RunCommand => "run_command",
+            Self::JobOutput => "job_output",
+            Self::ServePort => "serve_port",
             Self::AskUser => "ask_user",
             Self::RestrictSelf => "restrict_self",
             Self::RequestAction => "request_action",
@@ -97,12 +106,16 @@ impl ToolName {
     /// (seeds 004: "decided at a key that fits them better").
     pub fn call_action(self) -> Option<String> {
         match self {
-            // run_command is decided at its program's exec.* action; the
-            // session tools are carried out by the session (asking a
-            // person, narrowing, or asking for the action named).
+            // run_command is decided at its program's exec.* action and
+            // serve_port at net.serve.<port>; job_output reads what a call
+            // already decided started; the session tools are carried out by
+            // the session (asking a person, narrowing, or asking for the
+            // action named).
             Self::UpdatePlan
             | Self::SetTitle
             | Self::RunCommand
+            | Self::JobOutput
+            | Self::ServePort
             | Self::AskUser
             | Self::RestrictSelf
             | Self::RequestAction => None,
@@ -138,6 +151,8 @@ impl ToolName {
             Self::UpdatePlan => update_plan::schema(),
             Self::SetTitle => set_title::schema(),
             Self::RunCommand => run_command::schema(),
+            Self::JobOutput => jobs::job_output_schema(),
+            Self::ServePort => serve_port::schema(),
             Self::AskUser => session_tools::ask_user_schema(),
             Self::RestrictSelf => session_tools::restrict_self_schema(),
             Self::RequestAction => session_tools::request_action_schema(),
@@ -171,9 +186,12 @@ impl ToolName {
             }
             Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
             Self::SetTitle => parse(self, arguments).and_then(set_title::run),
-            Self::RunCommand => Err(ToolError::Failed(
-                "run_command needs the session's sandbox; it runs through tools::run".to_owned(),
-            )),
+            Self::RunCommand | Self::JobOutput | Self::ServePort => {
+                Err(ToolError::Failed(format!(
+                    "{} needs the session's sandbox; it runs through tools::run_with",
+                    self.as_str()
+                )))
+            }
             Self::AskUser | Self::RestrictSelf | Self::RequestAction => Err(ToolError::Failed(
                 format!("{} is carried out by the session itself", self.as_str()),
             )),
@@ -187,6 +205,16 @@ pub fn specs() -> Vec<ToolSpec> {
     ToolName::ALL.into_iter().map(ToolName::spec).collect()
 }
 
+/// The specs of the tools this session offers, in a stable order
+/// (serve_port only where the policy could permit a port).
+pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
+    ToolName::ALL
+        .into_iter()
+        .filter(|tool| commands.offers(*tool))
+        .map(ToolName::spec)
+        .collect()
+}
+
 /// Runs any tool the model named: commands go through `commands` (the
 /// session's sandbox), the other tools run in place via [`run`].
 pub async fn run_with(
@@ -197,6 +225,13 @@ pub async fn run_with(
 ) -> ToolOutput {
     match ToolName::parse(name) {
         Some(ToolName::RunCommand) => commands.run(arguments).await,
+        Some(ToolName::JobOutput) => commands.job_output(arguments).await,
+        Some(ToolName::ServePort) if commands.offers(ToolName::ServePort) => {
+            commands.serve_port(arguments)
+        }
+        Some(ToolName::ServePort) => ToolOutput::error(
+            "serve_port is not offered in this session: no rule could permit a net.serve.<port>",
+        ),
         _ => run(name, workspace, arguments),
     }
 }

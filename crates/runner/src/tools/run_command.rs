@@ -2,6 +2,12 @@
 //! the session's working directory as the writable workspace, and hands
 //! back its exit status and output.
 //!
+//! A command's network is the session's policy's (`crate::net`): with a
+//! router, each connection's host is decided at `net.connect.<reversed
+//! host>` while the command runs; without one it has loopback only. With
+//! `"background": true` the command is a job (`super::jobs`) and the call
+//! answers at once.
+//!
 //! The command is an argument vector, never a shell line: the program is
 //! what the policy classifies (`exec.path.<name>`, `exec.workspace.<path>`,
 //! ...), and a shell line would hide it. A model that wants a pipeline asks
@@ -14,7 +20,7 @@
 //! of output kept are bounded: past the timeout the whole sandbox is killed,
 //! past [`CAPTURE_LIMIT`] bytes a stream is drained and counted, not kept.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -27,7 +33,9 @@ use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
 use super::git_binds::git_binds;
-use super::{Effect, ToolError, ToolName, ToolOutput, parse};
+use super::jobs::{self, Jobs};
+use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
+use crate::net::NetSetup;
 
 /// Seconds a command may run when the model names no timeout.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -38,9 +46,13 @@ pub const CAPTURE_LIMIT: usize = 1024 * 1024;
 
 pub(super) fn schema() -> (&'static str, Value) {
     (
-        "Run a program in a sandbox whose only writable directory is the workspace (and a fresh /tmp), with no network. \
+        "Run a program in a sandbox whose only writable directory is the workspace (and a fresh /tmp). \
 The command is an argument vector, not a shell line: use [\"sh\", \"-c\", \"...\"] for pipes and redirections. \
-The result gives the exit status, then stdout and stderr.",
+The result gives the exit status, then stdout and stderr. \
+Network: where the policy gives one, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at a router that decides each host, \
+and a refused connection says which rule would permit it; otherwise there is loopback only. \
+With \"background\": true the command starts as a job and the call answers at once with its id (read it with job_output); \
+a background command's connections get only what the policy allows outright.",
         json!({
             "type": "object",
             "properties": {
@@ -54,7 +66,11 @@ The result gives the exit status, then stdout and stderr.",
                     "type": "integer",
                     "minimum": 1,
                     "maximum": MAX_TIMEOUT_SECS,
-                    "description": "Kill the command after this many seconds (default 120)"
+                    "description": "Kill the command after this many seconds (default 120; not for background jobs)"
+                },
+                "background": {
+                    "type": "boolean",
+                    "description": "Start it as a background job (a server, a watcher) and answer at once with the job id"
                 }
             },
             "required": ["command"],
@@ -70,6 +86,8 @@ pub struct Args {
     pub command: Vec<String>,
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub background: bool,
 }
 
 impl Args {
@@ -80,6 +98,13 @@ impl Args {
             return Err(ToolError::Arguments {
                 tool: "run_command",
                 detail: "command is empty; give the program first, e.g. [\"ls\", \"-l\"]"
+                    .to_owned(),
+            });
+        }
+        if args.background && args.timeout_secs.is_some() {
+            return Err(ToolError::Arguments {
+                tool: "run_command",
+                detail: "a background job has no timeout (it runs until it ends or the session does); drop timeout_secs"
                     .to_owned(),
             });
         }
@@ -113,45 +138,117 @@ pub fn exec_action(args: &Args, workspace: &Path) -> Action {
     Action::exec_for(program, &ctx)
 }
 
-/// The session's command runner: one prepared sandbox, built at the first
-/// command, and whether its report has been handed to the log yet.
+/// The session's command runner: the prepared sandboxes (with and without
+/// a router), built at the first command that needs each, whether the
+/// sandbox's report has been handed to the log yet, the network the policy
+/// gives, and the background jobs.
 #[derive(Debug)]
 pub struct Commands {
     workspace: PathBuf,
     jit: bool,
     sandbox: OnceCell<Result<Sandbox, String>>,
+    routed: OnceCell<Result<Sandbox, String>>,
     reported: Cell<bool>,
+    net: Option<NetSetup>,
+    jobs: RefCell<Jobs>,
 }
 
 impl Commands {
-    /// A runner for `workspace`; `jit` lifts the write-xor-execute rule
-    /// (`sandbox.jit`, read before the first turn).
+    /// A runner for `workspace` with no network (loopback only); `jit` lifts
+    /// the write-xor-execute rule (`sandbox.jit`, read before the first
+    /// turn).
     pub fn new(workspace: &Path, jit: bool) -> Self {
         Self {
             workspace: workspace.to_owned(),
             jit,
             sandbox: OnceCell::new(),
+            routed: OnceCell::new(),
             reported: Cell::new(false),
+            net: None,
+            jobs: RefCell::new(Jobs::default()),
         }
     }
 
-    fn sandbox(&self) -> Result<&Sandbox, String> {
-        self.sandbox
-            .get_or_init(|| {
-                let mut spec = SandboxSpec::new(&self.workspace);
-                if let Some(git) = git_binds(&self.workspace) {
-                    spec.read_only.extend(git.read_only);
-                    spec.writable.extend(git.writable);
-                    spec.env.extend(git.env);
-                }
-                spec.jit = self.jit;
-                spec.stdin = Stdio::Null;
-                spec.stdout = Stdio::Piped;
-                spec.stderr = Stdio::Piped;
-                Sandbox::new(spec).map_err(|err| err.to_string())
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+    /// Gives commands the network `net` describes (builder style).
+    #[must_use]
+    pub fn with_network(mut self, net: NetSetup) -> Self {
+        self.net = Some(net);
+        self
+    }
+
+    /// Whether the model is offered `tool` in this session: serve_port only
+    /// where some rule could permit a port.
+    pub fn offers(&self, tool: ToolName) -> bool {
+        match tool {
+            ToolName::ServePort => self.net.as_ref().is_some_and(NetSetup::could_serve),
+            _ => true,
+        }
+    }
+
+    fn sandbox(&self, routed: bool) -> Result<&Sandbox, String> {
+        let cell = if routed { &self.routed } else { &self.sandbox };
+        cell.get_or_init(|| {
+            let mut spec = SandboxSpec::new(&self.workspace);
+            if let Some(git) = git_binds(&self.workspace) {
+                spec.read_only.extend(git.read_only);
+                spec.writable.extend(git.writable);
+                spec.env.extend(git.env);
+            }
+            spec.jit = self.jit;
+            spec.stdin = Stdio::Null;
+            spec.stdout = Stdio::Piped;
+            spec.stderr = Stdio::Piped;
+            if routed {
+                spec = spec.with_router();
+            }
+            Sandbox::new(spec).map_err(|err| err.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+
+    /// Whether a command gets a router: a foreground one per
+    /// `.policy.net.router`; a background one per `.policy.net.background`,
+    /// or (refusing every host) where a port could be published from it.
+    fn routed(&self, background: bool) -> bool {
+        self.net.as_ref().is_some_and(|net| {
+            if background {
+                net.background_router() || net.could_serve()
+            } else {
+                net.foreground_router()
+            }
+        })
+    }
+
+    /// Reads a job's output (job_output), after waiting as asked.
+    pub async fn job_output(&self, arguments: &str) -> ToolOutput {
+        let result = async {
+            let args = jobs::parse_output(arguments)?;
+            let (mut done, wait) = self.jobs.borrow().output_of(&args)?;
+            if !wait.is_zero() {
+                let _ = tokio::time::timeout(wait, done.wait_for(|ended| *ended)).await;
+            }
+            self.jobs.borrow().report(&args.job)
+        }
+        .await;
+        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+    }
+
+    /// Publishes a port of a background job (serve_port).
+    pub fn serve_port(&self, arguments: &str) -> ToolOutput {
+        let result = serve_port::Args::parse(arguments)
+            .and_then(|args| self.jobs.borrow().publish(args.port, args.job.as_deref()));
+        match result {
+            Ok(text) => ToolOutput::ok(text),
+            Err(err) => ToolOutput::error(err.to_string()),
+        }
+    }
+
+    /// Kills the background jobs still running (the session is ending) and
+    /// waits until each end is recorded.
+    pub async fn finish(&self) {
+        let mut jobs = std::mem::take(&mut *self.jobs.borrow_mut());
+        jobs.finish().await;
     }
 
     /// Runs the model's call (raw JSON arguments) to its end.
@@ -163,7 +260,8 @@ impl Commands {
     }
 
     async fn run_args(&self, args: &Args) -> ToolOutput {
-        let sandbox = match self.sandbox() {
+        let routed = self.routed(args.background);
+        let sandbox = match self.sandbox(routed) {
             Ok(sandbox) => sandbox,
             Err(err) => {
                 return ToolOutput::error(format!("the sandbox cannot be built: {err}"));
@@ -175,9 +273,31 @@ impl Commands {
             Err(err) => return ToolOutput::error(format!("the command did not start: {err}")),
         };
         let notice = (!self.reported.replace(true)).then(|| child.report().to_string());
-        let mut output = match collect(&mut child, args.timeout()).await {
-            Ok(ran) => ran.render(args.timeout()),
-            Err(err) => ToolOutput::error(format!("waiting for the command failed: {err}")),
+        let link = child.take_router().map(std::sync::Arc::new);
+        let router = match (&self.net, &link) {
+            (Some(net), Some(link)) => match net.start(link, args.background) {
+                Ok(router) => Some(router),
+                Err(err) => {
+                    let _ = child.kill();
+                    return ToolOutput::error(format!(
+                        "the command's network could not be started ({err}); it was not run"
+                    ));
+                }
+            },
+            _ => None,
+        };
+        let mut output = if args.background {
+            let records = self.net.as_ref().map(|net| net.records.clone());
+            self.jobs
+                .borrow_mut()
+                .start(child, args.command.join(" "), link, router, records)
+        } else {
+            let ran = collect(&mut child, args.timeout()).await;
+            drop(router);
+            match ran {
+                Ok(ran) => ran.render(args.timeout()),
+                Err(err) => ToolOutput::error(format!("waiting for the command failed: {err}")),
+            }
         };
         if let Some(report) = notice {
             output = output.with_effect(Effect::Notice {
@@ -304,7 +424,7 @@ async fn drain(stream: Option<pipe::Receiver>, into: &mut Captured) {
 }
 
 /// The sandbox's pidfd as something tokio can poll.
-struct PidFd<'c>(&'c mut SandboxChild);
+pub(super) struct PidFd<'c>(pub(super) &'c mut SandboxChild);
 
 impl std::os::fd::AsRawFd for PidFd<'_> {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
@@ -312,7 +432,7 @@ impl std::os::fd::AsRawFd for PidFd<'_> {
     }
 }
 
-async fn wait_exit(pidfd: &mut AsyncFd<PidFd<'_>>) -> std::io::Result<ExitStatus> {
+pub(super) async fn wait_exit(pidfd: &mut AsyncFd<PidFd<'_>>) -> std::io::Result<ExitStatus> {
     loop {
         let mut ready = pidfd.readable_mut().await?;
         if let Some(status) = ready.get_inner_mut().0.try_wait()? {

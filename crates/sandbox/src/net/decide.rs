@@ -80,7 +80,7 @@ impl PolicyDecider {
 
 /// The refusal text: the action, the decision and where it came from, and
 /// the rule that would permit it.
-pub(crate) fn refusal(v: &Verdict, why: &str) -> String {
+pub fn refusal(v: &Verdict, why: &str) -> String {
     let mut out = format!("{} refused: {why}", v.action);
     match &v.help {
         Some(h) => {

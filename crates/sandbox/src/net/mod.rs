@@ -24,7 +24,7 @@ mod socks;
 mod thread;
 mod trust;
 
-pub use decide::{AskFn, BoxFuture, Decider, HostVerdict, PolicyDecider};
+pub use decide::{AskFn, BoxFuture, Decider, HostVerdict, PolicyDecider, refusal};
 pub use link::RouterLink;
 pub(crate) use link::link_pair;
 pub use proxy::{Proxy, ProxyConfig};

@@ -1,0 +1,56 @@
+//! `serve_port`: publishes a port a background job listens on as
+//! `127.0.0.1:<port>` on the person's machine. Decided at
+//! `net.serve.<port>` before it runs (the session's `before_tool`), and
+//! offered to the model only where some rule could permit a port. What
+//! cannot be published is reported, never guessed: a port under 1024, a
+//! port something on the host already listens on, more than a sandbox may
+//! publish (chock-sandbox's `PublishError`).
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolError, ToolName, parse};
+
+pub(super) fn schema() -> (&'static str, Value) {
+    (
+        "Publish a port a background job's server listens on (inside its sandbox, on 127.0.0.1) as 127.0.0.1:<port> \
+on the person's machine, so they can open it. Start the server with run_command and \"background\": true first, \
+and call this once it listens. Decided by the policy at net.serve.<port>.",
+        json!({
+            "type": "object",
+            "properties": {
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "The port the server listens on"},
+                "job": {"type": "string", "description": "The background job serving it (default: the latest one running)"}
+            },
+            "required": ["port"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// The model's arguments.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    pub port: u16,
+    #[serde(default)]
+    pub job: Option<String>,
+}
+
+impl Args {
+    pub fn parse(arguments: &str) -> Result<Self, ToolError> {
+        let args: Self = parse(ToolName::ServePort, arguments)?;
+        if args.port == 0 {
+            return Err(ToolError::Arguments {
+                tool: "serve_port",
+                detail: "port 0 is not a port a server listens on".to_owned(),
+            });
+        }
+        Ok(args)
+    }
+
+    /// The action it is decided at.
+    pub fn action(&self) -> Option<chock_policy::Action> {
+        chock_policy::Action::net_serve(self.port).ok()
+    }
+}
