@@ -21,7 +21,7 @@ use crate::history;
 use crate::provider::{Message, ToolCall};
 use crate::review::{ReviewRequest, review};
 use crate::session::{LogHooks, SessionError, decision_event};
-use crate::tools::session_tools;
+use crate::tools::agentic_tools;
 use crate::tools::{ToolName, ToolOutput};
 use crate::turn::Gate;
 
@@ -232,7 +232,7 @@ impl<F> LogHooks<'_, F> {
     }
 
     async fn ask_user(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
-        let args = match session_tools::ask_user(&call.arguments) {
+        let args = match agentic_tools::ask_user(&call.arguments) {
             Ok(args) => args,
             Err(err) => return Ok(ToolOutput::error(err.to_string())),
         };
@@ -246,7 +246,7 @@ impl<F> LogHooks<'_, F> {
     }
 
     fn restrict_self(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
-        let args = match session_tools::restrict_self(&call.arguments) {
+        let args = match agentic_tools::restrict_self(&call.arguments) {
             Ok(args) => args,
             Err(err) => return Ok(ToolOutput::error(err.to_string())),
         };
@@ -288,7 +288,7 @@ impl<F> LogHooks<'_, F> {
     }
 
     async fn request_action(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
-        let args = match session_tools::request_action(&call.arguments) {
+        let args = match agentic_tools::request_action(&call.arguments) {
             Ok(args) => args,
             Err(err) => return Ok(ToolOutput::error(err.to_string())),
         };

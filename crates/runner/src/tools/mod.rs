@@ -11,6 +11,7 @@
 //! a path outside the workspace comes back as an error *result* the model
 //! can read and correct, and the loop records it like any other result.
 
+pub mod agentic_tools;
 mod edit_file;
 mod git_binds;
 mod glob;
@@ -22,7 +23,6 @@ mod read_file;
 mod read_guidance;
 pub mod run_command;
 pub mod serve_port;
-pub mod session_tools;
 mod set_title;
 mod update_plan;
 mod walk;
@@ -153,9 +153,9 @@ impl ToolName {
             Self::RunCommand => run_command::schema(),
             Self::JobOutput => jobs::job_output_schema(),
             Self::ServePort => serve_port::schema(),
-            Self::AskUser => session_tools::ask_user_schema(),
-            Self::RestrictSelf => session_tools::restrict_self_schema(),
-            Self::RequestAction => session_tools::request_action_schema(),
+            Self::AskUser => agentic_tools::ask_user_schema(),
+            Self::RestrictSelf => agentic_tools::restrict_self_schema(),
+            Self::RequestAction => agentic_tools::request_action_schema(),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
