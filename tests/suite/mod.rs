@@ -1,5 +1,6 @@
 //! Shared helpers for the end-to-end suite.
 
+mod agentic;
 mod approvals;
 mod cli;
 mod daemon;

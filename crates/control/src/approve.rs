@@ -7,6 +7,11 @@
 //! session took the answer, `error <message>` when it did not (no such
 //! pending request, already answered). The question itself is the
 //! `approval.request` event in the log, which every client already reads.
+//!
+//! A request of kind `question` (the model's `ask_user`) is answered with
+//! text instead: `reply <request id> <text>`, the text being the rest of the
+//! line (one line; a client turns newlines into spaces). Each kind takes
+//! only its own verb, so a stray `yes` never answers a question.
 
 use std::path::{Path, PathBuf};
 
@@ -55,6 +60,61 @@ impl ApproveRequest {
     }
 }
 
+/// A text answer to a question, as the client sends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplyRequest {
+    pub request: String,
+    pub text: String,
+}
+
+impl ReplyRequest {
+    pub fn to_line(&self) -> String {
+        format!(
+            "reply {} {}\n",
+            self.request,
+            self.text.replace(['\n', '\r'], " ")
+        )
+    }
+}
+
+/// One line a client sent: an answer or a reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incoming {
+    Answer(ApproveRequest),
+    Reply(ReplyRequest),
+}
+
+impl Incoming {
+    /// The request the line names.
+    pub fn request(&self) -> &str {
+        match self {
+            Incoming::Answer(a) => &a.request,
+            Incoming::Reply(r) => &r.request,
+        }
+    }
+
+    /// The session's side: parses either kind of line, or says what was
+    /// wrong with it.
+    pub fn parse(line: &str) -> Result<Incoming, String> {
+        match line.strip_prefix("reply ") {
+            Some(rest) => {
+                let (request, text) = rest.split_once(' ').unwrap_or((rest, ""));
+                if request.is_empty() || request.contains('\t') || text.trim().is_empty() {
+                    return Err(format!(
+                        "malformed reply: expected 'reply <request id> <text>' with some text, got '{}'",
+                        sanitize(line)
+                    ));
+                }
+                Ok(Incoming::Reply(ReplyRequest {
+                    request: request.to_owned(),
+                    text: text.to_owned(),
+                }))
+            }
+            None => ApproveRequest::parse(line).map(Incoming::Answer),
+        }
+    }
+}
+
 /// The session's reply line: `ok`, or `error <message>`.
 pub fn reply_line(result: &Result<(), String>) -> String {
     match result {
@@ -92,6 +152,25 @@ pub enum ApproveError {
 /// the session is success; every other outcome is an error, so an approval
 /// nobody could deliver never reads as one that was given.
 pub async fn answer(path: &Path, request: &str, answer: Answer) -> Result<(), ApproveError> {
+    let line = ApproveRequest {
+        request: request.to_owned(),
+        answer,
+    }
+    .to_line();
+    exchange(path, request, &line).await
+}
+
+/// Delivers a text answer to a question (`ask_user`), like [`answer`].
+pub async fn reply(path: &Path, request: &str, text: &str) -> Result<(), ApproveError> {
+    let line = ReplyRequest {
+        request: request.to_owned(),
+        text: text.to_owned(),
+    }
+    .to_line();
+    exchange(path, request, &line).await
+}
+
+async fn exchange(path: &Path, request: &str, line: &str) -> Result<(), ApproveError> {
     if request.is_empty() || request.contains([' ', '\t', '\n', '\r']) {
         return Err(ApproveError::BadRequestId(sanitize(request)));
     }
@@ -105,11 +184,6 @@ pub async fn answer(path: &Path, request: &str, answer: Answer) -> Result<(), Ap
             path: path.to_owned(),
             source,
         })?;
-    let line = ApproveRequest {
-        request: request.to_owned(),
-        answer,
-    }
-    .to_line();
     stream.write_all(line.as_bytes()).await.map_err(io)?;
     let mut reader = LineReader::new(BufReader::new(stream), MAX_APPROVE_LINE);
     match reader.next_line().await {
@@ -166,6 +240,38 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn replies_carry_the_rest_of_the_line_and_answers_still_parse() {
+        let reply = ReplyRequest {
+            request: "4".into(),
+            text: "use port 8080\nplease".into(),
+        };
+        assert_eq!(reply.to_line(), "reply 4 use port 8080 please\n");
+        assert_eq!(
+            Incoming::parse("reply 4 use port 8080  please"),
+            Ok(Incoming::Reply(ReplyRequest {
+                request: "4".into(),
+                text: "use port 8080  please".into()
+            }))
+        );
+        assert_eq!(
+            Incoming::parse("answer 4 no").unwrap(),
+            Incoming::Answer(ApproveRequest {
+                request: "4".into(),
+                answer: Answer::No
+            })
+        );
+        for bad in ["reply 4", "reply 4 ", "reply  text"] {
+            let err = Incoming::parse(bad).unwrap_err();
+            assert!(err.starts_with("malformed reply"), "{err}");
+        }
+        assert!(
+            Incoming::parse("reply")
+                .unwrap_err()
+                .starts_with("malformed answer")
+        );
     }
 
     #[test]

@@ -158,7 +158,7 @@ fn generate(path: &Path) -> u64 {
         }
         if n % 10_000 < 7 && n > 10 {
             push(
-                Compaction { summary: "So far: the parser's case tests fail on a type error at src/lib.rs:42; the fix in progress changes the literal to a number.".into(), up_to: EventId(n) }.into(),
+                Compaction { summary: "So far: the parser's case tests fail on a type error at src/lib.rs:42; the fix in progress changes the literal to a number.".into(), up_to: EventId(n), usage: None }.into(),
                 &mut out,
                 &mut n,
             );

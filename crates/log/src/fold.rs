@@ -18,7 +18,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::blocks::{self, Split};
-use crate::event::{EndReason, Event, EventBody, PlanItem, ToolCall, Usage};
+use crate::event::{EndReason, Event, EventBody, PlanItem, RequestKind, ToolCall, Usage};
 use crate::id::{EventId, SessionId};
 use crate::lines;
 use crate::reader::{self, ReadError, ReadProblem};
@@ -74,6 +74,8 @@ pub struct PendingApproval {
     pub action: String,
     /// The question.
     pub question: String,
+    /// Whether it wants a yes or no, or a line of text.
+    pub kind: RequestKind,
     /// The `approval.request` event.
     pub event_id: EventId,
 }
@@ -267,8 +269,10 @@ impl SessionState {
                 request_id: r.request_id,
                 action: r.action,
                 question: r.question,
+                kind: r.kind,
                 event_id: event.id,
             }),
+            EventBody::Review(r) => self.usage.add(r.usage),
             EventBody::ApprovalAnswer(a) => {
                 self.pending_approvals
                     .retain(|p| p.request_id != a.request_id);
@@ -276,6 +280,9 @@ impl SessionState {
             EventBody::PlanUpdate(p) => self.plan = p.items,
             EventBody::TitleSet(t) => self.title = Some(t.title),
             EventBody::Compaction(c) => {
+                if let Some(usage) = c.usage {
+                    self.usage.add(usage);
+                }
                 self.conversation
                     .retain(|m| m.event_id() > c.up_to && !matches!(m, Message::Summary { .. }));
                 self.conversation.insert(
@@ -319,6 +326,9 @@ impl SessionState {
             | EventBody::Decision(_)
             | EventBody::Handover(_)
             | EventBody::Notice(_)
+            | EventBody::Promise(_)
+            | EventBody::PromiseRelease(_)
+            | EventBody::Grant(_)
             | EventBody::Unknown { .. } => {}
         }
         self.status = if self.pending_approvals.is_empty() {

@@ -5,7 +5,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 
+mod agentic;
 pub mod approval;
+pub mod compact;
 pub mod config;
 pub mod git_shim;
 pub mod guard;
@@ -13,6 +15,7 @@ pub mod handover;
 pub mod history;
 pub mod net;
 pub mod provider;
+pub mod review;
 pub mod run;
 pub mod session;
 pub mod tools;

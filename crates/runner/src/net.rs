@@ -326,6 +326,7 @@ async fn ask(
                 verdict.action,
                 verdict.layer.describe()
             ),
+            kind: chock_log::event::RequestKind::Approval,
         })?;
         request_id
     };
@@ -334,6 +335,7 @@ async fn ask(
         request_id,
         answer: if yes { LogAnswer::Yes } else { LogAnswer::No },
         by: "approve.sock".to_owned(),
+        text: None,
     })?;
     Ok(yes)
 }

@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 
 use chock_log::{SessionId, StateDir};
 
-use crate::config::{Config, ConfigError};
+use crate::compact;
+use crate::config::{Config, ConfigError, ProviderConfig};
 use crate::provider::{Provider, ProviderError};
+use crate::review::Reviewer;
 use crate::session::{SessionError, SessionOutcome, SessionSetup};
 use crate::turn::TurnLimits;
 
@@ -125,6 +127,49 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         });
     }
     let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
+    // The reviewer is another model config.zon may name; model.select
+    // decides it like the session's own.
+    let reviewer_choice = match &config.reviewer {
+        Some(name) => Some(config.choose(Some(name), &options.config)?),
+        None => None,
+    };
+    let reviewer_label = reviewer_choice
+        .as_ref()
+        .map(|c| format!("{}/{}", c.instance, c.model))
+        .unwrap_or_default();
+    let reviewer_provider = match &reviewer_choice {
+        Some(c) => {
+            let verdict =
+                policy
+                    .model_select(c.instance, c.model)
+                    .map_err(|err| RunError::ModelName {
+                        model: reviewer_label.clone(),
+                        reason: err.to_string(),
+                    })?;
+            if verdict.refused() {
+                return Err(RunError::ModelRefused {
+                    model: reviewer_label,
+                    explanation: verdict.render(),
+                });
+            }
+            Some(Provider::new(c.instance, c.provider, &project)?)
+        }
+        None => None,
+    };
+    let reviewer = match (&reviewer_choice, &reviewer_provider) {
+        (Some(c), Some(p)) => Some(Reviewer {
+            provider: p,
+            model: c.model,
+            label: &reviewer_label,
+        }),
+        _ => None,
+    };
+    let context_tokens = config
+        .context_window(chosen.instance)
+        .unwrap_or(match chosen.provider {
+            ProviderConfig::Anthropic(_) => compact::DEFAULT_ANTHROPIC_WINDOW,
+            _ => compact::DEFAULT_WINDOW,
+        });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -139,6 +184,9 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         system: SYSTEM_PROMPT,
         limits: TurnLimits::default(),
         search: config.search.as_ref(),
+        reviewer,
+        context_tokens,
+        foreground: true,
     };
     // A failure to install the handler leaves Ctrl-C with its default
     // effect (the process dies, and the log shows no ending): the session is

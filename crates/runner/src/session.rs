@@ -13,24 +13,25 @@
 //! an await.
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
-    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, AssistantMessage,
-    Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
-    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
-    ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
+    AssistantMessage, Decision as LogDecision, EndReason, Handover, Notice,
+    PlanItem as LogPlanItem, PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen,
+    TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
-use crate::approval::{self, ApproveSocket, SocketError};
+use crate::approval::{ApproveSocket, SocketError, Terminal};
 use crate::config::SearchConfig;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
 use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
+use crate::review::Reviewer;
 use crate::tools::{
     Commands, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Workspace, memory_file,
     run_command, serve_port,
@@ -55,6 +56,15 @@ pub struct SessionSetup<'a> {
     pub limits: TurnLimits,
     /// The engine behind web_search, from the operator's config.zon.
     pub search: Option<&'a SearchConfig>,
+    /// The model that answers `agent_review` and `agent_then_human`; the
+    /// session's own model when `None`.
+    pub reviewer: Option<Reviewer<'a>>,
+    /// Tokens the model's context holds; compaction starts as the
+    /// conversation nears it.
+    pub context_tokens: u64,
+    /// Show questions on the terminal on stdin too (`chock run` in the
+    /// foreground), when stdin is one.
+    pub foreground: bool,
 }
 
 /// How a session ended.
@@ -164,15 +174,38 @@ pub(crate) async fn drive(
     };
     let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
     let handover = HandoverSocket::bind(&setup.state.handover_socket(&id))?;
+    let own = Reviewer {
+        provider: setup.provider,
+        model: setup.model,
+        label: setup.model_label,
+    };
     let mut hooks = LogHooks {
         writer: &writer,
-        policy: setup.policy,
+        policy: setup.policy.clone(),
+        grants: BTreeSet::new(),
         workspace: workspace.root(),
         approvals: &approvals,
         tools: &tools,
         handover: &handover,
+        terminal: if setup.foreground {
+            Terminal::stdin()
+        } else {
+            None
+        },
+        reviewer: setup.reviewer.unwrap_or(own),
+        compaction: Compactor {
+            provider: setup.provider,
+            model: setup.model,
+            window: setup.context_tokens,
+            last_usage: 0,
+            failed: false,
+        },
+        task: String::new(),
         on_text,
     };
+    // Promises and grants made earlier in a carried-on session bind this
+    // process too.
+    hooks.replay()?;
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
     // The network's records are appended as they come, beside the turn.
@@ -307,57 +340,53 @@ pub(crate) fn decision_event(
 /// Records each step of a turn in the log as it happens.
 pub(crate) struct LogHooks<'w, F> {
     pub(crate) writer: &'w RefCell<LogWriter>,
-    pub(crate) policy: &'w Policy,
+    /// The session's own fold of the policy: promises narrow it.
+    pub(crate) policy: Policy,
+    /// Actions a person said yes to through request_action.
+    pub(crate) grants: BTreeSet<String>,
     pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
     pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) handover: &'w HandoverSocket,
+    /// The foreground terminal, when `chock run` has one on stdin.
+    pub(crate) terminal: Option<Terminal>,
+    pub(crate) reviewer: Reviewer<'w>,
+    pub(crate) compaction: Compactor<'w>,
+    /// The person's latest message, shown to the reviewer.
+    pub(crate) task: String,
     pub(crate) on_text: F,
 }
 
-impl<F> LogHooks<'_, F> {
-    fn append(&self, body: impl Into<chock_log::event::EventBody>) -> Result<(), WriteError> {
-        self.writer.borrow_mut().append(body).map(drop)
-    }
+/// What compaction needs: the model that summarises and the window.
+pub(crate) struct Compactor<'w> {
+    pub(crate) provider: &'w Provider,
+    pub(crate) model: &'w str,
+    pub(crate) window: u64,
+    /// Tokens the last model call reported (input and output).
+    pub(crate) last_usage: u64,
+    /// A summary failed in this process: do not try again each call.
+    pub(crate) failed: bool,
+}
 
-    /// Asks a person about `call` over approve.sock, recording the request
-    /// and the answer; true when the answer is yes.
-    async fn ask(
-        &mut self,
-        call: &ToolCall,
-        verdict: &chock_policy::Verdict,
-    ) -> Result<bool, WriteError> {
-        // The id the request's own event takes: unique in the log, also
-        // across a session carried on by another process.
-        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
-        // The whole call is in the log's tool call; the question shows
-        // enough to decide on.
-        let arguments: String = call.arguments.chars().take(400).collect();
-        self.append(ApprovalRequest {
-            request_id: request_id.clone(),
-            action: verdict.action.clone(),
-            question: approval::question(&call.name, &arguments, verdict),
-        })?;
-        let answer = self.approvals.wait_for(&request_id).await;
-        let yes = answer == chock_control::Answer::Yes;
-        self.append(ApprovalAnswer {
-            request_id,
-            answer: if yes { LogAnswer::Yes } else { LogAnswer::No },
-            by: "approve.sock".to_owned(),
-        })?;
-        Ok(yes)
+impl<F> LogHooks<'_, F> {
+    pub(crate) fn append(
+        &self,
+        body: impl Into<chock_log::event::EventBody>,
+    ) -> Result<(), WriteError> {
+        self.writer.borrow_mut().append(body).map(drop)
     }
 }
 
 impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
-    type Error = WriteError;
+    type Error = SessionError;
 
     fn text(&mut self, delta: &str) {
         (self.on_text)(delta);
     }
 
-    async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), WriteError> {
+    async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), SessionError> {
         let usage = turn.usage.unwrap_or_default();
+        self.compaction.last_usage = usage.input_tokens.saturating_add(usage.output_tokens);
         self.append(AssistantMessage {
             text: turn.text.clone(),
             tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
@@ -370,7 +399,19 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         Ok(())
     }
 
-    async fn before_tool(&mut self, call: &ToolCall) -> Result<Gate, WriteError> {
+    async fn before_model_call(
+        &mut self,
+        conversation: &mut Vec<Message>,
+    ) -> Result<(), SessionError> {
+        self.maybe_compact(conversation).await
+    }
+
+    async fn before_tool(&mut self, call: &ToolCall) -> Result<Gate, SessionError> {
+        // The session tools are carried out here: they ask a person or
+        // change the session's own policy.
+        if let Some(tool) = ToolName::parse(&call.name).filter(|t| t.is_session_tool()) {
+            return self.session_tool(tool, call).await;
+        }
         // A tool with a `call.` action is decided there, with the decision
         // recorded; an unknown tool is answered by the tool layer, and the
         // plan and title are decided at keys of their own (not yet read).
@@ -409,29 +450,9 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                 .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
         };
         if let Some(action) = action {
-            let verdict = self.policy.decide(&action);
-            self.append(decision_event(&verdict, Some(call.id.clone())))?;
-            if verdict.decision == Decision::Ask {
-                if !self.ask(call, &verdict).await? {
-                    return Ok(Gate::Refuse(approval::refusal(&verdict)));
-                }
-            } else if verdict.decision != Decision::Allow {
-                let why = if verdict.refused() {
-                    format!("{} is denied by the policy", verdict.action)
-                } else {
-                    format!(
-                        "{} needs {} ({}), which this session cannot give yet",
-                        verdict.action,
-                        verdict.decision,
-                        verdict.layer.describe()
-                    )
-                };
-                let help = verdict
-                    .help
-                    .as_ref()
-                    .map(|help| format!("\n{help}"))
-                    .unwrap_or_default();
-                return Ok(Gate::Refuse(format!("{why}.{help}")));
+            let verdict = self.decide(&action, Some(call.id.clone()))?;
+            if let Some(refusal) = self.gate(call, &verdict).await? {
+                return Ok(Gate::Refuse(refusal));
             }
         }
         if let Some(text) = not_run {
@@ -447,7 +468,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         Ok(Gate::Run)
     }
 
-    async fn boundary(&mut self, last: bool) -> Result<Boundary, WriteError> {
+    async fn boundary(&mut self, last: bool) -> Result<Boundary, SessionError> {
         if !self.handover.asked() {
             return Ok(Boundary::Continue);
         }
@@ -476,7 +497,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         &mut self,
         call: &ToolCall,
         output: &ToolOutput,
-    ) -> Result<(), WriteError> {
+    ) -> Result<(), SessionError> {
         // What the tool decided while it ran comes before its result.
         if let Some(Effect::Decisions(verdicts)) = &output.effect {
             for verdict in verdicts {

@@ -46,6 +46,9 @@ pub enum Gate {
     Run,
     /// Refused; the text is the result the model reads.
     Refuse(String),
+    /// The hook carried the call out itself (the session tools, which
+    /// need the session's policy and approvals); this is its result.
+    Answered(ToolOutput),
 }
 
 /// How a turn ended.
@@ -73,6 +76,15 @@ pub trait TurnHooks {
 
     /// Text as it streams in, for a terminal to show.
     fn text(&mut self, _delta: &str) {}
+
+    /// Before each model call, with the conversation about to be sent: the
+    /// session may compact it (replace its older part with a summary).
+    fn before_model_call(
+        &mut self,
+        _conversation: &mut Vec<Message>,
+    ) -> impl Future<Output = Result<(), Self::Error>> {
+        std::future::ready(Ok(()))
+    }
 
     /// A whole assistant message, with its usage.
     fn assistant(&mut self, turn: &AssistantTurn) -> impl Future<Output = Result<(), Self::Error>>;
@@ -121,6 +133,7 @@ pub async fn run_turn<H: TurnHooks>(
     let specs = tools::specs_for(cx.commands);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     for _ in 0..cx.limits.max_model_calls {
+        hooks.before_model_call(conversation).await?;
         let request = ModelRequest {
             model: cx.model,
             system: cx.system,
@@ -176,6 +189,7 @@ pub async fn run_turn<H: TurnHooks>(
                     .await
                 }
                 Gate::Refuse(text) => ToolOutput::error(text),
+                Gate::Answered(output) => output,
             };
             match guard.record(&call.name, &call.arguments, output.is_error) {
                 Verdict::Continue => {}

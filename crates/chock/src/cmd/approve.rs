@@ -5,19 +5,21 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use chock_log::StateDir;
+use chock_log::event::RequestKind;
 use chock_runner::approval::Answer;
-use chock_runner::approval::client::{deliver, pending};
+use chock_runner::approval::client::{deliver, deliver_text, pending};
 
 use crate::exit;
 
 /// Answer a session's approval request: show the question it waits on and
-/// send your yes or no.
+/// send your yes or no, or your typed answer when the agent asked you a
+/// question (ask_user).
 ///
 /// The session must be running on this machine: the answer goes over its
 /// approve.sock, beside its log in the state directory. The question is
 /// printed on stderr, then one line is read from stdin: y or yes allows the
 /// action, n or no refuses it (anything else asks again; end of input
-/// refuses nothing and exits 1). Exit code 0 when the session took the
+/// refuses nothing and exits 1). For a question, the line is the answer. Exit code 0 when the session took the
 /// answer, 1 otherwise (no such session, nothing pending, nobody listening).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -34,6 +36,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         pending.request.request_id,
         pending.request.question
     );
+    if pending.request.kind == RequestKind::Question {
+        let Some(text) = read_text()? else {
+            eprintln!("chock: no answer given; the session is still waiting");
+            return Ok(ExitCode::from(exit::FAILURE));
+        };
+        deliver_text(&pending, &text)?;
+        eprintln!(
+            "chock: answered the question of session {}",
+            pending.session.as_str()
+        );
+        return Ok(ExitCode::from(exit::SUCCESS));
+    }
     let Some(answer) = read_answer()? else {
         eprintln!("chock: no answer given; the session is still waiting");
         return Ok(ExitCode::from(exit::FAILURE));
@@ -49,6 +63,29 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         pending.session.as_str()
     );
     Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// Reads a non-empty line from stdin; `None` at end of input.
+fn read_text() -> anyhow::Result<Option<String>> {
+    let stdin = std::io::stdin();
+    let mut line = String::new();
+    loop {
+        eprint!("your answer: ");
+        let _ = std::io::stderr().flush();
+        line.clear();
+        if stdin
+            .lock()
+            .read_line(&mut line)
+            .context("cannot read stdin")?
+            == 0
+        {
+            return Ok(None);
+        }
+        let text = line.trim();
+        if !text.is_empty() {
+            return Ok(Some(text.to_owned()));
+        }
+    }
 }
 
 /// Reads y/n from stdin until one is given; `None` at end of input.

@@ -121,6 +121,14 @@ event_types! {
     ApprovalRequest(ApprovalRequest) = "approval.request", durable: true;
     /// `approval.answer`
     ApprovalAnswer(ApprovalAnswer) = "approval.answer", durable: true;
+    /// `review`
+    Review(Review) = "review", durable: true;
+    /// `promise`
+    Promise(Promise) = "promise", durable: true;
+    /// `promise.release`
+    PromiseRelease(PromiseRelease) = "promise.release", durable: true;
+    /// `grant`
+    Grant(Grant) = "grant", durable: true;
     /// `tool.result`
     ToolResult(ToolResult) = "tool.result", durable: false;
     /// `plan.update`

@@ -72,12 +72,41 @@ fn every_known_type_round_trips() {
             request_id: "r1".into(),
             action: "exec.rm".into(),
             question: "run rm?".into(),
+            kind: RequestKind::Approval,
         }
         .into(),
         ApprovalAnswer {
             request_id: "r1".into(),
             answer: Answer::No,
             by: "terminal".into(),
+            text: None,
+        }
+        .into(),
+        Review {
+            action: "call.write_file".into(),
+            call_id: Some("c1".into()),
+            reviewer: "fake/m".into(),
+            approved: false,
+            reason: "writes outside the task".into(),
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 2,
+            },
+        }
+        .into(),
+        Promise {
+            promise_id: 1,
+            rules: vec![PromiseRule {
+                action: "call.write_file".into(),
+                decision: "deny".into(),
+            }],
+            reason: "read only from here".into(),
+        }
+        .into(),
+        PromiseRelease { promise_id: 1 }.into(),
+        Grant {
+            action: "exec.path.cargo".into(),
+            request_id: "9".into(),
         }
         .into(),
         ToolResult {
@@ -98,6 +127,7 @@ fn every_known_type_round_trips() {
         Compaction {
             summary: "s".into(),
             up_to: EventId(5),
+            usage: None,
         }
         .into(),
         WorkspaceOpen {
@@ -143,6 +173,38 @@ fn every_known_type_round_trips() {
     for body in bodies {
         round_trip(body);
     }
+}
+
+#[test]
+fn a_question_and_its_text_answer_round_trip_and_an_approval_leaves_kind_out() {
+    round_trip(
+        ApprovalRequest {
+            request_id: "r2".into(),
+            action: "ask_user".into(),
+            question: "which port?".into(),
+            kind: RequestKind::Question,
+        }
+        .into(),
+    );
+    round_trip(
+        ApprovalAnswer {
+            request_id: "r2".into(),
+            answer: Answer::Yes,
+            by: "terminal".into(),
+            text: Some("8080".into()),
+        }
+        .into(),
+    );
+    let plain = Event {
+        id: EventId(1),
+        at: at(),
+        body: ApprovalRequest::default().into(),
+    };
+    let line = String::from_utf8(plain.to_line().unwrap()).unwrap();
+    assert!(!line.contains("kind"), "{line}");
+    let newer: ApprovalRequest =
+        serde_json::from_value(json!({"request_id": "1", "kind": "poll"})).unwrap();
+    assert_eq!(newer.kind, RequestKind::Unknown);
 }
 
 #[test]
@@ -243,6 +305,7 @@ fn durability_policy_is_the_documented_one() {
             request_id: "r".into(),
             answer: Answer::Yes,
             by: String::new(),
+            text: None,
         }
         .into(),
         SessionEnd {

@@ -182,6 +182,40 @@ pub struct ApprovalRequest {
     /// The question as shown to the person.
     #[serde(default)]
     pub question: String,
+    /// What kind of answer it wants: a yes or no (the default, left out
+    /// of the line), or a line of text (`ask_user`).
+    #[serde(default, skip_serializing_if = "RequestKind::is_approval")]
+    pub kind: RequestKind,
+}
+
+/// What an `approval.request` wants back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// A yes or a no to an action.
+    #[default]
+    Approval,
+    /// A line of text: the model asked the person a question.
+    Question,
+    /// A kind this version does not know (a newer writer's).
+    #[serde(other)]
+    Unknown,
+}
+
+impl RequestKind {
+    /// Whether this is the plain yes-or-no kind (left out of the line).
+    pub fn is_approval(&self) -> bool {
+        *self == RequestKind::Approval
+    }
+
+    /// The kind as the log spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Approval => "approval",
+            RequestKind::Question => "question",
+            RequestKind::Unknown => "unknown",
+        }
+    }
 }
 
 /// A person's answer to an approval request.
@@ -201,9 +235,83 @@ pub struct ApprovalAnswer {
     pub request_id: String,
     /// Yes or no.
     pub answer: Answer,
-    /// Who answered (e.g. `terminal`, `daemon`, `agent_review`).
+    /// Who answered (e.g. `terminal`, `approve.sock`).
     #[serde(default)]
     pub by: String,
+    /// The person's text, for a request of kind `question` (the answer is
+    /// then `yes`: an answer was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// `review`: a reviewer model's yes or no to an action decided
+/// `agent_review` or `agent_then_human`, with its reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Review {
+    /// The action reviewed.
+    #[serde(default)]
+    pub action: String,
+    /// The tool call it is for, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The reviewer's model, `instance/model`.
+    #[serde(default)]
+    pub reviewer: String,
+    /// Whether the reviewer said yes.
+    #[serde(default)]
+    pub approved: bool,
+    /// The reviewer's reason, as it gave it.
+    #[serde(default)]
+    pub reason: String,
+    /// Tokens the review call used.
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+/// One rule of a promise, as the log keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PromiseRule {
+    /// The action pattern (`call.write_file`, `exec.path.*`).
+    #[serde(default)]
+    pub action: String,
+    /// `deny`, `ask`, ... as the policy spells it.
+    #[serde(default)]
+    pub decision: String,
+}
+
+/// `promise`: the session narrowed its own policy with `restrict_self`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Promise {
+    /// The promise's number in this session, for `promise.release`.
+    #[serde(default)]
+    pub promise_id: u64,
+    /// Its rules.
+    #[serde(default)]
+    pub rules: Vec<PromiseRule>,
+    /// Why the model said it made it.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// `grant`: a person said yes to the agent's `request_action`, so that
+/// exact action is allowed for the rest of the session where the policy
+/// would have asked.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Grant {
+    /// The action, exactly as granted.
+    #[serde(default)]
+    pub action: String,
+    /// The approval request the yes answered.
+    #[serde(default)]
+    pub request_id: String,
+}
+
+/// `promise.release`: a promise was left (`policy.widen` permitted it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PromiseRelease {
+    /// The promise left.
+    #[serde(default)]
+    pub promise_id: u64,
 }
 
 /// `tool.result`: what a tool call produced.
@@ -286,6 +394,9 @@ pub struct Compaction {
     /// The last event the summary covers.
     #[serde(default)]
     pub up_to: EventId,
+    /// Tokens the summarising call used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// `workspace.open`: the directory the session works in and where it started.

@@ -15,7 +15,12 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
 
 #[test]
 fn every_fixture_line_parses_and_reserialises_to_the_same_json() {
-    for name in ["session-v1.jsonl", "ended-v1.jsonl", "notice-v2.jsonl"] {
+    for name in [
+        "session-v1.jsonl",
+        "ended-v1.jsonl",
+        "notice-v2.jsonl",
+        "agentic-v3.jsonl",
+    ] {
         let batch = read_after(&fixture(name), EventId::NONE).unwrap();
         assert!(batch.problems.is_empty(), "{name}: {:?}", batch.problems);
         assert!(!batch.torn_tail, "{name}");
@@ -34,7 +39,12 @@ fn every_fixture_line_parses_and_reserialises_to_the_same_json() {
 #[test]
 fn the_fixtures_cover_every_known_type_and_an_unknown_one() {
     let mut seen = std::collections::BTreeSet::new();
-    for name in ["session-v1.jsonl", "ended-v1.jsonl", "notice-v2.jsonl"] {
+    for name in [
+        "session-v1.jsonl",
+        "ended-v1.jsonl",
+        "notice-v2.jsonl",
+        "agentic-v3.jsonl",
+    ] {
         for raw in read_after(&fixture(name), EventId::NONE).unwrap().events {
             let event = raw.parse().unwrap();
             if let EventBody::Unknown { type_name, fields } = &event.body {

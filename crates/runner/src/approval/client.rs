@@ -63,6 +63,21 @@ pub fn pending(state: &StateDir, text: &str) -> Result<Pending, ClientError> {
     })
 }
 
+/// Delivers a typed answer to `pending`'s question (ask_user); `Ok` only
+/// when the session said it took it.
+pub fn deliver_text(pending: &Pending, text: &str) -> Result<(), ClientError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ClientError::Runtime)?;
+    runtime.block_on(chock_control::approve::reply(
+        &pending.socket,
+        &pending.request.request_id,
+        text,
+    ))?;
+    Ok(())
+}
+
 /// Delivers `answer` to `pending`'s session; `Ok` only when the session
 /// said it took it.
 pub fn deliver(pending: &Pending, answer: Answer) -> Result<(), ClientError> {

@@ -7,11 +7,13 @@
 
 pub mod client;
 pub mod socket;
+pub mod terminal;
 
 use chock_policy::Verdict;
 
 pub use chock_control::Answer;
-pub use socket::{ApproveSocket, SocketError};
+pub use socket::{ApproveSocket, Given, SocketError, Wants};
+pub use terminal::Terminal;
 
 /// The question a person is asked for `verdict` on the tool call `tool`.
 pub fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {
@@ -21,9 +23,24 @@ pub fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {
         .map(|rule| format!(" (rule {})", rule.text))
         .unwrap_or_default();
     format!(
-        "allow {}? the model calls {tool} with {arguments}; the {} says ask{rule}",
+        "allow {}? the model calls {tool} with {arguments}; the {} says {}{rule}",
         verdict.action,
-        verdict.layer.describe()
+        verdict.layer.describe(),
+        verdict.decision
+    )
+}
+
+/// The tool result the model reads when the reviewer said no.
+pub fn reviewer_refusal(verdict: &Verdict, reason: &str) -> String {
+    let help = verdict
+        .help
+        .as_ref()
+        .map(|help| format!("\n{help}"))
+        .unwrap_or_default();
+    format!(
+        "{} was refused: the reviewer the policy asks ({}) said no: {reason}. \
+         Do not retry it as it is; take another way or ask the person.{help}",
+        verdict.action, verdict.decision
     )
 }
 

@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use chock_control::approve::{ApproveRequest, MAX_APPROVE_LINE, reply_line};
+use chock_control::approve::{Incoming, MAX_APPROVE_LINE, reply_line};
 use chock_control::{Answer, LineReader, check_peer, own_uid};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -28,6 +28,20 @@ pub enum SocketError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// What a waiting request takes: a yes or no, or a line of text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wants {
+    YesNo,
+    Text,
+}
+
+/// What a person gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Given {
+    Answer(Answer),
+    Text(String),
 }
 
 /// A bound `approve.sock`; the file is removed when this is dropped.
@@ -67,6 +81,16 @@ impl ApproveSocket {
     /// and foreign peers are told why and do not end the wait.
     pub async fn wait_for(&self, request: &str) -> Answer {
         loop {
+            if let Given::Answer(answer) = self.wait_for_kind(request, Wants::YesNo).await {
+                return answer;
+            }
+        }
+    }
+
+    /// Like [`ApproveSocket::wait_for`], for a request that takes `wants`:
+    /// a line of the other kind is refused by name and the wait goes on.
+    pub async fn wait_for_kind(&self, request: &str, wants: Wants) -> Given {
+        loop {
             let stream = match self.listener.accept().await {
                 Ok((stream, _)) => stream,
                 Err(err) => {
@@ -75,7 +99,7 @@ impl ApproveSocket {
                     continue;
                 }
             };
-            match tokio::time::timeout(CLIENT_DEADLINE, serve_one(stream, request)).await {
+            match tokio::time::timeout(CLIENT_DEADLINE, serve_one(stream, request, wants)).await {
                 Ok(Some(answer)) => return answer,
                 Ok(None) => {}
                 Err(_) => tracing::info!("an approve.sock client sent nothing in time"),
@@ -91,7 +115,7 @@ impl Drop for ApproveSocket {
 }
 
 /// One connection: a peer check, one line in, one line out.
-async fn serve_one(mut stream: UnixStream, request: &str) -> Option<Answer> {
+async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Option<Given> {
     if let Err(err) = check_peer(&stream, own_uid()) {
         tracing::warn!(%err, "approve.sock refused a peer");
         let _ = stream
@@ -126,12 +150,25 @@ async fn serve_one(mut stream: UnixStream, request: &str) -> Option<Answer> {
             return None;
         }
     };
-    let (result, answer) = match ApproveRequest::parse(&line) {
-        Ok(parsed) if parsed.request == request => (Ok(()), Some(parsed.answer)),
-        Ok(parsed) => (
+    let (result, answer) = match Incoming::parse(&line) {
+        Ok(parsed) if parsed.request() != request => (
             Err(format!(
                 "no pending request {}: the request waiting is {request}",
-                parsed.request
+                parsed.request()
+            )),
+            None,
+        ),
+        Ok(Incoming::Answer(a)) if wants == Wants::YesNo => (Ok(()), Some(Given::Answer(a.answer))),
+        Ok(Incoming::Reply(r)) if wants == Wants::Text => (Ok(()), Some(Given::Text(r.text))),
+        Ok(Incoming::Answer(_)) => (
+            Err(format!(
+                "request {request} is a question and takes text: send 'reply {request} <text>'"
+            )),
+            None,
+        ),
+        Ok(Incoming::Reply(_)) => (
+            Err(format!(
+                "request {request} takes yes or no: send 'answer {request} <yes|no>'"
             )),
             None,
         ),
@@ -175,6 +212,40 @@ mod tests {
             assert_eq!(answer, Answer::No);
             drop(socket);
             assert!(!path.exists());
+        });
+    }
+
+    #[test]
+    fn a_question_takes_text_and_refuses_a_yes() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("approve.sock");
+            let socket = ApproveSocket::bind(&path).unwrap();
+            let client = async {
+                let yes = chock_control::approve::answer(&path, "3", Answer::Yes).await;
+                assert!(
+                    yes.unwrap_err().to_string().contains("reply 3 <text>"),
+                    "a yes does not answer a question"
+                );
+                chock_control::approve::reply(&path, "3", "port 8080")
+                    .await
+                    .unwrap();
+            };
+            let (given, ()) = tokio::join!(socket.wait_for_kind("3", Wants::Text), client);
+            assert_eq!(given, Given::Text("port 8080".into()));
+            let client = async {
+                let text = chock_control::approve::reply(&path, "4", "sure").await;
+                assert!(text.unwrap_err().to_string().contains("answer 4 <yes|no>"));
+                chock_control::approve::answer(&path, "4", Answer::Yes)
+                    .await
+                    .unwrap();
+            };
+            let (given, ()) = tokio::join!(socket.wait_for_kind("4", Wants::YesNo), client);
+            assert_eq!(given, Given::Answer(Answer::Yes));
         });
     }
 }

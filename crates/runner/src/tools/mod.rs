@@ -1,17 +1,19 @@
 //! The tools: file reading and writing confined to the workspace, search,
 //! guidance files, the plan and the title, which run in place;
 //! run_command, job_output and serve_port, which run through the session's
-//! sandbox and its background jobs; and the tools that reach past the
+//! sandbox and its background jobs; the tools that reach past the
 //! workspace (the web, the search engine, the project's memory, images),
-//! which need the session's [`SessionTools`]. One file per tool, each with
-//! its JSON schema for the model and a typed argument struct; [`ToolName`]
-//! dispatches with one exhaustive match, so a new tool is a compile error
-//! until it is wired in.
+//! which need the session's [`SessionTools`]; and the session tools
+//! (ask_user, restrict_self, request_action), which the session carries out
+//! itself. One file per tool, each with its JSON schema for the model and a
+//! typed argument struct; [`ToolName`] dispatches with one exhaustive match,
+//! so a new tool is a compile error until it is wired in.
 //!
 //! A tool never fails the session: a wrong-typed argument, a missing file or
 //! a path outside the workspace comes back as an error *result* the model
 //! can read and correct, and the loop records it like any other result.
 
+pub mod agentic_tools;
 mod edit_file;
 mod fetch_url;
 mod git_binds;
@@ -66,10 +68,13 @@ pub enum ToolName {
     ReadImage,
     ReadMemory,
     WriteMemory,
+    AskUser,
+    RestrictSelf,
+    RequestAction,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 20] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -87,6 +92,9 @@ impl ToolName {
         Self::ReadImage,
         Self::ReadMemory,
         Self::WriteMemory,
+        Self::AskUser,
+        Self::RestrictSelf,
+        Self::RequestAction,
     ];
 
     /// The name the model calls the tool by.
@@ -109,6 +117,9 @@ impl ToolName {
             Self::ReadImage => "read_image",
             Self::ReadMemory => "read_memory",
             Self::WriteMemory => "write_memory",
+            Self::AskUser => "ask_user",
+            Self::RestrictSelf => "restrict_self",
+            Self::RequestAction => "request_action",
         }
     }
 
@@ -124,14 +135,19 @@ impl ToolName {
             // run_command is decided at its program's exec.* action,
             // serve_port at net.serve.<port>, fetch_url at net.fetch.<host>
             // and web_search at web.search (see SessionTools::action);
-            // job_output reads what a call already decided started.
+            // job_output reads what a call already decided started; the
+            // session tools are carried out by the session (asking a
+            // person, narrowing, or asking for the action named).
             Self::UpdatePlan
             | Self::SetTitle
             | Self::RunCommand
             | Self::JobOutput
             | Self::ServePort
             | Self::FetchUrl
-            | Self::WebSearch => None,
+            | Self::WebSearch
+            | Self::AskUser
+            | Self::RestrictSelf
+            | Self::RequestAction => None,
             Self::ReadFile
             | Self::ListDirectory
             | Self::Glob
@@ -143,6 +159,15 @@ impl ToolName {
             | Self::ReadMemory
             | Self::WriteMemory => Some(format!("call.{}", self.as_str())),
         }
+    }
+
+    /// Whether the session carries the call out itself (it needs the
+    /// approval socket or the session's policy).
+    pub fn is_session_tool(self) -> bool {
+        matches!(
+            self,
+            Self::AskUser | Self::RestrictSelf | Self::RequestAction
+        )
     }
 
     /// The tool described for the model.
@@ -165,6 +190,9 @@ impl ToolName {
             Self::ReadImage => read_image::schema(),
             Self::ReadMemory => read_memory::schema(),
             Self::WriteMemory => write_memory::schema(),
+            Self::AskUser => agentic_tools::ask_user_schema(),
+            Self::RestrictSelf => agentic_tools::restrict_self_schema(),
+            Self::RequestAction => agentic_tools::request_action_schema(),
         };
         ToolSpec {
             name: self.as_str().to_owned(),
@@ -206,6 +234,9 @@ impl ToolName {
                 "{} needs the session; it runs through tools::run_with",
                 self.as_str()
             ))),
+            Self::AskUser | Self::RestrictSelf | Self::RequestAction => Err(ToolError::Failed(
+                format!("{} is carried out by the session itself", self.as_str()),
+            )),
         };
         result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
     }

@@ -33,6 +33,9 @@ async fn session(
         system: "you are a test",
         limits: TurnLimits::default(),
         search: None,
+        reviewer: None,
+        context_tokens: 32_768,
+        foreground: false,
     };
     let mut shown = String::new();
     let outcome = run_new(
@@ -252,6 +255,9 @@ async fn an_interrupt_during_a_slow_answer_ends_the_session_interrupted() {
         system: "",
         limits: TurnLimits::default(),
         search: None,
+        reviewer: None,
+        context_tokens: 32_768,
+        foreground: false,
     };
     // The interrupt fires once the request has reached the model.
     let interrupt = async {

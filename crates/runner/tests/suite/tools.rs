@@ -146,7 +146,7 @@ fn an_unknown_tool_lists_the_real_ones() {
     assert!(out.is_error);
     assert_eq!(
         out.text,
-        "there is no tool named 'delete_everything'; the tools are: read_file, list_directory, glob, grep, write_file, edit_file, read_guidance, update_plan, set_title, run_command, job_output, serve_port, fetch_url, web_search, read_image, read_memory, write_memory"
+        "there is no tool named 'delete_everything'; the tools are: read_file, list_directory, glob, grep, write_file, edit_file, read_guidance, update_plan, set_title, run_command, job_output, serve_port, fetch_url, web_search, read_image, read_memory, write_memory, ask_user, restrict_self, request_action"
     );
 }
 

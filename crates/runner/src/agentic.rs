@@ -1,0 +1,459 @@
+//! The session's own judgement around a tool call: the gate every decided
+//! call passes (allow, a person's yes, a reviewer's yes, or both), the
+//! session tools that need the session itself (ask_user, restrict_self,
+//! request_action), and compaction before a model call. All of it is a
+//! part of [`LogHooks`], kept apart from `session.rs` so the loop there
+//! stays short: everything here appends its own events (`approval.*`,
+//! `review`, `promise`, `promise.release`, `grant`, `compaction`) and so
+//! can be replayed by the next owner of the log.
+
+use chock_log::event::{
+    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, Compaction, Decision as LogDecision,
+    Grant, Notice, Promise, PromiseRelease, PromiseRule, RequestKind, Review, ToolCallEvent,
+    Usage as LogUsage,
+};
+use chock_log::{EventBody, EventId, fold_log, read_after};
+use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
+
+use crate::approval::{self, Answer, Given, Wants};
+use crate::compact;
+use crate::history;
+use crate::provider::{Message, ToolCall};
+use crate::review::{ReviewRequest, review};
+use crate::session::{LogHooks, SessionError, decision_event};
+use crate::tools::agentic_tools;
+use crate::tools::{ToolName, ToolOutput};
+use crate::turn::Gate;
+
+impl<F> LogHooks<'_, F> {
+    fn log_path(&self) -> std::path::PathBuf {
+        self.writer.borrow().path().to_owned()
+    }
+
+    /// Re-applies the promises, releases and grants already in the log, in
+    /// order, so a carried-on session keeps what it promised. Promise ids
+    /// are handed out in the same order as when they were made, so the ids
+    /// in the log stay the ids in force.
+    pub(crate) fn replay(&mut self) -> Result<(), SessionError> {
+        let batch = read_after(&self.log_path(), EventId::NONE)?;
+        for raw in &batch.events {
+            let Ok(event) = raw.parse() else { continue };
+            match event.body {
+                EventBody::Promise(promise) => {
+                    let rules = promise
+                        .rules
+                        .iter()
+                        .filter_map(|r| promise_rule(&r.action, &r.decision).ok())
+                        .collect();
+                    self.policy.restrict(rules);
+                }
+                EventBody::PromiseRelease(release) => {
+                    // It was permitted when it was made; a policy that now
+                    // denies policy.widen keeps the promise, which is the
+                    // narrower mistake.
+                    let _ = self.policy.widen(PromiseId(release.promise_id), true);
+                }
+                EventBody::Grant(grant) => {
+                    self.grants.insert(grant.action);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Decides `action`, records the `decision` event, and returns the
+    /// verdict; a grant from request_action turns a question into allow.
+    pub(crate) fn decide(
+        &mut self,
+        action: &Action,
+        call_id: Option<String>,
+    ) -> Result<Verdict, SessionError> {
+        let mut verdict = self.policy.decide(action);
+        let askable = matches!(
+            verdict.decision,
+            Decision::Ask | Decision::AgentReview | Decision::AgentThenHuman
+        );
+        // A grant never lifts what the org bundle or a promise caps: those
+        // are asked, or refused, every time.
+        let capped = matches!(verdict.layer, LayerKind::Org | LayerKind::Promise);
+        if askable && !capped && self.grants.contains(action.as_str()) {
+            verdict.decision = Decision::Allow;
+            verdict.help = None;
+            self.append(LogDecision {
+                action: verdict.action.clone(),
+                decision: Decision::Allow.as_str().to_owned(),
+                layer: "grant".to_owned(),
+                rule: "the person's yes to request_action".to_owned(),
+                call_id,
+            })?;
+        } else {
+            self.append(decision_event(&verdict, call_id))?;
+        }
+        Ok(verdict)
+    }
+
+    /// The gate for a decided call: `None` lets it run, `Some` is the
+    /// refusal the model reads.
+    pub(crate) async fn gate(
+        &mut self,
+        call: &ToolCall,
+        verdict: &Verdict,
+    ) -> Result<Option<String>, SessionError> {
+        match verdict.decision {
+            Decision::Allow => Ok(None),
+            Decision::Deny => Ok(Some(denied(verdict))),
+            Decision::Ask => {
+                let yes = self.ask_about(call, verdict, None).await?;
+                Ok((!yes).then(|| approval::refusal(verdict)))
+            }
+            Decision::AgentReview | Decision::AgentThenHuman => {
+                let request = ReviewRequest {
+                    action: &verdict.action,
+                    tool: &call.name,
+                    arguments: &call.arguments,
+                    rule: verdict.rule.as_ref().map_or("", |r| r.text.as_str()),
+                    task: &self.task,
+                };
+                let answer = review(&self.reviewer, &request).await;
+                self.append(Review {
+                    action: verdict.action.clone(),
+                    call_id: Some(call.id.clone()),
+                    reviewer: self.reviewer.label.to_owned(),
+                    approved: answer.approved,
+                    reason: answer.reason.clone(),
+                    usage: LogUsage {
+                        input_tokens: answer.usage.input_tokens,
+                        output_tokens: answer.usage.output_tokens,
+                    },
+                })?;
+                if !answer.approved {
+                    return Ok(Some(approval::reviewer_refusal(verdict, &answer.reason)));
+                }
+                if verdict.decision == Decision::AgentReview {
+                    return Ok(None);
+                }
+                let yes = self.ask_about(call, verdict, Some(&answer.reason)).await?;
+                Ok((!yes).then(|| approval::refusal(verdict)))
+            }
+        }
+    }
+
+    /// Asks a person whether `call` may run; true on yes.
+    async fn ask_about(
+        &mut self,
+        call: &ToolCall,
+        verdict: &Verdict,
+        reviewer_said: Option<&str>,
+    ) -> Result<bool, SessionError> {
+        // The whole call is in the log's tool call; the question shows
+        // enough to decide on.
+        let arguments: String = call.arguments.chars().take(400).collect();
+        let mut question = approval::question(&call.name, &arguments, verdict);
+        if let Some(reason) = reviewer_said {
+            question.push_str(&format!("; the reviewer said yes: {reason}"));
+        }
+        let given = self
+            .ask_person(&verdict.action, question, Wants::YesNo)
+            .await?;
+        Ok(given == Given::Answer(Answer::Yes))
+    }
+
+    /// Puts one question to the person: records `approval.request`, waits
+    /// for the answer on approve.sock and, in the foreground, the terminal
+    /// (the first answer wins), and records `approval.answer`.
+    pub(crate) async fn ask_person(
+        &mut self,
+        action: &str,
+        question: String,
+        wants: Wants,
+    ) -> Result<Given, SessionError> {
+        // The id the request's own event takes: unique in the log, also
+        // across a session carried on by another process.
+        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
+        self.append(ApprovalRequest {
+            request_id: request_id.clone(),
+            action: action.to_owned(),
+            question: question.clone(),
+            kind: match wants {
+                Wants::YesNo => RequestKind::Approval,
+                Wants::Text => RequestKind::Question,
+            },
+        })?;
+        let socket = self.approvals.wait_for_kind(&request_id, wants);
+        let (given, by) = match self.terminal.as_mut() {
+            Some(terminal) => {
+                let first = tokio::select! {
+                    given = socket => (given, "approve.sock"),
+                    given = terminal.ask(&question, wants) => (given, "terminal"),
+                };
+                if first.1 == "approve.sock" {
+                    terminal.say("\n(answered through approve.sock)\n");
+                }
+                first
+            }
+            None => (socket.await, "approve.sock"),
+        };
+        let (answer, text) = match &given {
+            Given::Answer(Answer::Yes) => (LogAnswer::Yes, None),
+            Given::Answer(Answer::No) => (LogAnswer::No, None),
+            Given::Text(text) => (LogAnswer::Yes, Some(text.clone())),
+        };
+        self.append(ApprovalAnswer {
+            request_id,
+            answer,
+            by: by.to_owned(),
+            text,
+        })?;
+        Ok(given)
+    }
+
+    /// Carries out a session tool; its result goes back as the gate.
+    pub(crate) async fn session_tool(
+        &mut self,
+        tool: ToolName,
+        call: &ToolCall,
+    ) -> Result<Gate, SessionError> {
+        self.append(ToolCallEvent {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: history::log_arguments(&call.arguments),
+        })?;
+        let output = match tool {
+            ToolName::AskUser => self.ask_user(call).await?,
+            ToolName::RestrictSelf => self.restrict_self(call)?,
+            ToolName::RequestAction => self.request_action(call).await?,
+            other => ToolOutput::error(format!(
+                "{} is not a session tool; this is a bug in chock",
+                other.as_str()
+            )),
+        };
+        Ok(Gate::Answered(output))
+    }
+
+    async fn ask_user(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
+        let args = match agentic_tools::ask_user(&call.arguments) {
+            Ok(args) => args,
+            Err(err) => return Ok(ToolOutput::error(err.to_string())),
+        };
+        let given = self
+            .ask_person("ask_user", args.question, Wants::Text)
+            .await?;
+        Ok(match given {
+            Given::Text(text) => ToolOutput::ok(format!("the person answered: {text}")),
+            Given::Answer(answer) => ToolOutput::ok(format!("the person answered: {answer}")),
+        })
+    }
+
+    fn restrict_self(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
+        let args = match agentic_tools::restrict_self(&call.arguments) {
+            Ok(args) => args,
+            Err(err) => return Ok(ToolOutput::error(err.to_string())),
+        };
+        let mut rules = Vec::with_capacity(args.rules.len());
+        for rule in &args.rules {
+            match promise_rule(&rule.action, &rule.decision) {
+                Ok(parsed) => rules.push(parsed),
+                Err(why) => {
+                    return Ok(ToolOutput::error(format!(
+                        "no promise was made: the rule for '{}' is not valid: {why}",
+                        rule.action
+                    )));
+                }
+            }
+        }
+        let id = self.policy.restrict(rules);
+        self.append(Promise {
+            promise_id: id.0,
+            rules: args
+                .rules
+                .iter()
+                .map(|r| PromiseRule {
+                    action: r.action.clone(),
+                    decision: r.decision.clone(),
+                })
+                .collect(),
+            reason: args.reason,
+        })?;
+        let listed: Vec<String> = args
+            .rules
+            .iter()
+            .map(|r| format!("{} {}", r.action, r.decision))
+            .collect();
+        Ok(ToolOutput::ok(format!(
+            "promise {} is in force from the next call on: {}. It can only narrow the policy; leaving it is policy.widen (ask with request_action)",
+            id.0,
+            listed.join(", ")
+        )))
+    }
+
+    async fn request_action(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
+        let args = match agentic_tools::request_action(&call.arguments) {
+            Ok(args) => args,
+            Err(err) => return Ok(ToolOutput::error(err.to_string())),
+        };
+        let action: Action = match args.action.trim().parse() {
+            Ok(action) => action,
+            Err(err) => {
+                return Ok(ToolOutput::error(format!(
+                    "'{}' is not an action name: {err}",
+                    args.action
+                )));
+            }
+        };
+        let verdict = self.decide(&action, Some(call.id.clone()))?;
+        if verdict.decision == Decision::Allow {
+            return Ok(ToolOutput::ok(format!(
+                "{action} is already allowed: go ahead"
+            )));
+        }
+        if let Some(Help::Promise { id }) = verdict.help {
+            return self.widen(&action, PromiseId(id), &args.reason, call).await;
+        }
+        if verdict.decision == Decision::Deny || verdict.layer == LayerKind::Org {
+            return Ok(ToolOutput::error(format!(
+                "{action} cannot be granted in a session: {}. Take another way",
+                denied(&verdict)
+            )));
+        }
+        let rule = verdict
+            .rule
+            .as_ref()
+            .map(|r| format!(" (rule {})", r.text))
+            .unwrap_or_default();
+        let question = format!(
+            "the agent asks to be allowed {action} for the rest of this session, saying: {}; the {} says {}{rule}",
+            args.reason.trim(),
+            verdict.layer.describe(),
+            verdict.decision
+        );
+        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
+        let given = self
+            .ask_person(action.as_str(), question, Wants::YesNo)
+            .await?;
+        if given != Given::Answer(Answer::Yes) {
+            return Ok(ToolOutput::error(approval::refusal(&verdict)));
+        }
+        self.grants.insert(action.as_str().to_owned());
+        self.append(Grant {
+            action: action.as_str().to_owned(),
+            request_id,
+        })?;
+        Ok(ToolOutput::ok(format!(
+            "the person said yes: {action} is allowed for the rest of this session"
+        )))
+    }
+
+    /// request_action for an action a promise caps: leaving the promise is
+    /// `policy.widen`, decided and, where it asks, asked.
+    async fn widen(
+        &mut self,
+        action: &Action,
+        id: PromiseId,
+        reason: &str,
+        call: &ToolCall,
+    ) -> Result<ToolOutput, SessionError> {
+        let widen = self.decide(&Action::policy_widen(), Some(call.id.clone()))?;
+        let approved = match widen.decision {
+            Decision::Allow => true,
+            Decision::Deny => false,
+            _ => {
+                let question = format!(
+                    "the agent asks to leave promise {} it made with restrict_self, to use {action}, saying: {}",
+                    id.0,
+                    reason.trim()
+                );
+                let given = self
+                    .ask_person("policy.widen", question, Wants::YesNo)
+                    .await?;
+                given == Given::Answer(Answer::Yes)
+            }
+        };
+        if let Err(err) = self.policy.widen(id, approved) {
+            return Ok(ToolOutput::error(format!(
+                "{action} stays capped: {err}. Keep to the promise or take another way"
+            )));
+        }
+        self.append(PromiseRelease { promise_id: id.0 })?;
+        let now = self.policy.decision(action);
+        Ok(ToolOutput::ok(format!(
+            "promise {} was left; {action} is decided by the policy again and now answers {now}",
+            id.0
+        )))
+    }
+
+    /// Compacts the conversation when it nears the context window.
+    pub(crate) async fn maybe_compact(
+        &mut self,
+        conversation: &mut Vec<Message>,
+    ) -> Result<(), SessionError> {
+        if let Some(Message::User { text }) = conversation
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::User { .. }))
+        {
+            text.clone_into(&mut self.task);
+        }
+        let tokens = self
+            .compaction
+            .last_usage
+            .max(compact::estimate(conversation));
+        if self.compaction.failed || !compact::needed(tokens, self.compaction.window) {
+            return Ok(());
+        }
+        let folded = fold_log(&self.log_path())?.state.conversation;
+        let Some(start) = compact::split(&folded, self.compaction.window) else {
+            return Ok(());
+        };
+        let up_to = folded[start - 1].event_id();
+        let older = history::from_fold(&folded[..start]);
+        let summary =
+            compact::summarise(self.compaction.provider, self.compaction.model, &older).await;
+        match summary {
+            Ok((summary, usage)) if !summary.trim().is_empty() => {
+                self.append(Compaction {
+                    summary,
+                    up_to,
+                    usage: Some(LogUsage {
+                        input_tokens: usage.input_tokens,
+                        output_tokens: usage.output_tokens,
+                    }),
+                })?;
+                let folded = fold_log(&self.log_path())?.state.conversation;
+                *conversation = history::from_fold(&folded);
+                self.compaction.last_usage = 0;
+            }
+            other => {
+                self.compaction.failed = true;
+                let why = match other {
+                    Err(err) => err.to_string(),
+                    Ok(_) => "the summary came back empty".to_owned(),
+                };
+                self.append(Notice {
+                    subject: "compaction".to_owned(),
+                    text: format!(
+                        "the conversation nears the context window ({tokens} of {} tokens) but could not be summarised, so it is sent whole: {why}",
+                        self.compaction.window
+                    ),
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One rule of a promise from the model's words.
+fn promise_rule(action: &str, decision: &str) -> Result<Rule, String> {
+    let decision: Decision = decision.parse().map_err(|e| format!("{e}"))?;
+    Rule::parse(Some(action), decision).map_err(|e| e.to_string())
+}
+
+/// The refusal for a deny, with what would permit it.
+fn denied(verdict: &Verdict) -> String {
+    let help = verdict
+        .help
+        .as_ref()
+        .map(|help| format!("\n{help}"))
+        .unwrap_or_default();
+    format!("{} is denied by the policy.{help}", verdict.action)
+}
