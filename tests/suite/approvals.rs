@@ -2,18 +2,16 @@
 //! its approve.sock, and `chock approve` (a second real process) answers.
 //! The log of each is folded and checked.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Child, Stdio};
 
-use chock_log::fold::{FoldedLog, Status};
+use chock_log::fold::Status;
 use chock_log::{SessionId, StateDir, fold_log};
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::json;
 
 use super::chock;
-use super::kit::{log_values, write_config};
+use super::kit::{approve, log_values, wait_for_pending, write_config};
 
 const ASK_WRITE: &str = ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .ask },\n        },\n    },\n}\n";
 
@@ -43,45 +41,6 @@ fn start_asking_session(state: &Path, project: &TempProject) -> (Child, FakeMode
         .spawn()
         .unwrap();
     (child, fake)
-}
-
-/// Waits until the only session in `state` has a pending approval.
-fn wait_for_pending(state: &Path) -> (SessionId, PathBuf, FoldedLog) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(entries) = std::fs::read_dir(state.join("sessions")) {
-            for entry in entries.flatten() {
-                let id = SessionId::parse(&entry.file_name().to_string_lossy()).unwrap();
-                let log = StateDir::at(state).log_path(&id);
-                if let Ok(folded) = fold_log(&log)
-                    && !folded.state.pending_approvals.is_empty()
-                    && StateDir::at(state).approve_socket(&id).exists()
-                {
-                    return (id, log, folded);
-                }
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no approval was requested in time"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn approve(state: &Path, session: &str, input: &str) -> Output {
-    let mut child = chock(state)
-        .arg("approve")
-        .arg(session)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A refusal before the question exits without reading stdin: a broken
-    // pipe here is that, not a failure.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
 }
 
 fn of_type<'a>(events: &'a [serde_json::Value], kind: &str) -> &'a serde_json::Value {

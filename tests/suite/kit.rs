@@ -1,10 +1,16 @@
 //! What the session tests share: the operator's config in a test's state
 //! dir, finding the session a run made, and reading its log back as JSON.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
-use chock_log::{SessionId, StateDir};
+use chock_log::fold::FoldedLog;
+use chock_log::{SessionId, StateDir, fold_log};
 use serde_json::Value;
+
+use super::chock;
 
 /// Writes the operator's config.zon where `chock(state)` reads it.
 pub(crate) fn write_config(state: &Path, text: &str) {
@@ -66,8 +72,8 @@ impl Running {
     pub(crate) fn spawn(mut command: std::process::Command) -> Running {
         use std::io::BufRead as _;
         let mut child = command
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
@@ -108,4 +114,44 @@ impl Drop for Running {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Waits until the only session in `state` has a pending approval.
+pub(crate) fn wait_for_pending(state: &Path) -> (SessionId, PathBuf, FoldedLog) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(entries) = std::fs::read_dir(state.join("sessions")) {
+            for entry in entries.flatten() {
+                let id = SessionId::parse(&entry.file_name().to_string_lossy()).unwrap();
+                let log = StateDir::at(state).log_path(&id);
+                if let Ok(folded) = fold_log(&log)
+                    && !folded.state.pending_approvals.is_empty()
+                    && StateDir::at(state).approve_socket(&id).exists()
+                {
+                    return (id, log, folded);
+                }
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no approval was requested in time"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `chock approve <session>` with `input` on its stdin.
+pub(crate) fn approve(state: &Path, session: &str, input: &str) -> Output {
+    let mut child = chock(state)
+        .arg("approve")
+        .arg(session)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A refusal before the question exits without reading stdin: a broken
+    // pipe here is that, not a failure.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
 }

@@ -11,7 +11,9 @@ use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
 use super::chock;
-use super::kit::{self, log_values, only_log, workspace_dir, write_config};
+use super::kit::{
+    self, approve, log_values, only_log, wait_for_pending, workspace_dir, write_config,
+};
 
 /// Runs one session in which the model makes `calls` (one turn each) and
 /// then says it is done; returns the log's events.
@@ -229,19 +231,38 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
             .unwrap();
         assert!(status.success(), "git {args:?}");
     }
-    let out = chock(&state)
+    // No terminal here: the project's ask for write_file is answered the
+    // other way the README names, `chock approve`.
+    let run = chock(&state)
         .env("XDG_CONFIG_HOME", demo.path().join("config"))
         .arg("run")
         .arg(demo.path().join("project"))
         .arg("greet the world")
-        .output()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let (id, _, folded) = wait_for_pending(&state);
+    assert_eq!(folded.state.pending_approvals[0].action, "call.write_file");
+    let answered = approve(&state, id.as_str(), "y\n");
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    let out = run.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let events = log_values(&only_log(&state));
+    let answer = events
+        .iter()
+        .find(|e| e["type"] == "approval.answer")
+        .expect("the example asks before writing");
+    assert_eq!(answer["answer"], "yes");
     assert_eq!(
         std::fs::read_to_string(workspace_dir(&events).join("hello.txt")).unwrap(),
         "hello, world\n"
