@@ -14,6 +14,7 @@ pub mod guard;
 pub mod handover;
 pub mod history;
 pub mod net;
+mod owned_socket;
 pub mod provider;
 pub mod review;
 pub mod run;

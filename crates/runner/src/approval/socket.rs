@@ -6,7 +6,6 @@
 //! are taken one at a time, each bounded by a deadline, because there is
 //! only ever one question open.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -55,17 +54,10 @@ impl ApproveSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its socket) and makes it 0600.
     pub fn bind(path: &Path) -> Result<Self, SocketError> {
-        let bind_err = |source| SocketError::Bind {
+        let listener = crate::owned_socket::bind(path).map_err(|source| SocketError::Bind {
             path: path.to_owned(),
             source,
-        };
-        match std::fs::remove_file(path) {
-            Ok(()) => {}
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => return Err(bind_err(err)),
-        }
-        let listener = UnixListener::bind(path).map_err(bind_err)?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(bind_err)?;
+        })?;
         Ok(Self {
             listener,
             path: path.to_owned(),
@@ -194,7 +186,9 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("approve.sock");
             let socket = ApproveSocket::bind(&path).unwrap();
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            let mode = std::os::unix::fs::PermissionsExt::mode(
+                &std::fs::metadata(&path).unwrap().permissions(),
+            );
             assert_eq!(mode & 0o777, 0o600);
             let client = async {
                 let wrong = chock_control::approve::answer(&path, "9", Answer::Yes).await;

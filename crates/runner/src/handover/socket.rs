@@ -11,7 +11,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::convert::Infallible;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -93,17 +92,11 @@ impl HandoverSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its sockets) and makes it 0600.
     pub fn bind(path: &Path) -> Result<Self, HandoverSocketError> {
-        let bind_err = |source| HandoverSocketError::Bind {
-            path: path.to_owned(),
-            source,
-        };
-        match std::fs::remove_file(path) {
-            Ok(()) => {}
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => return Err(bind_err(err)),
-        }
-        let listener = UnixListener::bind(path).map_err(bind_err)?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(bind_err)?;
+        let listener =
+            crate::owned_socket::bind(path).map_err(|source| HandoverSocketError::Bind {
+                path: path.to_owned(),
+                source,
+            })?;
         Ok(Self {
             listener,
             path: path.to_owned(),

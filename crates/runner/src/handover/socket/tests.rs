@@ -49,7 +49,9 @@ const NONE: Holdings = Holdings {
 #[test]
 fn an_ask_is_answered_ready_at_the_boundary_and_a_confirm_hands_over() {
     served(async |socket, path| {
-        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(path).unwrap().permissions(),
+        );
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(
             socket.at_boundary(NONE, 3, None).await,
