@@ -107,7 +107,7 @@ if [ "$SERVE" = 1 ]; then
         test "$(stat -c '%U %a %F' "$serve_sock" 2>&1)" = "$USER_NAME 600 socket"
     check "chock-serve.service is not running before a request" \
         test "$(uctl is-active chock-serve.service)" = inactive
-    status=$(http_status "$USER_NAME")
+    status=$(http_status "$USER_NAME" 2>>"$diag")
     echo "serve to its user: $status" >>"$diag"
     check "a request is answered 200 to the user" test "$status" = "200 OK"
     check "the request started chock-serve.service" \
@@ -127,6 +127,10 @@ fi
     uctl status --no-pager chock-daemon.socket chock-daemon.service
     echo "--- journal of chock-daemon.service"
     journal_lines | tail -n 50
+    if [ "$SERVE" = 1 ]; then
+        echo "--- journal of chock-serve.service"
+        journalctl --no-pager -q -o cat "_SYSTEMD_USER_UNIT=chock-serve.service" 2>&1 | tail -n 30
+    fi
 } >>"$diag" 2>&1
 echo done >>"$out"
 systemctl poweroff --no-block

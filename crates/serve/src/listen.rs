@@ -72,7 +72,12 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = TowerToHyperService::new(router);
+    // A client may shut its side down once the request is sent (socat,
+    // `printf ... | nc`); when that FIN is read with the request, as it is
+    // for the connection that socket-activated serve, hyper would otherwise
+    // close without answering.
     if let Err(err) = hyper::server::conn::http1::Builder::new()
+        .half_close(true)
         .serve_connection(TokioIo::new(stream), service)
         .await
     {
@@ -96,6 +101,7 @@ async fn forbid(stream: UnixStream, message: String) {
     });
     let _ = hyper::server::conn::http1::Builder::new()
         .keep_alive(false)
+        .half_close(true)
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
