@@ -46,6 +46,8 @@ fn idle_session_waiting_on_an_approval() {
     project.write_chock_zon(
         ".{ .policy = .{ .rules = .{ .{ .action = \"call.write_file\", .decision = .ask } } } }\n",
     );
+    // A session works in a worktree of the committed tree.
+    project.commit_all("an ask rule for write_file");
     let fake = FakeModel::with([
         Turn::text("")
             .call(
