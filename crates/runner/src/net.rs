@@ -6,7 +6,7 @@
 //! runtime while a command runs, but the log belongs to the session loop.
 //! So the proxy never writes anything: each decision, each question for a
 //! person, and each background job's start and end is a [`Record`] sent
-//! down a channel, and [`record`] (polled beside the turn by the session)
+//! down a channel, and `record` (polled beside the turn by the session)
 //! appends it. A foreground connection that asks waits on its `Record::Ask`
 //! until the person has answered through approve.sock, exactly as a tool
 //! call's ask does; a background command's connections never ask.
