@@ -21,9 +21,12 @@
 //! there), so the identity a commit is made with is read here, outside, as
 //! git in the workspace sees it, and handed in as `GIT_AUTHOR_*` and
 //! `GIT_COMMITTER_*`; with none configured, commits are made as
-//! "Chock session" <chock@localhost>.
+//! the same neutral identity Chock's own merges use (`Chock
+//! <chock@localhost>`).
 
 use std::path::{Path, PathBuf};
+
+use crate::workspace::{FALLBACK_EMAIL, FALLBACK_NAME, config_value};
 
 /// Paths and variables for one workspace's git.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,8 +71,8 @@ pub(super) fn git_binds(workspace: &Path) -> Option<GitBinds> {
         env.push((format!("GIT_CONFIG_KEY_{n}"), (*key).to_owned()));
         env.push((format!("GIT_CONFIG_VALUE_{n}"), (*value).to_owned()));
     }
-    let name = identity(workspace, "user.name").unwrap_or_else(|| "Chock session".to_owned());
-    let email = identity(workspace, "user.email").unwrap_or_else(|| "chock@localhost".to_owned());
+    let name = config_value(workspace, "user.name").unwrap_or_else(|| FALLBACK_NAME.to_owned());
+    let email = config_value(workspace, "user.email").unwrap_or_else(|| FALLBACK_EMAIL.to_owned());
     for role in ["AUTHOR", "COMMITTER"] {
         env.push((format!("GIT_{role}_NAME"), name.clone()));
         env.push((format!("GIT_{role}_EMAIL"), email.clone()));
@@ -79,20 +82,6 @@ pub(super) fn git_binds(workspace: &Path) -> Option<GitBinds> {
         writable,
         env,
     })
-}
-
-/// One identity key as git in `workspace` reads it (repository, global and
-/// system config), when set.
-fn identity(workspace: &Path, key: &str) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["config", "--get", key])
-        .current_dir(workspace)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let value = String::from_utf8(out.stdout).ok()?.trim().to_owned();
-    (out.status.success() && !value.is_empty()).then_some(value)
 }
 
 /// `path` as written in a git pointer file, relative to `base` when not

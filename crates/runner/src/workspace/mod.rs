@@ -150,6 +150,17 @@ pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> Result<bool, WorkspaceError> 
     Ok(git_output(dir, args)?.status.success())
 }
 
+/// The identity Chock commits under where git has none configured.
+pub(crate) const FALLBACK_NAME: &str = "Chock";
+pub(crate) const FALLBACK_EMAIL: &str = "chock@localhost";
+
+/// One config value as git in `dir` reads it, when set and not empty.
+pub(crate) fn config_value(dir: &Path, key: &str) -> Option<String> {
+    let out = git_output(dir, &["config", "--get", key]).ok()?;
+    let value = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    (out.status.success() && !value.is_empty()).then_some(value)
+}
+
 /// The commits Chock itself makes (a merge) need an identity; the person's
 /// own is used when git has one, else a neutral one.
 pub(crate) fn identity_args(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
@@ -164,10 +175,10 @@ pub(crate) fn identity_args(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
     };
     let mut out = Vec::new();
     if !has("user.name")? {
-        out.extend(["-c".to_owned(), "user.name=Chock".to_owned()]);
+        out.extend(["-c".to_owned(), format!("user.name={FALLBACK_NAME}")]);
     }
     if !has("user.email")? {
-        out.extend(["-c".to_owned(), "user.email=chock@localhost".to_owned()]);
+        out.extend(["-c".to_owned(), format!("user.email={FALLBACK_EMAIL}")]);
     }
     Ok(out)
 }
