@@ -46,7 +46,10 @@ pub(crate) async fn watch(
         if !store::is_owned(&path)
             && !awaits_new_owner(&path, &state, shared.handover_grace, conn).await?
         {
-            // A log nobody holds, and nobody is taking over, will not grow.
+            // A log nobody holds, and nobody is taking over, will not grow;
+            // but its owner may have written its last events between the
+            // read above and letting go, so read it once more.
+            catch_up(&path, &mut state, conn).await?;
             return Ok(());
         }
         loop {
