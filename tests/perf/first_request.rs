@@ -3,6 +3,10 @@
 //! in the same run is `chock --version`, the cost of starting the binary at
 //! all, so the ratio shows what a session adds before it talks to a model:
 //! config parsing, provider setup, the log's creation and its first events.
+//!
+//! With `CHOCK_PERF_STRACE=<file>` set, one more run goes through
+//! `strace -f -tt -e trace=process,execve -o <file>` (not counted), so the
+//! trace shows which processes start before the request and when.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -74,6 +78,9 @@ fn time_to_first_model_request() {
         );
         version.push(start.elapsed());
     }
+    if let Some(out) = std::env::var_os("CHOCK_PERF_STRACE") {
+        traced(&project, Path::new(&out));
+    }
     let run = median(to_request.clone());
     let peer = median(version);
     let fastest = to_request.iter().min().copied().unwrap_or_default();
@@ -87,4 +94,43 @@ fn time_to_first_model_request() {
         ms(peer)
     );
     println!("ratio: {:.2}", run.as_secs_f64() / peer.as_secs_f64());
+}
+
+/// One run under strace, its trace written to `out`, and when the fake
+/// model saw the request, printed so the trace can be read against it.
+fn traced(project: &TempProject, out: &Path) {
+    let state = tempfile::tempdir().unwrap();
+    let fake = FakeModel::with([Turn::text("ok").into()]);
+    let dir = state.path().join("config/chock");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    let inner = chock(state.path());
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-tt", "-e", "trace=process,execve", "-o"])
+        .arg(out)
+        .arg(chock_bin())
+        .args([std::ffi::OsStr::new("run"), project.path().as_os_str()])
+        .arg("hi")
+        .envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env_remove("CHOCK_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let start = Instant::now();
+    assert!(cmd.status().unwrap().success());
+    let first = fake.requests()[0].at;
+    // strace -tt prints the time of day: the request's, to read beside it.
+    let wall = std::time::SystemTime::now() - first.elapsed();
+    let of_day = wall
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        % 86_400.0;
+    println!(
+        "traced run: first request {:.2} ms after spawning strace, at {:02}:{:02}:{:09.6} UTC; trace in {}",
+        ms(first.duration_since(start)),
+        (of_day / 3600.0) as u64,
+        (of_day % 3600.0 / 60.0) as u64,
+        of_day % 60.0,
+        out.display()
+    );
 }

@@ -18,6 +18,7 @@ mod policy;
 mod run;
 mod run_command;
 mod run_network;
+mod run_network_session;
 mod sandbox;
 mod serve;
 mod serve_browser;

@@ -19,10 +19,11 @@ use serde_json::{Value, json};
 
 use super::chock;
 
-const RESOLVE: &str = "allowed.test=127.0.0.1,denied.test=127.0.0.1,asked.test=127.0.0.1";
+const RESOLVE: &str =
+    "allowed.test=127.0.0.1,denied.test=127.0.0.1,asked.test=127.0.0.1,reviewed.test=127.0.0.1";
 
 /// A local HTTP server answering `body` to every request.
-fn origin(body: &'static str) -> u16 {
+pub(super) fn origin(body: &'static str) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -41,7 +42,7 @@ fn origin(body: &'static str) -> u16 {
 
 /// A git project whose committed chock.zon has `net` in `.policy` and the
 /// rules given.
-fn project(net: &str, rules: &[(&str, &str)]) -> TempProject {
+pub(super) fn project(net: &str, rules: &[(&str, &str)]) -> TempProject {
     let project = TempProject::git();
     let mut text = format!(".{{ .policy = .{{ {net} .rules = .{{\n");
     for (action, decision) in rules {
@@ -55,25 +56,35 @@ fn project(net: &str, rules: &[(&str, &str)]) -> TempProject {
     project
 }
 
-const RULES: &[(&str, &str)] = &[
+pub(super) const RULES: &[(&str, &str)] = &[
     ("net.connect.test.allowed", "allow"),
     ("net.connect.test.denied", "deny"),
     ("net.connect.test.asked", "ask"),
     ("net.connect.127.0.0.1", "allow"),
 ];
 
-fn curl(url: &str) -> Value {
+pub(super) fn curl(url: &str) -> Value {
     json!({"command": ["curl", "-sS", "--max-time", "20", url]})
 }
 
 /// Starts `chock run` whose model makes `calls` (one turn each), then says
 /// it is done.
-fn start(state: &Path, project: &Path, calls: &[(&str, &str, Value)]) -> (Child, FakeModel) {
+pub(super) fn start(
+    state: &Path,
+    project: &Path,
+    calls: &[(&str, &str, Value)],
+) -> (Child, FakeModel) {
     let mut turns: Vec<Reply> = calls
         .iter()
         .map(|(id, tool, args)| Turn::text("").call(id, tool, args).into())
         .collect();
     turns.push(Turn::text("Done.").into());
+    start_with(state, project, turns)
+}
+
+/// Starts `chock run` whose model answers `turns` in order (the
+/// reviewer's calls included).
+pub(super) fn start_with(state: &Path, project: &Path, turns: Vec<Reply>) -> (Child, FakeModel) {
     let fake = FakeModel::with(turns);
     let dir = state.join("config").join("chock");
     std::fs::create_dir_all(&dir).unwrap();
@@ -91,7 +102,7 @@ fn start(state: &Path, project: &Path, calls: &[(&str, &str, Value)]) -> (Child,
     (child, fake)
 }
 
-fn log_of(state: &Path) -> (SessionId, PathBuf) {
+pub(super) fn log_of(state: &Path) -> (SessionId, PathBuf) {
     let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name())
@@ -102,7 +113,7 @@ fn log_of(state: &Path) -> (SessionId, PathBuf) {
     (id, log)
 }
 
-fn events(log: &Path) -> Vec<Value> {
+pub(super) fn events(log: &Path) -> Vec<Value> {
     std::fs::read_to_string(log)
         .unwrap()
         .lines()
@@ -112,7 +123,11 @@ fn events(log: &Path) -> Vec<Value> {
 
 /// Runs a whole session to its end; returns the events and what the model
 /// was sent.
-fn session(state: &Path, project: &Path, calls: &[(&str, &str, Value)]) -> (Vec<Value>, FakeModel) {
+pub(super) fn session(
+    state: &Path,
+    project: &Path,
+    calls: &[(&str, &str, Value)],
+) -> (Vec<Value>, FakeModel) {
     let (child, fake) = start(state, project, calls);
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -124,7 +139,7 @@ fn session(state: &Path, project: &Path, calls: &[(&str, &str, Value)]) -> (Vec<
     (events(&log), fake)
 }
 
-fn result_of<'a>(events: &'a [Value], call: &str) -> &'a str {
+pub(super) fn result_of<'a>(events: &'a [Value], call: &str) -> &'a str {
     events
         .iter()
         .find(|e| e["type"] == "tool.result" && e["call_id"] == call)
@@ -133,7 +148,7 @@ fn result_of<'a>(events: &'a [Value], call: &str) -> &'a str {
         .unwrap()
 }
 
-fn net_decisions(events: &[Value]) -> Vec<(String, String)> {
+pub(super) fn net_decisions(events: &[Value]) -> Vec<(String, String)> {
     events
         .iter()
         .filter(|e| {

@@ -502,3 +502,95 @@ fn apply_and_diff_of_a_workspace_deleted_by_hand_name_the_branch() {
     }
     assert_eq!(project.head(), head);
 }
+
+#[test]
+fn the_checkout_is_recorded_before_the_model_answer_and_before_any_tool() {
+    // The checkout is made while the first request is out; the log still
+    // names it before anything the model asked for.
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "w1",
+                "write_file",
+                &json!({"path": "sub/made.txt", "content": "made\n"}),
+            )
+            .into(),
+        Turn::text("done").into(),
+    ]);
+    let (state, project) = setup(&fake);
+    let out = run(
+        state.path(),
+        &["run", project.path().to_str().unwrap(), "go"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let id = sessions(state.path()).remove(0);
+    let st = StateDir::at(state.path());
+    let all = events(&st.log_path(&id));
+    let at = |want: fn(&EventBody) -> bool| all.iter().position(|e| want(&e.body)).unwrap();
+    let open = at(|b| matches!(b, EventBody::WorkspaceOpen(_)));
+    let answer = at(|b| matches!(b, EventBody::AssistantMessage(_)));
+    let call = at(|b| matches!(b, EventBody::ToolCall(_)));
+    assert!(open < answer && answer < call, "{all:#?}");
+    let EventBody::WorkspaceOpen(w) = &all[open].body else {
+        unreachable!()
+    };
+    assert_eq!(w.commit, project.head());
+    assert_eq!(
+        std::fs::read_to_string(st.workspace_dir(&id).join("sub/made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(!project.join("sub/made.txt").exists());
+}
+
+#[test]
+fn a_taken_branch_ends_the_session_with_its_error_in_the_log_and_moves_nothing() {
+    let fake = FakeModel::with([Turn::text("")
+        .call(
+            "w1",
+            "write_file",
+            &json!({"path": "x.txt", "content": "x"}),
+        )
+        .into()]);
+    let (state, project) = setup(&fake);
+    let id = chock_log::SessionId::new();
+    let branch = format!("chock/{}", id.as_str());
+    project.run_git(&["branch", &branch]);
+    let head = project.head();
+    let p = project.path().to_str().unwrap();
+    let out = run(state.path(), &["run", "--session-id", id.as_str(), p, "hi"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains(&format!("the branch {branch} already exists")),
+        "{t}"
+    );
+    assert!(t.contains("git branch -m"), "{t}");
+    let st = StateDir::at(state.path());
+    let all = events(&st.log_path(&id));
+    assert!(workspace_dirs(&all).is_empty(), "{all:#?}");
+    // The model's answer asked for a tool: nothing of it was recorded or run.
+    assert!(
+        !all.iter().any(|e| matches!(
+            e.body,
+            EventBody::ToolCall(_) | EventBody::AssistantMessage(_)
+        )),
+        "{all:#?}"
+    );
+    let Some(EventBody::SessionEnd(end)) = all.last().map(|e| &e.body) else {
+        panic!("no ending: {all:#?}");
+    };
+    assert_eq!(end.reason, EndReason::Error);
+    assert!(end.detail.contains("already exists"), "{}", end.detail);
+    assert!(
+        matches!(
+            fold_log(&st.log_path(&id)).unwrap().state.status,
+            Status::Ended { .. }
+        ),
+        "{all:#?}"
+    );
+    assert!(!st.workspace_dir(&id).exists());
+    assert!(!project.join("x.txt").exists());
+    assert_eq!(project.run_git(&["rev-parse", &branch]).trim(), head);
+    assert_eq!(project.head(), head);
+    assert_eq!(project.run_git(&["status", "--porcelain"]).trim(), "");
+}

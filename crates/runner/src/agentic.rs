@@ -8,9 +8,8 @@
 //! can be replayed by the next owner of the log.
 
 use chock_log::event::{
-    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, Compaction, Decision as LogDecision,
-    Grant, Notice, Promise, PromiseRelease, PromiseRule, RequestKind, Review, ToolCallEvent,
-    Usage as LogUsage,
+    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, Compaction, Grant, Notice, Promise,
+    PromiseRelease, PromiseRule, RequestKind, Review, ToolCallEvent, Usage as LogUsage,
 };
 use chock_log::{EventBody, EventId, fold_log, read_after};
 use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
@@ -70,23 +69,10 @@ impl<F> LogHooks<'_, F> {
         call_id: Option<String>,
     ) -> Result<Verdict, SessionError> {
         let mut verdict = self.policy.decide(action);
-        let askable = matches!(
-            verdict.decision,
-            Decision::Ask | Decision::AgentReview | Decision::AgentThenHuman
-        );
-        // A grant never lifts what the org bundle or a promise caps: those
-        // are asked, or refused, every time.
-        let capped = matches!(verdict.layer, LayerKind::Org | LayerKind::Promise);
-        if askable && !capped && self.grants.contains(action.as_str()) {
+        if crate::net::granted(&verdict, &self.grants) {
             verdict.decision = Decision::Allow;
             verdict.help = None;
-            self.append(LogDecision {
-                action: verdict.action.clone(),
-                decision: Decision::Allow.as_str().to_owned(),
-                layer: "grant".to_owned(),
-                rule: "the person's yes to request_action".to_owned(),
-                call_id,
-            })?;
+            self.append(crate::net::grant_decision(&verdict.action, call_id))?;
         } else {
             self.append(decision_event(&verdict, call_id))?;
         }

@@ -3,20 +3,28 @@
 //! connections, and how those decisions reach the session's one log.
 //!
 //! The router's proxy runs as tasks on the session's own `current_thread`
-//! runtime while a command runs, but the log belongs to the session loop.
-//! So the proxy never writes anything: each decision, each question for a
-//! person, and each background job's start and end is a [`Record`] sent
-//! down a channel, and `record` (polled beside the turn by the session)
-//! appends it. A foreground connection that asks waits on its `Record::Ask`
-//! until the person has answered through approve.sock, exactly as a tool
-//! call's ask does; a background command's connections never ask.
+//! runtime while a command runs, but the log and the session's judgement
+//! belong to the session loop. So the proxy neither writes nor decides:
+//! each connection's host is a [`Record::Decide`] sent down a channel, and
+//! `record` (polled beside the turn by the session) decides it the way
+//! every tool call is decided: by the session's own fold of the policy (its
+//! promises narrow it), its grants (a person's yes to request_action turns
+//! a question into allow), the reviewer for `agent_review` and
+//! `agent_then_human`, and a person through approve.sock for `ask`; the
+//! `decision` event is written as for a tool call. The session hands its
+//! current promises, grants and task over in a [`NetView`] whenever they
+//! may have changed. A background command's connections never ask and are
+//! never reviewed: they get what is allowed outright (or granted).
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::net::IpAddr;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use chock_log::event::{
-    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, BackgroundEnd, BackgroundStart,
+    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, BackgroundEnd, BackgroundStart, Review,
+    Usage as LogUsage,
 };
 use chock_log::{LogWriter, WriteError};
 use chock_policy::{Action, Decision, NetMode, Policy, Verdict};
@@ -24,6 +32,7 @@ use chock_sandbox::net::{BoxFuture, Decider, HostVerdict, Proxy, ProxyConfig, Ro
 use tokio::sync::{mpsc, oneshot};
 
 use crate::approval::ApproveSocket;
+use crate::review::{ReviewRequest, Reviewer, review};
 
 /// A test resolver map, `name=addr,name=addr`: names resolved without DNS
 /// (the internal-address check still applies to their answers, so a rule
@@ -34,13 +43,12 @@ pub const RESOLVE_ENV: &str = "CHOCK_NET_RESOLVE";
 /// Something the network side of a command has for the log.
 #[derive(Debug)]
 pub enum Record {
-    /// A connection's host was decided.
-    Decided(Verdict),
-    /// A foreground connection waits for a person; `reply` takes the answer.
-    Ask {
-        verdict: Verdict,
+    /// A connection waits for its host to be decided; `reply` takes the
+    /// verdict.
+    Decide {
         host: String,
-        reply: oneshot::Sender<bool>,
+        background: bool,
+        reply: oneshot::Sender<HostVerdict>,
     },
     /// A background job started.
     JobStart { job_id: String, command: String },
@@ -180,45 +188,176 @@ impl SessionDecider {
         if let Some(closed) = &self.closed {
             return HostVerdict::Refuse(closed.clone());
         }
-        let action = match Action::net_connect(host) {
-            Ok(action) => action,
-            Err(err) => return HostVerdict::Refuse(format!("malformed host {host:?}: {err}")),
-        };
-        let verdict = if self.background {
-            self.policy.decide_background(&action)
-        } else {
-            self.policy.decide(&action)
-        };
-        let _ = self.records.send(Record::Decided(verdict.clone()));
-        if verdict.permits() {
-            return HostVerdict::Allow;
+        if let Err(err) = Action::net_connect(host) {
+            return HostVerdict::Refuse(format!("malformed host {host:?}: {err}"));
         }
-        let why = if self.background {
-            format!(
-                "a background command gets only what is allowed outright ({} here)",
-                verdict.decision
-            )
-        } else if verdict.decision == Decision::Ask {
-            let (reply, answer) = oneshot::channel();
-            let asked = self.records.send(Record::Ask {
-                verdict: verdict.clone(),
-                host: host.to_owned(),
-                reply,
-            });
-            if asked.is_ok() && answer.await == Ok(true) {
-                return HostVerdict::Allow;
-            }
-            "a person answered no".to_owned()
-        } else if verdict.refused() {
-            format!("the policy answers {}", verdict.decision)
-        } else {
-            format!(
-                "the policy answers {}, which this session cannot give yet",
-                verdict.decision
-            )
+        let (reply, verdict) = oneshot::channel();
+        let ending = || {
+            HostVerdict::Refuse(format!(
+                "the connection to {host} was not decided: the session is ending"
+            ))
         };
-        HostVerdict::Refuse(chock_sandbox::net::refusal(&verdict, &why))
+        // A failed send hands the record, and with it `reply`, back: it is
+        // dropped here, never awaited.
+        if self
+            .records
+            .send(Record::Decide {
+                host: host.to_owned(),
+                background: self.background,
+                reply,
+            })
+            .is_err()
+        {
+            return ending();
+        }
+        verdict.await.unwrap_or_else(|_| ending())
     }
+}
+
+/// What the session's judgement is right now, as the network side needs
+/// it: the policy with the session's promises folded in, the actions a
+/// person granted, and the person's latest message (shown to a reviewer).
+#[derive(Debug, Clone)]
+pub(crate) struct NetView {
+    pub(crate) policy: Policy,
+    pub(crate) grants: BTreeSet<String>,
+    pub(crate) task: String,
+}
+
+/// Who decides a connection on the session's side: its current view and
+/// its reviewer.
+pub(crate) struct Judge<'a> {
+    pub(crate) view: Rc<RefCell<NetView>>,
+    pub(crate) reviewer: Reviewer<'a>,
+}
+
+/// Whether a grant turns `verdict` into allow: a question (ask or a
+/// review) about an action the person granted, unless the org bundle or a
+/// promise caps it (those are asked, or refused, every time).
+pub(crate) fn granted(verdict: &Verdict, grants: &BTreeSet<String>) -> bool {
+    let askable = matches!(
+        verdict.decision,
+        Decision::Ask | Decision::AgentReview | Decision::AgentThenHuman
+    );
+    let capped = matches!(
+        verdict.layer,
+        chock_policy::LayerKind::Org | chock_policy::LayerKind::Promise
+    );
+    askable && !capped && grants.contains(verdict.action.as_str())
+}
+
+/// The `decision` event of a grant.
+pub(crate) fn grant_decision(action: &str, call_id: Option<String>) -> chock_log::event::Decision {
+    chock_log::event::Decision {
+        action: action.to_owned(),
+        decision: Decision::Allow.as_str().to_owned(),
+        layer: "grant".to_owned(),
+        rule: "the person's yes to request_action".to_owned(),
+        call_id,
+    }
+}
+
+/// Decides one connection's host as a tool call is decided, recording the
+/// `decision` (and any `review` and question); `approvals` is `None` when
+/// the session is ending and nobody can be asked.
+async fn decide(
+    host: &str,
+    background: bool,
+    log: &RefCell<LogWriter>,
+    approvals: Option<&ApproveSocket>,
+    judge: &Judge<'_>,
+) -> Result<HostVerdict, WriteError> {
+    let action = match Action::net_connect(host) {
+        Ok(action) => action,
+        Err(err) => {
+            return Ok(HostVerdict::Refuse(format!(
+                "malformed host {host:?}: {err}"
+            )));
+        }
+    };
+    // The view is read and let go at once: a promise or grant made while
+    // this connection waits on a person applies to the next one.
+    let (verdict, is_granted, task) = {
+        let view = judge.view.borrow();
+        let verdict = if background {
+            view.policy.decide_background(&action)
+        } else {
+            view.policy.decide(&action)
+        };
+        let is_granted = granted(&verdict, &view.grants);
+        (verdict, is_granted, view.task.clone())
+    };
+    if is_granted {
+        log.borrow_mut()
+            .append(grant_decision(&verdict.action, None))?;
+        return Ok(HostVerdict::Allow);
+    }
+    log.borrow_mut()
+        .append(crate::session::decision_event(&verdict, None))?;
+    if verdict.permits() {
+        return Ok(HostVerdict::Allow);
+    }
+    let why = if background {
+        format!(
+            "a background command gets only what is allowed outright ({} here)",
+            verdict.decision
+        )
+    } else {
+        match verdict.decision {
+            Decision::Allow => return Ok(HostVerdict::Allow),
+            Decision::Deny => format!("the policy answers {}", verdict.decision),
+            Decision::Ask => match approvals {
+                Some(approvals) if ask(&verdict, host, log, approvals, None).await? => {
+                    return Ok(HostVerdict::Allow);
+                }
+                Some(_) => "a person answered no".to_owned(),
+                None => "the session is ending and nobody can be asked".to_owned(),
+            },
+            Decision::AgentReview | Decision::AgentThenHuman => {
+                let arguments = format!("a command connects to {host}");
+                let request = ReviewRequest {
+                    action: &verdict.action,
+                    tool: "run_command",
+                    arguments: &arguments,
+                    rule: verdict.rule.as_ref().map_or("", |r| r.text.as_str()),
+                    task: &task,
+                };
+                let answer = review(&judge.reviewer, &request).await;
+                log.borrow_mut().append(Review {
+                    action: verdict.action.clone(),
+                    call_id: None,
+                    reviewer: judge.reviewer.label.to_owned(),
+                    approved: answer.approved,
+                    reason: answer.reason.clone(),
+                    usage: LogUsage {
+                        input_tokens: answer.usage.input_tokens,
+                        output_tokens: answer.usage.output_tokens,
+                    },
+                })?;
+                if !answer.approved {
+                    return Ok(HostVerdict::Refuse(crate::approval::reviewer_refusal(
+                        &verdict,
+                        &answer.reason,
+                    )));
+                }
+                if verdict.decision == Decision::AgentReview {
+                    return Ok(HostVerdict::Allow);
+                }
+                match approvals {
+                    Some(approvals)
+                        if ask(&verdict, host, log, approvals, Some(&answer.reason)).await? =>
+                    {
+                        return Ok(HostVerdict::Allow);
+                    }
+                    Some(_) => "a person answered no after the reviewer's yes".to_owned(),
+                    None => "the session is ending and nobody can be asked".to_owned(),
+                }
+            }
+        }
+    };
+    Ok(HostVerdict::Refuse(chock_sandbox::net::refusal(
+        &verdict, &why,
+    )))
 }
 
 impl Decider for SessionDecider {
@@ -234,27 +373,31 @@ impl Decider for SessionDecider {
     }
 }
 
-/// Appends every record as it comes; returns only when the log cannot be
-/// written (or, never in a session, when every sender is gone).
+/// Decides and appends every record as it comes; returns only when the log
+/// cannot be written (or, never in a session, when every sender is gone).
+/// Records are taken one at a time: a connection waiting on a person holds
+/// the next one back, as a tool call's question holds the turn.
 pub(crate) async fn record(
     records: &mut mpsc::UnboundedReceiver<Record>,
     log: &RefCell<LogWriter>,
     approvals: &ApproveSocket,
+    judge: &Judge<'_>,
 ) -> Result<(), WriteError> {
     while let Some(rec) = records.recv().await {
-        apply(rec, log, Some(approvals)).await?;
+        apply(rec, log, Some(approvals), judge).await?;
     }
     std::future::pending().await
 }
 
-/// Appends what is already queued, without waiting; an ask still queued is
-/// answered no (the session is ending; nobody will be asked).
+/// Appends what is already queued, without waiting; a connection still
+/// queued is decided without asking anyone (the session is ending).
 pub(crate) async fn drain(
     records: &mut mpsc::UnboundedReceiver<Record>,
     log: &RefCell<LogWriter>,
+    judge: &Judge<'_>,
 ) -> Result<(), WriteError> {
     while let Ok(rec) = records.try_recv() {
-        apply(rec, log, None).await?;
+        apply(rec, log, None, judge).await?;
     }
     Ok(())
 }
@@ -263,23 +406,16 @@ async fn apply(
     rec: Record,
     log: &RefCell<LogWriter>,
     approvals: Option<&ApproveSocket>,
+    judge: &Judge<'_>,
 ) -> Result<(), WriteError> {
     match rec {
-        Record::Decided(verdict) => {
-            log.borrow_mut()
-                .append(crate::session::decision_event(&verdict, None))?;
-        }
-        Record::Ask {
-            verdict,
+        Record::Decide {
             host,
+            background,
             reply,
         } => {
-            let Some(approvals) = approvals else {
-                let _ = reply.send(false);
-                return Ok(());
-            };
-            let yes = ask(&verdict, &host, log, approvals).await?;
-            let _ = reply.send(yes);
+            let verdict = decide(&host, background, log, approvals, judge).await?;
+            let _ = reply.send(verdict);
         }
         Record::JobStart { job_id, command } => {
             log.borrow_mut().append(BackgroundStart {
@@ -309,6 +445,7 @@ async fn ask(
     host: &str,
     log: &RefCell<LogWriter>,
     approvals: &ApproveSocket,
+    reviewer_said: Option<&str>,
 ) -> Result<bool, WriteError> {
     let request_id = {
         let mut log = log.borrow_mut();
@@ -322,9 +459,13 @@ async fn ask(
             request_id: request_id.clone(),
             action: verdict.action.clone(),
             question: format!(
-                "allow {}? a command the model runs (run_command) connects to {host}; the {} says ask{rule}",
+                "allow {}? a command the model runs (run_command) connects to {host}; the {} says {}{rule}{}",
                 verdict.action,
-                verdict.layer.describe()
+                verdict.layer.describe(),
+                verdict.decision,
+                reviewer_said
+                    .map(|reason| format!("; the reviewer said yes: {reason}"))
+                    .unwrap_or_default()
             ),
             kind: chock_log::event::RequestKind::Approval,
         })?;
@@ -370,61 +511,70 @@ mod tests {
     }
 
     #[test]
-    fn every_verdict_is_recorded_and_an_ask_waits_for_its_answer() {
+    fn every_host_is_handed_to_the_session_and_its_verdict_is_the_answer() {
         let (_dir, policy) = policy("");
         let (tx, mut rx) = mpsc::unbounded_channel();
         let net = NetSetup::new(&policy, tx);
         let decider = net.decider(false);
         block_on(async {
-            assert_eq!(decider.decide("allowed.test").await, HostVerdict::Allow);
-            let Some(Record::Decided(v)) = rx.recv().await else {
-                panic!("no record")
-            };
-            assert_eq!(v.action, "net.connect.test.allowed");
-            let HostVerdict::Refuse(why) = decider.decide("denied.test").await else {
-                panic!("deny allowed")
-            };
-            assert!(
-                why.contains("net.connect.test.denied refused: the policy answers deny"),
-                "{why}"
-            );
-            assert!(matches!(rx.recv().await, Some(Record::Decided(_))));
-            let (asked, answered) = tokio::join!(decider.decide("asked.test"), async {
-                assert!(matches!(rx.recv().await, Some(Record::Decided(_))));
-                let Some(Record::Ask { host, reply, .. }) = rx.recv().await else {
-                    panic!("no question")
+            let (verdict, ()) = tokio::join!(decider.decide("asked.test"), async {
+                let Some(Record::Decide {
+                    host,
+                    background,
+                    reply,
+                }) = rx.recv().await
+                else {
+                    panic!("no record")
                 };
                 assert_eq!(host, "asked.test");
-                reply.send(true).unwrap();
+                assert!(!background);
+                reply.send(HostVerdict::Refuse("no".to_owned())).unwrap();
             });
-            let () = answered;
-            assert_eq!(asked, HostVerdict::Allow);
+            assert_eq!(verdict, HostVerdict::Refuse("no".to_owned()));
             let HostVerdict::Refuse(why) = decider.decide("exa mple").await else {
                 panic!("a malformed host allowed")
             };
             assert!(why.starts_with("malformed host"), "{why}");
+            assert!(rx.try_recv().is_err(), "a malformed host is not decided");
+        });
+        // A session that went away refuses rather than hangs.
+        drop(rx);
+        block_on(async {
+            let HostVerdict::Refuse(why) = decider.decide("allowed.test").await else {
+                panic!("allowed with nobody deciding")
+            };
+            assert!(why.contains("the session is ending"), "{why}");
         });
     }
 
     #[test]
-    fn a_background_command_never_asks_and_background_none_closes_it() {
-        let (_dir, policy) = policy("");
+    fn a_grant_lifts_a_question_but_not_a_deny_nor_a_promise() {
+        let (_dir, mut policy) = policy("");
+        let grants: BTreeSet<String> = [
+            "net.connect.test.asked",
+            "net.connect.test.denied",
+            "net.connect.test.allowed",
+        ]
+        .map(str::to_owned)
+        .into();
+        let decide =
+            |policy: &Policy, host: &str| policy.decide(&Action::net_connect(host).unwrap());
+        assert!(granted(&decide(&policy, "asked.test"), &grants));
+        assert!(!granted(&decide(&policy, "denied.test"), &grants));
+        assert!(!granted(&decide(&policy, "allowed.test"), &grants));
+        // A promise that narrows allow to ask is asked every time.
+        policy.restrict(vec![
+            chock_policy::Rule::parse(Some("net.connect.test.allowed"), Decision::Ask).unwrap(),
+        ]);
+        let capped = decide(&policy, "allowed.test");
+        assert_eq!(capped.decision, Decision::Ask);
+        assert_eq!(capped.layer, chock_policy::LayerKind::Promise);
+        assert!(!granted(&capped, &grants));
+    }
+
+    #[test]
+    fn a_background_command_with_background_none_is_refused_before_the_session_is_asked() {
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let net = NetSetup::new(&policy, tx.clone());
-        block_on(async {
-            let HostVerdict::Refuse(why) = net.decider(true).decide("asked.test").await else {
-                panic!("a background ask allowed")
-            };
-            assert!(
-                why.contains("a background command gets only what is allowed outright"),
-                "{why}"
-            );
-            assert!(matches!(rx.recv().await, Some(Record::Decided(_))));
-            assert!(
-                rx.try_recv().is_err(),
-                "no question for a background command"
-            );
-        });
         let (_dir, policy) = policy_none();
         let net = NetSetup::new(&policy, tx);
         block_on(async {

@@ -15,6 +15,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use chock_log::event::{
     AssistantMessage, Decision as LogDecision, EndReason, Handover, Notice,
@@ -29,7 +30,7 @@ use crate::config::SearchConfig;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
-use crate::net::{self, NetSetup};
+use crate::net::{self, Judge, NetSetup, NetView};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
 use crate::tools::{
@@ -37,6 +38,7 @@ use crate::tools::{
     run_command, serve_port,
 };
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
+use crate::workspace::{Opened, Pending, WorkspaceError};
 
 /// What a session needs before it starts.
 #[derive(Debug)]
@@ -89,6 +91,9 @@ pub enum SessionError {
     Handovers(#[from] HandoverSocketError),
     #[error("cannot use {} as the session's workspace: {detail}", path.display())]
     Workspace { path: PathBuf, detail: String },
+    /// The checkout made beside the first model request failed.
+    #[error(transparent)]
+    Checkout(WorkspaceError),
 }
 
 /// Starts a new session with `message` and runs it to its end. `on_text`
@@ -127,26 +132,66 @@ pub async fn run_new(
         text: message.to_owned(),
     });
     let root = workspace.root().to_owned();
-    drive(setup, writer, id, &root, conversation, on_text, interrupt).await
+    let (outcome, _) = drive(
+        setup,
+        writer,
+        id,
+        &root,
+        Checkout::Ready,
+        conversation,
+        on_text,
+        interrupt,
+    )
+    .await?;
+    Ok(outcome)
+}
+
+/// The session's workspace as `drive` starts: there already, or a checkout
+/// still being made, with the `workspace.integrate` decision to record
+/// beside its `workspace.open` once it is.
+#[derive(Debug)]
+pub(crate) enum Checkout {
+    Ready,
+    Pending {
+        pending: Pending,
+        integrate: LogDecision,
+    },
+    Opened(Opened),
 }
 
 /// Runs the turn for a session whose log is open and whose opening events
 /// are written: reads sandbox.jit, binds approve.sock, runs the turn with
 /// every step recorded, and ends the session with a reason. Every way a
 /// session starts (new, in a workspace, carried on) comes through here.
+///
+/// A checkout still being made is waited for when the model's first answer
+/// is in, before it is recorded and before any tool runs, and its
+/// `workspace.open` written then; one that fails ends the session with its
+/// error in the log (`session.end`) and returns it. The checkout made is
+/// handed back.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call per way a session starts; a struct would only rename them"
+)]
 pub(crate) async fn drive(
     setup: &SessionSetup<'_>,
     writer: LogWriter,
     id: SessionId,
     root: &Path,
+    checkout: Checkout,
     mut conversation: Vec<Message>,
     on_text: impl FnMut(&str),
     interrupt: impl Future<Output = ()>,
-) -> Result<SessionOutcome, SessionError> {
-    let workspace = Workspace::new(root).map_err(|err| SessionError::Workspace {
-        path: root.to_owned(),
-        detail: err.to_string(),
-    })?;
+) -> Result<(SessionOutcome, Option<Opened>), SessionError> {
+    let workspace = match &checkout {
+        Checkout::Pending { .. } => Workspace::planned(root.to_owned()),
+        Checkout::Ready | Checkout::Opened(_) => {
+            Workspace::new(root).map_err(|err| SessionError::Workspace {
+                path: root.to_owned(),
+                detail: err.to_string(),
+            })?
+        }
+    };
     // sandbox.jit is read before the first turn, where nobody can be asked:
     // only allow turns write-xor-execute off.
     let jit = setup
@@ -179,6 +224,16 @@ pub(crate) async fn drive(
         model: setup.model,
         label: setup.model_label,
     };
+    let reviewer = setup.reviewer.unwrap_or(own);
+    let net_view = Rc::new(RefCell::new(NetView {
+        policy: setup.policy.clone(),
+        grants: BTreeSet::new(),
+        task: String::new(),
+    }));
+    let judge = Judge {
+        view: Rc::clone(&net_view),
+        reviewer,
+    };
     let mut hooks = LogHooks {
         writer: &writer,
         policy: setup.policy.clone(),
@@ -192,7 +247,7 @@ pub(crate) async fn drive(
         } else {
             None
         },
-        reviewer: setup.reviewer.unwrap_or(own),
+        reviewer,
         compaction: Compactor {
             provider: setup.provider,
             model: setup.model,
@@ -201,35 +256,60 @@ pub(crate) async fn drive(
             failed: false,
         },
         task: String::new(),
+        checkout,
+        net_view,
         on_text,
     };
     // Promises and grants made earlier in a carried-on session bind this
     // process too.
     hooks.replay()?;
+    hooks.publish();
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
     // The network's records are appended as they come, beside the turn.
     // Handover asks are taken beside the turn and answered at its
     // boundaries.
     let end = tokio::select! {
-        end = run_turn(&cx, &mut conversation, &mut hooks) => Some(end?),
-        () = interrupt => None,
-        recorded = net::record(&mut net_records, &writer, &approvals) => {
-            recorded?;
-            None
+        end = run_turn(&cx, &mut conversation, &mut hooks) => end.map(Some),
+        () = interrupt => Ok(None),
+        recorded = net::record(&mut net_records, &writer, &approvals, &judge) => {
+            recorded.map(|()| None).map_err(SessionError::from)
         }
         never = handover.serve() => match never {},
+    };
+    // A turn that ended before the model's first answer (a provider error,
+    // Ctrl-C) still waits for its checkout, so the log names the workspace
+    // that exists, or says why none does.
+    let end = end.and_then(|end| hooks.settle().map(|()| end));
+    let opened = match std::mem::replace(&mut hooks.checkout, Checkout::Ready) {
+        Checkout::Opened(opened) => Some(opened),
+        Checkout::Ready | Checkout::Pending { .. } => None,
+    };
+    let end = match end {
+        Ok(end) => Ok(end),
+        Err(SessionError::Checkout(err)) => Err(err),
+        Err(other) => return Err(other),
     };
     drop(hooks);
     // Background jobs do not outlive the session: each still running is
     // killed, and its end recorded. A session that hands over holds none:
     // it said ready only once the log showed every job ended.
     commands.finish().await;
-    net::drain(&mut net_records, &writer).await?;
+    net::drain(&mut net_records, &writer, &judge).await?;
     let mut writer = writer.into_inner();
     writer.append(LogTurnEnd {})?;
+    let end = match end {
+        Ok(end) => end,
+        Err(err) => {
+            writer.append(SessionEnd {
+                reason: EndReason::Error,
+                detail: err.to_string(),
+            })?;
+            return Err(SessionError::Checkout(err));
+        }
+    };
     if matches!(end, Some(TurnEnd::HandOver)) {
-        return hand_over(writer, id, approvals, handover).await;
+        return Ok((hand_over(writer, id, approvals, handover).await?, opened));
     }
     let (reason, detail) = match end {
         Some(end) => ending(end),
@@ -242,12 +322,15 @@ pub(crate) async fn drive(
         reason,
         detail: detail.clone(),
     })?;
-    Ok(SessionOutcome {
-        id,
-        log: writer.path().to_owned(),
-        reason,
-        detail,
-    })
+    Ok((
+        SessionOutcome {
+            id,
+            log: writer.path().to_owned(),
+            reason,
+            detail,
+        },
+        opened,
+    ))
 }
 
 /// The session's end after a confirmed handover: the ending is written and
@@ -354,6 +437,11 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) compaction: Compactor<'w>,
     /// The person's latest message, shown to the reviewer.
     pub(crate) task: String,
+    /// The workspace's checkout, waited for before anything depends on it.
+    pub(crate) checkout: Checkout,
+    /// The promises, grants and task the network's decisions read
+    /// (`crate::net`), handed over by [`LogHooks::publish`].
+    pub(crate) net_view: Rc<RefCell<NetView>>,
     pub(crate) on_text: F,
 }
 
@@ -369,6 +457,36 @@ pub(crate) struct Compactor<'w> {
 }
 
 impl<F> LogHooks<'_, F> {
+    /// Waits for a checkout still being made and records it: its
+    /// `workspace.open` and the `workspace.integrate` decision. Nothing
+    /// after the first model request depends on the workspace before this
+    /// (the answer is recorded after it, the tools run after that). The
+    /// wait blocks the session's thread, which has nothing else to do: the
+    /// model has answered and no tool may run yet.
+    pub(crate) fn settle(&mut self) -> Result<(), SessionError> {
+        match std::mem::replace(&mut self.checkout, Checkout::Ready) {
+            Checkout::Pending { pending, integrate } => {
+                let opened = pending.finish().map_err(SessionError::Checkout)?;
+                self.append(opened.event())?;
+                self.append(integrate)?;
+                self.checkout = Checkout::Opened(opened);
+            }
+            other => self.checkout = other,
+        }
+        Ok(())
+    }
+
+    /// Hands the session's current promises, grants and task to the
+    /// network's decisions. Called before every tool call and after every
+    /// session tool (which may make a promise or a grant), so a connection
+    /// is decided by what the session has said so far, as a tool call is.
+    pub(crate) fn publish(&self) {
+        let mut view = self.net_view.borrow_mut();
+        view.policy.clone_from(&self.policy);
+        view.grants.clone_from(&self.grants);
+        view.task.clone_from(&self.task);
+    }
+
     pub(crate) fn append(
         &self,
         body: impl Into<chock_log::event::EventBody>,
@@ -385,6 +503,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
     }
 
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), SessionError> {
+        self.settle()?;
         let usage = turn.usage.unwrap_or_default();
         self.compaction.last_usage = usage.input_tokens.saturating_add(usage.output_tokens);
         self.append(AssistantMessage {
@@ -407,10 +526,16 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
     }
 
     async fn before_tool(&mut self, call: &ToolCall) -> Result<Gate, SessionError> {
+        // Settled at the answer already; kept here so that no path to a
+        // tool can pass an unmade checkout.
+        self.settle()?;
+        self.publish();
         // The session tools are carried out here: they ask a person or
         // change the session's own policy.
         if let Some(tool) = ToolName::parse(&call.name).filter(|t| t.is_session_tool()) {
-            return self.session_tool(tool, call).await;
+            let gate = self.session_tool(tool, call).await;
+            self.publish();
+            return gate;
         }
         // A tool with a `call.` action is decided there, with the decision
         // recorded; an unknown tool is answered by the tool layer, and the

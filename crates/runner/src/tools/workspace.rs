@@ -46,6 +46,13 @@ impl Workspace {
         })
     }
 
+    /// A workspace rooted at `root` as given, for a checkout that is still
+    /// being made: `root` must be the path [`Workspace::new`] will give once
+    /// it exists (canonical), and no tool may run before it does.
+    pub fn planned(root: PathBuf) -> Self {
+        Self { root }
+    }
+
     /// The canonical root.
     pub fn root(&self) -> &Path {
         &self.root

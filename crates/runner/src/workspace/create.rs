@@ -11,12 +11,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 use chock_log::event::WorkspaceOpen;
 use chock_log::{SessionId, StateDir};
 
 use super::{
-    WorkspaceError, branch_name, changed_files, git, git_ok, git_output, rev, summarize, toplevel,
+    WorkspaceError, branch_name, git, git_ok, git_output, porcelain_lines, rev, summarize, toplevel,
 };
 
 /// What a new workspace starts from.
@@ -58,37 +59,62 @@ impl Opened {
     }
 }
 
-/// Where the repository of `project` is, the commit `HEAD` names and
-/// whether `HEAD` is a branch, in one git call (a session's start waits for
-/// every call); `None` when git could not answer all three.
-fn head_facts(project: &Path) -> Result<Option<(PathBuf, String, bool)>, WorkspaceError> {
-    let out = git_output(
-        project,
-        &[
-            "rev-parse",
-            "--show-toplevel",
-            "HEAD^{commit}",
-            "--symbolic-full-name",
-            "HEAD",
-        ],
-    )?;
+/// The facts of the person's repository a new workspace starts from,
+/// asked with one `git rev-parse` (its top level, the commit `HEAD` names,
+/// whether `HEAD` is a branch); `None` when git could not answer all three.
+fn head_facts(out: &std::process::Output) -> Option<(PathBuf, String, bool)> {
     if !out.status.success() {
-        return Ok(None);
+        return None;
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
-    Ok(match (lines.next(), lines.next(), lines.next()) {
+    match (lines.next(), lines.next(), lines.next()) {
         (Some(repo), Some(commit), Some(head)) => Some((
             PathBuf::from(repo),
             commit.to_owned(),
             head.starts_with("refs/heads/"),
         )),
         _ => None,
-    })
+    }
 }
 
-/// Creates the workspace of a new session.
+/// A workspace that passed every check and is not made yet.
+#[derive(Debug)]
+pub struct Checked {
+    repo: PathBuf,
+    commit: String,
+    prefix: PathBuf,
+    dir: PathBuf,
+    branch: String,
+    session: String,
+    /// What `--allow-dirty` will copy in (empty without it).
+    dirty: Vec<String>,
+}
+
+/// A workspace whose `git worktree add` is running; [`Pending::finish`]
+/// waits for it.
+#[derive(Debug)]
+pub struct Pending {
+    checked: Checked,
+    child: Child,
+}
+
+/// Creates the workspace of a new session: [`check`], [`Checked::start`]
+/// and [`Pending::finish`] in a row.
 pub fn create(options: &CreateOptions<'_>) -> Result<Opened, WorkspaceError> {
+    check(options)?.start()?.finish()
+}
+
+/// Every check a new workspace needs, before anything is made: the
+/// repository, its commit, a branch checked out, a clean tree (or
+/// `--allow-dirty`), a free directory. The branch name is checked by
+/// `git worktree add` itself, which refuses a taken one before it writes
+/// anything ([`Pending::finish`] says so).
+///
+/// The two questions for git (`rev-parse` and `status`) run side by side:
+/// a session's first model request waits for both, and each is mostly the
+/// cost of starting git.
+pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
     let project = options
         .project
         .canonicalize()
@@ -97,7 +123,25 @@ pub fn create(options: &CreateOptions<'_>) -> Result<Opened, WorkspaceError> {
             path: options.project.to_owned(),
             source,
         })?;
-    let (repo, commit, on_branch) = match head_facts(&project)? {
+    let facts = spawn_git(
+        &project,
+        &[
+            "rev-parse",
+            "--show-toplevel",
+            "HEAD^{commit}",
+            "--symbolic-full-name",
+            "HEAD",
+        ],
+    )?;
+    // Porcelain paths are relative to the top level from any directory in
+    // the repository, so the status need not wait for rev-parse's answer.
+    let status = spawn_git(
+        &project,
+        &["status", "--porcelain=v1", "--untracked-files=all"],
+    )?;
+    let facts = facts.wait_with_output().map_err(WorkspaceError::NoGit)?;
+    let status = status.wait_with_output().map_err(WorkspaceError::NoGit)?;
+    let (repo, commit, on_branch) = match head_facts(&facts) {
         Some(facts) => facts,
         // Asked one by one only when the one call failed, so the error
         // says which.
@@ -121,66 +165,171 @@ pub fn create(options: &CreateOptions<'_>) -> Result<Opened, WorkspaceError> {
     if !on_branch {
         return Err(WorkspaceError::DetachedHead { repo, commit });
     }
-    let dirty = changed_files(&repo)?;
+    if !status.status.success() {
+        return Err(WorkspaceError::Git {
+            args: "status --porcelain=v1 --untracked-files=all".to_owned(),
+            dir: project,
+            stderr: String::from_utf8_lossy(&status.stderr).trim().to_owned(),
+        });
+    }
+    let dirty = porcelain_lines(&String::from_utf8_lossy(&status.stdout));
     if !dirty.is_empty() && !options.allow_dirty {
         return Err(WorkspaceError::Dirty {
             repo,
             files: summarize(&dirty),
         });
     }
-    let session = options.session.as_str();
-    let branch = branch_name(session);
-    if git_ok(
-        &repo,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{branch}"),
-        ],
-    )? {
-        return Err(WorkspaceError::BranchTaken {
-            repo,
-            branch,
-            session: session.to_owned(),
-        });
-    }
+    let session = options.session.as_str().to_owned();
     let dir = options.state.workspace_dir(options.session);
     if fs::symlink_metadata(&dir).is_ok() {
-        return Err(WorkspaceError::DirTaken {
-            dir,
-            session: session.to_owned(),
-        });
+        return Err(WorkspaceError::DirTaken { dir, session });
     }
     options.state.ensure_workspaces()?;
-    let dir_text = dir.to_string_lossy().into_owned();
-    git(
-        &repo,
-        &[
-            "worktree", "add", "--quiet", "-b", &branch, &dir_text, &commit,
-        ],
-    )?;
-    let copied = if options.allow_dirty && !dirty.is_empty() {
-        match copy_dirty(&repo, &dir) {
-            Ok(copied) => copied,
-            Err(err) => {
-                // Leave nothing half made: the person's files were only read.
-                let _ = git_output(&repo, &["worktree", "remove", "--force", &dir_text]);
-                let _ = git_output(&repo, &["branch", "-D", &branch]);
-                return Err(err);
-            }
-        }
-    } else {
-        Vec::new()
-    };
-    Ok(Opened {
-        root: dir.join(prefix),
+    Ok(Checked {
         repo,
-        dir,
         commit,
-        branch,
-        copied,
+        prefix,
+        branch: branch_name(&session),
+        dir,
+        session,
+        dirty: if options.allow_dirty {
+            dirty
+        } else {
+            Vec::new()
+        },
     })
+}
+
+impl Checked {
+    /// The checkout's directory, known before it is made.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The commit the checkout starts at.
+    pub fn commit(&self) -> &str {
+        &self.commit
+    }
+
+    /// Where the tools will work, before it exists: the checkout's same
+    /// subdirectory, under the canonical workspaces directory (so it is the
+    /// path `Workspace::new` would give once the checkout is there).
+    pub fn root(&self) -> PathBuf {
+        let dir = match (self.dir.parent(), self.dir.file_name()) {
+            (Some(parent), Some(name)) => parent
+                .canonicalize()
+                .map_or_else(|_| self.dir.clone(), |parent| parent.join(name)),
+            _ => self.dir.clone(),
+        };
+        dir.join(&self.prefix)
+    }
+
+    /// Starts `git worktree add` and returns without waiting for it.
+    pub fn start(self) -> Result<Pending, WorkspaceError> {
+        let dir_text = self.dir.to_string_lossy().into_owned();
+        let child = spawn_git(
+            &self.repo,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                &self.branch,
+                &dir_text,
+                &self.commit,
+            ],
+        )?;
+        Ok(Pending {
+            checked: self,
+            child,
+        })
+    }
+}
+
+impl Pending {
+    /// Waits for the checkout and copies the person's uncommitted work in
+    /// (`--allow-dirty`). A branch that already exists is told apart from
+    /// other failures by asking git once more, only when the checkout
+    /// failed, so a start that succeeds pays for no separate check.
+    pub fn finish(self) -> Result<Opened, WorkspaceError> {
+        let Self { checked, child } = self;
+        let out = child.wait_with_output().map_err(WorkspaceError::NoGit)?;
+        let dir_text = checked.dir.to_string_lossy().into_owned();
+        if !out.status.success() {
+            let taken = git_ok(
+                &checked.repo,
+                &[
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("refs/heads/{}", checked.branch),
+                ],
+            )?;
+            if taken {
+                return Err(WorkspaceError::BranchTaken {
+                    repo: checked.repo,
+                    branch: checked.branch,
+                    session: checked.session,
+                });
+            }
+            return Err(WorkspaceError::Git {
+                args: format!(
+                    "worktree add --quiet -b {} {dir_text} {}",
+                    checked.branch, checked.commit
+                ),
+                dir: checked.repo,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            });
+        }
+        let copied = if checked.dirty.is_empty() {
+            Vec::new()
+        } else {
+            match copy_dirty(&checked.repo, &checked.dir) {
+                Ok(copied) => copied,
+                Err(err) => {
+                    // Leave nothing half made: the person's files were only read.
+                    remove(&checked.repo, &checked.dir, &checked.branch);
+                    return Err(err);
+                }
+            }
+        };
+        Ok(Opened {
+            root: checked.dir.join(&checked.prefix),
+            repo: checked.repo,
+            dir: checked.dir,
+            commit: checked.commit,
+            branch: checked.branch,
+            copied,
+        })
+    }
+}
+
+/// Removes a checkout that holds nothing of anyone's yet, with its branch.
+pub(crate) fn remove(repo: &Path, dir: &Path, branch: &str) {
+    let dir = dir.to_string_lossy();
+    let _ = git_output(repo, &["worktree", "remove", "--force", &dir]);
+    let _ = git_output(repo, &["branch", "-D", branch]);
+}
+
+/// Starts git in `dir` with its output piped, without waiting.
+fn spawn_git(dir: &Path, args: &[&str]) -> Result<Child, WorkspaceError> {
+    if !dir.is_dir() {
+        return Err(WorkspaceError::Io {
+            what: "run git in",
+            path: dir.to_owned(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        });
+    }
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_EDITOR", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(WorkspaceError::NoGit)
 }
 
 fn nul_list(text: &str) -> Vec<String> {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub use apply::{ApplyMode, ApplyPlan, Landing};
-pub use create::{CreateOptions, Opened, create};
+pub use create::{Checked, CreateOptions, Opened, Pending, check, create};
 pub use takeover::{Takeover, TakeoverError, check_takeover};
 
 /// The branch a session's workspace is on.
@@ -187,11 +187,15 @@ pub(crate) fn identity_args(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
 /// that are not ignored, as one short list for a message.
 pub(crate) fn changed_files(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
     let out = git(dir, &["status", "--porcelain=v1", "--untracked-files=all"])?;
-    Ok(out
-        .lines()
+    Ok(porcelain_lines(&out))
+}
+
+/// The entries of `git status --porcelain` output.
+pub(crate) fn porcelain_lines(out: &str) -> Vec<String> {
+    out.lines()
         .filter(|l| !l.is_empty())
         .map(|l| l.trim().to_owned())
-        .collect())
+        .collect()
 }
 
 /// A short list of changed files for a message: the first five, then a count.

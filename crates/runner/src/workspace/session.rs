@@ -18,10 +18,10 @@ use chock_log::fold::Message as Folded;
 use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after};
 
 use super::takeover::{TakeoverError, check_takeover};
-use super::{CreateOptions, Opened, WorkspaceError, create, toplevel};
+use super::{CreateOptions, Opened, WorkspaceError, check, toplevel};
 use crate::history;
 use crate::provider::Message;
-use crate::session::{SessionError, SessionOutcome, SessionSetup, drive};
+use crate::session::{Checkout, SessionError, SessionOutcome, SessionSetup, drive};
 use chock_policy::Action;
 
 /// Why a session in a workspace could not start or carry on.
@@ -63,43 +63,55 @@ pub async fn run_new_in_workspace(
 ) -> Result<(SessionOutcome, Opened), StartError> {
     let integrate = integrate_decision(setup.policy);
     let id = id.unwrap_or_default();
-    let opened = create(&CreateOptions {
+    // Every check that can refuse runs before the log exists, so a refusal
+    // leaves nothing behind. The checkout is then made while the first
+    // model request is sent (it needs no file of the workspace: the system
+    // prompt is fixed and the guidance is read by a tool), and the session
+    // waits for it before the first tool call (`drive`).
+    let checked = check(&CreateOptions {
         state: setup.state,
         session: &id,
         project: setup.project,
         allow_dirty,
     })?;
+    let root = checked.root();
+    let pending = checked.start()?;
     let mut writer = match LogWriter::create(setup.state, &id) {
         Ok(writer) => writer,
         Err(err) => {
             // The checkout holds nothing yet but the person's copied files,
             // which are still in their own tree: remove it with the branch.
-            let dir = opened.dir.to_string_lossy().into_owned();
-            let _ = super::git_output(&opened.repo, &["worktree", "remove", "--force", &dir]);
-            let _ = super::git_output(&opened.repo, &["branch", "-D", &opened.branch]);
+            if let Ok(opened) = pending.finish() {
+                super::create::remove(&opened.repo, &opened.dir, &opened.branch);
+            }
             return Err(err.into());
         }
     };
     writer.append(open_event(setup, &id, setup.project))?;
-    writer.append(opened.event())?;
-    writer.append(integrate)?;
     writer.append(UserMessage {
         text: message.to_owned(),
     })?;
     let conversation = vec![Message::User {
         text: message.to_owned(),
     }];
-    let outcome = drive(
+    let (outcome, opened) = drive(
         setup,
         writer,
         id,
-        &opened.root,
+        &root,
+        Checkout::Pending { pending, integrate },
         conversation,
         on_text,
         interrupt,
     )
     .await?;
-    Ok((outcome, opened))
+    match opened {
+        Some(opened) => Ok((outcome, opened)),
+        // drive settles a pending checkout before it returns Ok.
+        None => Err(StartError::Refused(
+            "the session ended without its workspace being made; see its log".to_owned(),
+        )),
+    }
 }
 
 /// Carries on session `carry.session` from its log, in its own workspace.
@@ -216,7 +228,17 @@ pub async fn run_carried_on(
         return Ok((outcome, taken.dir));
     }
     let root = tools_root(&project, &taken.dir);
-    let outcome = drive(setup, writer, id, &root, conversation, on_text, interrupt).await?;
+    let (outcome, _) = drive(
+        setup,
+        writer,
+        id,
+        &root,
+        Checkout::Ready,
+        conversation,
+        on_text,
+        interrupt,
+    )
+    .await?;
     Ok((outcome, taken.dir))
 }
 

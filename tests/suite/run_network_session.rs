@@ -1,0 +1,199 @@
+//! A command's connections decided the way every tool call is: the
+//! session's promises (restrict_self) narrow what the policy allows, its
+//! grants (request_action) widen what the policy asks about, and a rule
+//! asking for a reviewer asks the reviewer. Same real `chock run`, router
+//! and local origin as `run_network`.
+
+use std::io::Write;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use chock_log::{SessionId, StateDir, fold_log};
+use chock_testkit::{Turn, wait_for};
+use serde_json::{Value, json};
+
+use super::chock;
+use super::run_network::{
+    RULES, curl, events, log_of, net_decisions, origin, project, result_of, session, start_with,
+};
+
+/// The `decision` events of `action`, as (decision, layer).
+fn decisions_of(events: &[Value], action: &str) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "decision" && e["action"] == action)
+        .map(|e| {
+            (
+                e["decision"].as_str().unwrap().to_owned(),
+                e["layer"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Waits for the session's question about `action`, answers it with
+/// `answer` through `chock approve`.
+fn answer(state: &std::path::Path, action: &str, answer: &str) -> Output {
+    let id = wait_for(Duration::from_secs(30), "the session's question", || {
+        let entry = std::fs::read_dir(state.join("sessions"))
+            .ok()?
+            .next()?
+            .ok()?;
+        let id = SessionId::parse(&entry.file_name().to_string_lossy()).ok()?;
+        let folded = fold_log(&StateDir::at(state).log_path(&id)).ok()?;
+        let pending = folded.state.pending_approvals.first()?;
+        (pending.action == action && StateDir::at(state).approve_socket(&id).exists()).then_some(id)
+    });
+    let mut approve = chock(state)
+        .arg("approve")
+        .arg(id.as_str())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = approve
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{answer}\n").as_bytes());
+    approve.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_promise_refuses_a_connection_the_policy_allows() {
+    let port = origin("should not be reached");
+    let state = tempfile::tempdir().unwrap();
+    let project = project("", RULES);
+    let url = format!("http://allowed.test:{port}/");
+    let (events, _) = session(
+        state.path(),
+        project.path(),
+        &[
+            ("c0", "run_command", curl(&url)),
+            (
+                "p1",
+                "restrict_self",
+                json!({"rules": [{"action": "net.connect.test.*", "decision": "deny"}], "reason": "no network from here on"}),
+            ),
+            ("c1", "run_command", curl(&url)),
+        ],
+    );
+    // Before the promise the policy's allow holds; after it, the promise.
+    assert!(result_of(&events, "c0").contains("should not be reached"));
+    let refused = result_of(&events, "c1");
+    assert!(
+        refused.contains("net.connect.test.allowed refused"),
+        "{refused}"
+    );
+    assert!(!refused.contains("should not be reached"), "{refused}");
+    assert_eq!(
+        decisions_of(&events, "net.connect.test.allowed"),
+        vec![
+            ("allow".to_owned(), "project".to_owned()),
+            ("deny".to_owned(), "promise".to_owned()),
+        ],
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn a_grant_lets_through_a_connection_the_policy_asks_about() {
+    let port = origin("granted and reached");
+    let state = tempfile::tempdir().unwrap();
+    let project = project("", RULES);
+    let (child, _fake) = start_with(
+        state.path(),
+        project.path(),
+        vec![
+            Turn::text("")
+                .call(
+                    "r1",
+                    "request_action",
+                    &json!({"action": "net.connect.test.asked", "reason": "download the fixture"}),
+                )
+                .into(),
+            Turn::text("")
+                .call(
+                    "c1",
+                    "run_command",
+                    &curl(&format!("http://asked.test:{port}/")),
+                )
+                .into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let answered = answer(state.path(), "net.connect.test.asked", "y");
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, log) = log_of(state.path());
+    let events = events(&log);
+    let reached = result_of(&events, "c1");
+    assert!(reached.contains("granted and reached"), "{reached}");
+    // One question: the request_action's; the connection asks nobody.
+    let questions: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "approval.request")
+        .collect();
+    assert_eq!(questions.len(), 1, "{events:#?}");
+    assert_eq!(
+        decisions_of(&events, "net.connect.test.asked").last(),
+        Some(&("allow".to_owned(), "grant".to_owned())),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn agent_review_asks_the_reviewer_about_a_connection_and_its_no_refuses_it() {
+    let port = origin("should not be reached");
+    let state = tempfile::tempdir().unwrap();
+    let mut rules = RULES.to_vec();
+    rules.push(("net.connect.test.reviewed", "agent_review"));
+    let project = project("", &rules);
+    let (child, fake) = start_with(
+        state.path(),
+        project.path(),
+        vec![
+            Turn::text("")
+                .call(
+                    "c1",
+                    "run_command",
+                    &curl(&format!("http://reviewed.test:{port}/")),
+                )
+                .into(),
+            Turn::text("NO: the task needs no download.").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, log) = log_of(state.path());
+    let events = events(&log);
+    let refused = result_of(&events, "c1");
+    assert!(refused.contains("the task needs no download"), "{refused}");
+    assert!(!refused.contains("should not be reached"), "{refused}");
+    let asked = fake.requests()[1].json()["messages"].to_string();
+    assert!(asked.contains("net.connect.test.reviewed"), "{asked}");
+    assert!(asked.contains("reviewed.test"), "{asked}");
+    let review = events.iter().find(|e| e["type"] == "review").unwrap();
+    assert_eq!(review["approved"], false);
+    assert_eq!(review["action"], "net.connect.test.reviewed");
+    assert!(
+        net_decisions(&events)
+            .contains(&("net.connect.test.reviewed".into(), "agent_review".into())),
+        "{events:#?}"
+    );
+}
