@@ -198,7 +198,9 @@ pub(crate) async fn drive(
         .policy
         .decide_before_first_turn(&Action::sandbox_jit());
     let writer = RefCell::new(writer);
-    writer.borrow_mut().append(decision_event(&jit, None))?;
+    if let Err(err) = writer.borrow_mut().append(decision_event(&jit, None)) {
+        return Err(settled_before_error(checkout, &writer, err.into()));
+    }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
         .with_network(NetSetup::new(setup.policy, records));
@@ -217,8 +219,14 @@ pub(crate) async fn drive(
         tools: &tools,
         limits: setup.limits,
     };
-    let approvals = ApproveSocket::bind(&setup.state.approve_socket(&id))?;
-    let handover = HandoverSocket::bind(&setup.state.handover_socket(&id))?;
+    let approvals = match ApproveSocket::bind(&setup.state.approve_socket(&id)) {
+        Ok(approvals) => approvals,
+        Err(err) => return Err(settled_before_error(checkout, &writer, err.into())),
+    };
+    let handover = match HandoverSocket::bind(&setup.state.handover_socket(&id)) {
+        Ok(handover) => handover,
+        Err(err) => return Err(settled_before_error(checkout, &writer, err.into())),
+    };
     let own = Reviewer {
         provider: setup.provider,
         model: setup.model,
@@ -262,7 +270,11 @@ pub(crate) async fn drive(
     };
     // Promises and grants made earlier in a carried-on session bind this
     // process too.
-    hooks.replay()?;
+    if let Err(err) = hooks.replay() {
+        // The checkout, once made, is recorded whatever the error.
+        let _ = hooks.settle();
+        return Err(err);
+    }
     hooks.publish();
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
@@ -331,6 +343,25 @@ pub(crate) async fn drive(
         },
         opened,
     ))
+}
+
+/// `err`, after waiting for a checkout still being made and recording it
+/// (best effort: `err` is what is returned either way), so a session that
+/// fails before its turn still names the workspace that exists.
+fn settled_before_error(
+    checkout: Checkout,
+    writer: &RefCell<LogWriter>,
+    err: SessionError,
+) -> SessionError {
+    if let Checkout::Pending { pending, integrate } = checkout
+        && let Ok(opened) = pending.finish()
+    {
+        let mut writer = writer.borrow_mut();
+        if writer.append(opened.event()).is_ok() {
+            let _ = writer.append(integrate);
+        }
+    }
+    err
 }
 
 /// The session's end after a confirmed handover: the ending is written and

@@ -3,6 +3,12 @@
 //! repository, no commit, a detached HEAD, uncommitted changes without
 //! `--allow-dirty`, a branch or directory already taken.
 //!
+//! Making one is three steps so a session can overlap the slow one with its
+//! first model request: [`check`] (every refusal but one), [`Checked::start`]
+//! (spawns `git worktree add`) and [`Pending::finish`] (waits for it; the
+//! one refusal left, a taken branch, is git's own). [`create`] runs the
+//! three in a row.
+//!
 //! `--allow-dirty` copies the person's uncommitted work into the new
 //! checkout: tracked files that differ from HEAD (staged or not), untracked
 //! files git does not ignore, and deletions. The copies stay uncommitted in
