@@ -7,6 +7,7 @@ mod decisions;
 mod detach;
 mod gate;
 mod gateway;
+mod git_credential;
 mod log;
 mod output;
 mod plan;
@@ -66,6 +67,8 @@ pub(crate) enum Command {
     Workspace(workspace::Args),
     Approve(approve::Args),
     Detach(detach::Args),
+    #[command(hide = true, name = "git-credential")]
+    GitCredential(git_credential::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -88,5 +91,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Workspace(args) => workspace::run(args),
         Command::Approve(args) => approve::run(args),
         Command::Detach(args) => detach::run(args),
+        Command::GitCredential(args) => git_credential::run(args),
     }
 }
