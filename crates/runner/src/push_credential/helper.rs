@@ -25,16 +25,16 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(40);
 #[derive(Debug, thiserror::Error)]
 pub enum HelperError {
     #[error(
-        "cannot reach the push credential socket {path}: {source}; it exists only during an approved git push that Chock runs"
+        "cannot reach the push credential socket {path}: {error}; it exists only during an approved git push that Chock runs"
     )]
     Connect {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("talking to the push credential socket {path} failed: {source}")]
+    #[error("talking to the push credential socket {path} failed: {error}")]
     Exchange {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("reading git's request on stdin failed: {0}")]
     Input(std::io::Error),
@@ -56,13 +56,13 @@ pub fn run(
         .take(MAX_MESSAGE)
         .read_to_end(&mut request)
         .map_err(HelperError::Input)?;
-    let mut stream = UnixStream::connect(socket).map_err(|source| HelperError::Connect {
+    let mut stream = UnixStream::connect(socket).map_err(|error| HelperError::Connect {
         path: socket.to_owned(),
-        source,
+        error,
     })?;
-    let exchange = |source| HelperError::Exchange {
+    let exchange = |error| HelperError::Exchange {
         path: socket.to_owned(),
-        source,
+        error,
     };
     stream
         .set_read_timeout(Some(ANSWER_TIMEOUT))
