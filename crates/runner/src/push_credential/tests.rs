@@ -189,3 +189,40 @@ fn the_helper_line_quotes_both_paths_for_the_shell() {
         )
     );
 }
+
+#[test]
+fn store_and_erase_reach_the_persons_helpers_only_for_the_pushed_remote() {
+    let repo = repo_with_store();
+    let store = repo.path().join("creds");
+    let parent = tempfile::tempdir().unwrap();
+    runtime().block_on(async {
+        let socket = PushSocket::open(
+            parent.path(),
+            "push-1",
+            remote("allowed.test:8080"),
+            repo.path(),
+        )
+        .unwrap();
+        // An erase naming another host is not passed on.
+        let other =
+            format!("erase\nprotocol=http\nhost=other.test\nusername=pusher\npassword={SECRET}\n");
+        assert_eq!(socket.answer(&other).await, "");
+        assert!(std::fs::read_to_string(&store).unwrap().contains(SECRET));
+        // git erases a credential the server refused: so does the person's store.
+        let erase = format!(
+            "erase\nprotocol=http\nhost=allowed.test:8080\nusername=pusher\npassword={SECRET}\n"
+        );
+        assert_eq!(socket.answer(&erase).await, "");
+        assert!(!std::fs::read_to_string(&store).unwrap().contains(SECRET));
+        // And stores one the server accepted, for the pushed remote.
+        let stored =
+            "store\nprotocol=http\nhost=allowed.test:8080\nusername=pusher\npassword=fresh\n";
+        assert_eq!(socket.answer(stored).await, "");
+        assert_eq!(
+            socket
+                .answer("get\nprotocol=http\nhost=allowed.test:8080\n")
+                .await,
+            "username=pusher\npassword=fresh\n"
+        );
+    });
+}
