@@ -18,6 +18,7 @@ mod sandbox;
 mod sandbox_net;
 mod serve;
 mod sessions;
+mod ssh_connect;
 mod stop;
 mod sync;
 mod usage;
@@ -69,6 +70,8 @@ pub(crate) enum Command {
     Detach(detach::Args),
     #[command(hide = true, name = "git-credential")]
     GitCredential(git_credential::Args),
+    #[command(hide = true, name = "ssh-connect")]
+    SshConnect(ssh_connect::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -92,5 +95,6 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Approve(args) => approve::run(args),
         Command::Detach(args) => detach::run(args),
         Command::GitCredential(args) => git_credential::run(args),
+        Command::SshConnect(args) => ssh_connect::run(args),
     }
 }

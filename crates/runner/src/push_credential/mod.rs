@@ -22,7 +22,11 @@
 //! request per connection: the operation on a line, then the key=value lines
 //! git gave the helper; the answer is the key=value lines to hand back.
 
+pub mod agent;
+pub mod connect;
 pub mod helper;
+pub mod ssh;
+pub mod ssh_call;
 pub mod target;
 
 use std::path::{Path, PathBuf};
@@ -32,6 +36,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
+pub use ssh_call::SshCall;
 pub use target::{HttpRemote, PushRemote, push_remote};
 
 /// The hidden `chock` subcommand git runs as its credential helper.
@@ -73,14 +78,7 @@ impl PushSocket {
         remote: HttpRemote,
         workspace: &Path,
     ) -> std::io::Result<Self> {
-        use std::os::unix::fs::DirBuilderExt as _;
-        let dir = parent.join(name);
-        if let Err(err) = std::fs::remove_dir_all(&dir)
-            && err.kind() != std::io::ErrorKind::NotFound
-        {
-            return Err(err);
-        }
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let dir = make_call_dir(parent, name)?;
         let listener = match crate::owned_socket::bind(&dir.join(SOCKET_NAME)) {
             Ok(listener) => listener,
             Err(err) => {
@@ -221,6 +219,20 @@ impl Drop for PushSocket {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Makes the per-call directory `parent/<name>/` (0700), replacing one a
+/// crashed session left.
+pub(crate) fn make_call_dir(parent: &Path, name: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let dir = parent.join(name);
+    if let Err(err) = std::fs::remove_dir_all(&dir)
+        && err.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(err);
+    }
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
 }
 
 /// Runs `git credential <verb>` on the host in `dir` with `input`, prompts

@@ -335,19 +335,25 @@ impl Commands {
                 .start(child, args.command.join(" "), link, router, records)
         } else {
             let ran = match &push {
-                // The socket answers while the push runs, and only then.
+                // The sockets answer while the push runs, and only then.
                 Some(push) => tokio::select! {
                     ran = collect(&mut child, args.timeout()) => ran,
-                    never = push.socket.serve() => match never {},
+                    never = push.serve() => match never {},
                 },
                 None => collect(&mut child, args.timeout()).await,
             };
-            drop(push);
             drop(router);
-            match ran {
+            let mut output = match ran {
                 Ok(ran) => ran.render(args.timeout()),
                 Err(err) => ToolOutput::error(format!("waiting for the command failed: {err}")),
+            };
+            if let Some(push) = &push
+                && output.is_error
+            {
+                push.explain(&mut output.text);
             }
+            drop(push);
+            output
         };
         if let Some(report) = notice {
             output = output.with_effect(Effect::Notice {
