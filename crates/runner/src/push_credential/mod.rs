@@ -21,6 +21,12 @@
 //! file of the sandbox, no log event. The protocol on the socket is one
 //! request per connection: the operation on a line, then the key=value lines
 //! git gave the helper; the answer is the key=value lines to hand back.
+//!
+//! A push to an ssh remote has no credential to hand over: the key stays in
+//! the person's ssh agent. It gets instead a route out (`connect`, ssh's
+//! `ProxyCommand` through the router), a proxy of the agent that lists and
+//! signs only (`agent`), and ssh's options read on the host (`ssh`), held
+//! for the call by [`SshCall`].
 
 pub mod agent;
 pub mod connect;

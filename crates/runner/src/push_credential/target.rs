@@ -15,7 +15,8 @@ use std::process::Command;
 pub enum PushRemote {
     /// An `http://` or `https://` URL: served by the per-call socket.
     Http(HttpRemote),
-    /// An ssh remote (`ssh://...` or `[user@]host:path`): not carried.
+    /// An ssh remote (`ssh://...` or `[user@]host:path`): carried through
+    /// the router with the person's agent proxied (`super::ssh`).
     Ssh(String),
     /// Anything else (a local path, `file://`, an unknown transport): runs
     /// as before, with no credential socket.

@@ -50,7 +50,7 @@ impl PushCall {
     pub(super) fn explain(&self, text: &mut String) {
         if let CallSockets::Ssh(call) = &self.sockets {
             for sentence in call.explain(text) {
-                text.push_str("\n");
+                text.push('\n');
                 text.push_str(&sentence);
             }
         }

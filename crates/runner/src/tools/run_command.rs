@@ -7,7 +7,8 @@
 //! host>` while the command runs; without one it has loopback only. With
 //! `"background": true` the command is a job (`super::jobs`) and the call
 //! answers at once. A permitted foreground `git push` gets a sandbox of its
-//! own with the push's credential socket (`super::push_call`).
+//! own with that call's credential socket or ssh route and agent proxy
+//! (`super::push_call`).
 //!
 //! The command is an argument vector, never a shell line: the program is
 //! what the policy classifies (`exec.path.<name>`, `exec.workspace.<path>`,
