@@ -56,16 +56,21 @@ pub fn parse_ssh_url(url: &str) -> Option<SshUrl> {
         Some(port) => Some(port.parse().ok()?),
         None => None,
     };
-    let valid = !host.is_empty()
-        && !host.starts_with('-')
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
-    valid.then(|| SshUrl {
+    valid_host(host).then(|| SshUrl {
         host: host.to_owned(),
         port,
         user,
     })
+}
+
+/// A host name or address ssh and the router can both take, and one that
+/// cannot be read as an option.
+fn valid_host(host: &str) -> bool {
+    !host.is_empty()
+        && !host.starts_with('-')
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'))
 }
 
 /// Where the push's ssh connects, after the person's ssh config.
@@ -115,7 +120,7 @@ pub fn resolve(url: &SshUrl, home: Option<&Path>) -> SshTarget {
             continue;
         };
         match key {
-            "hostname" if parse_ssh_url(&format!("ssh://{value}/")).is_some() => {
+            "hostname" if valid_host(value) => {
                 target.host = value.to_ascii_lowercase();
             }
             "port" => target.port = value.parse().unwrap_or(target.port),

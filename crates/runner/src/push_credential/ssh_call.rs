@@ -109,3 +109,67 @@ fn is_socket(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt as _;
     std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_socket())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> SshTarget {
+        SshTarget {
+            host: "allowed.test".into(),
+            port: 2222,
+            user: None,
+            host_key_alias: None,
+        }
+    }
+
+    #[test]
+    fn the_agent_socket_lives_in_the_call_directory_and_goes_with_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let upstream = tmp.path().join("person-agent");
+        let _person = std::os::unix::net::UnixListener::bind(&upstream).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _guard = runtime.enter();
+        let call = SshCall::open(tmp.path(), "push-1", target(), Some(&upstream)).unwrap();
+        let socket = call.agent_socket().expect("an agent socket");
+        assert_eq!(socket, tmp.path().join("push-1/agent"));
+        assert!(is_socket(&socket));
+        drop(call);
+        assert!(!tmp.path().join("push-1").exists());
+    }
+
+    #[test]
+    fn without_an_agent_a_denied_login_is_explained() {
+        let tmp = tempfile::tempdir().unwrap();
+        let not_socket = tmp.path().join("file");
+        std::fs::write(&not_socket, "").unwrap();
+        for upstream in [None, Some(not_socket.as_path())] {
+            let call = SshCall::open(tmp.path(), "push-1", target(), upstream).unwrap();
+            assert_eq!(call.agent_socket(), None);
+            let said = call.explain("git@allowed.test: Permission denied (publickey).");
+            assert_eq!(said.len(), 1, "{said:?}");
+            assert!(
+                said[0].contains("no ssh agent was handed to this push"),
+                "{said:?}"
+            );
+            // A failure that is not about the key says nothing of the agent.
+            assert!(
+                call.explain("the router refused allowed.test:2222")
+                    .is_empty()
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_host_key_is_explained_with_what_the_person_can_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let call = SshCall::open(tmp.path(), "push-1", target(), None).unwrap();
+        let said = call.explain("Host key verification failed.");
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("`ssh -p 2222 allowed.test`"), "{said:?}");
+        assert!(said[0].contains("never accepts a new host key"), "{said:?}");
+    }
+}
