@@ -8,11 +8,11 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use chock_testkit::{FakeModel, GitServer, TempProject, Turn, Wire};
-use serde_json::{Value, json};
+use chock_testkit::{GitServer, TempProject};
+use serde_json::Value;
 
 use super::chock;
-use super::kit::{log_values, of_call, only_log, write_config};
+use super::kit::{commands_model, log_values, of_call, only_log};
 
 const USER: &str = "pusher";
 const SECRET: &str = "s3cret-token-9c1e-never-logged";
@@ -85,17 +85,7 @@ pub(super) fn session_with(
     extra: &dyn Fn(&mut Command),
     commands: &[(&str, &[&str])],
 ) -> (Vec<Value>, String) {
-    let mut turns: Vec<_> = commands
-        .iter()
-        .map(|(id, argv)| {
-            Turn::text("")
-                .call(id, "run_command", &json!({ "command": argv }))
-                .into()
-        })
-        .collect();
-    turns.push(Turn::text("Done.").into());
-    let fake = FakeModel::with(turns);
-    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
+    let _fake = commands_model(state, commands);
     let mut cmd = chock(state);
     cmd.arg("run")
         .arg(project.path())
