@@ -249,4 +249,38 @@ mod tests {
         assert_eq!(r.len(), 12);
         assert_eq!(r[3] & 0x0f, 1);
     }
+
+    #[test]
+    fn mangled_queries_never_panic_and_every_reply_keeps_the_id() {
+        // A fixed xorshift, so a failure replays.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let base = query(0xbeef, "www.allowed.test", TYPE_A);
+        for _ in 0..20_000 {
+            let mut p = base.clone();
+            let len = (next() % (base.len() as u64 + 8)) as usize;
+            p.resize(len, 0);
+            for _ in 0..(next() % 4) {
+                if !p.is_empty() {
+                    let at = (next() % p.len() as u64) as usize;
+                    p[at] = next() as u8;
+                }
+            }
+            let id = p.get(..2).map(|b| u16::from_be_bytes([b[0], b[1]]));
+            match parse(&p) {
+                Packet::Query(q) => {
+                    let r = reply(&q, Rcode::NoError, Some((Ipv4Addr::LOCALHOST, 1)));
+                    assert_eq!(Some(q.id), id);
+                    assert_eq!(&r[..2], &p[..2]);
+                }
+                Packet::Bad { id: got, .. } => assert_eq!(Some(got), id),
+                Packet::Ignore => {}
+            }
+        }
+    }
 }

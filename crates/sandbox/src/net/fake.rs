@@ -69,6 +69,10 @@ fn address(n: usize) -> Ipv4Addr {
 struct Table {
     by_name: HashMap<String, Ipv4Addr>,
     by_addr: HashMap<Ipv4Addr, String>,
+    /// Addresses taken so far, including any whose listeners failed: an
+    /// address is reserved under the lock, so two `serve` loops sharing
+    /// one table can never hand out the same one.
+    taken: usize,
 }
 
 /// One sandbox's fake resolver. Cheap to clone.
@@ -180,12 +184,12 @@ impl FakeResolver {
     /// The name's address, opening its listeners the first time.
     async fn address_for(&self, q: &Query, listeners: &mut JoinSet<()>) -> Result<Ipv4Addr, Rcode> {
         let addr = {
-            let t = self.table();
+            let mut t = self.table();
             if let Some(a) = t.by_name.get(&q.name) {
                 return Ok(*a);
             }
             let max = self.inner.config.max_names.min(ADDRESSES);
-            if t.by_name.len() >= max {
+            if t.by_name.len() >= max || t.taken >= ADDRESSES {
                 tracing::warn!(
                     target: "chock::net",
                     name = %q.name,
@@ -195,7 +199,8 @@ impl FakeResolver {
                 );
                 return Err(Rcode::Refused);
             }
-            address(t.by_name.len() + 1)
+            t.taken += 1;
+            address(t.taken)
         };
         let link = Arc::clone(&self.inner.link);
         let ports = self.inner.config.ports.clone();
