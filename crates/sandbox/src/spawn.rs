@@ -372,7 +372,7 @@ impl Sandbox {
             command: None,
             exited: None,
             report,
-            net: net_host.map(crate::net::RouterLink::new),
+            net: net_host.map(|h| crate::net::RouterLink::new(h, net_resolver)),
             stdin,
             stdout,
             stderr,

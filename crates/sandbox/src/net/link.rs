@@ -35,12 +35,16 @@ pub(crate) fn link_pair() -> io::Result<(OwnedFd, OwnedFd)> {
 #[derive(Debug)]
 pub struct RouterLink {
     link: Mutex<OwnedFd>,
+    /// Whether the namespace passes out the fake resolver's socket: asking
+    /// for one that will never come would wait forever.
+    resolver: bool,
 }
 
 impl RouterLink {
-    pub(crate) fn new(link: OwnedFd) -> Self {
+    pub(crate) fn new(link: OwnedFd, resolver: bool) -> Self {
         Self {
             link: Mutex::new(link),
+            resolver,
         }
     }
 
@@ -59,6 +63,11 @@ impl RouterLink {
     /// passed out right after the listener when the spec asked for the
     /// resolver. Call once, after [`Self::listener`].
     pub fn resolver_socket(&self) -> io::Result<UdpSocket> {
+        if !self.resolver {
+            return Err(io::Error::other(
+                "this sandbox was not given the fake resolver: build its spec with with_fake_resolver",
+            ));
+        }
         let link = self
             .link
             .lock()

@@ -247,3 +247,16 @@ fn a_full_table_refuses_new_names_and_keeps_the_old() {
     assert_eq!(lines[2], "none", "{out}");
     assert!(lines[3].starts_with("127.77.0.1 "), "{out}");
 }
+
+#[test]
+fn asking_a_sandbox_without_the_mode_for_its_resolver_socket_is_an_error_not_a_hang() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut spec = SandboxSpec::new(ws.path()).with_router();
+    spec.stdin = Stdio::Null;
+    let mut child = Sandbox::new(spec).unwrap().spawn(&["true"]).unwrap();
+    let link = child.take_router().unwrap();
+    let _listener = link.listener().unwrap();
+    let err = link.resolver_socket().unwrap_err();
+    assert!(err.to_string().contains("with_fake_resolver"), "{err}");
+    child.wait().unwrap();
+}
