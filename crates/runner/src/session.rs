@@ -156,7 +156,8 @@ pub(crate) async fn drive(
     writer.borrow_mut().append(decision_event(&jit, None))?;
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
-        .with_network(NetSetup::new(setup.policy, records));
+        .with_network(NetSetup::new(setup.policy, records))
+        .with_push_credentials(&setup.state.session_dir(&id));
     let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
