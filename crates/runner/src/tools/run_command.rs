@@ -237,7 +237,11 @@ impl Commands {
             spec.stdout = Stdio::Piped;
             spec.stderr = Stdio::Piped;
             if routed {
-                spec = spec.with_router();
+                spec = if self.net.as_ref().is_some_and(NetSetup::fake_resolver) {
+                    spec.with_fake_resolver()
+                } else {
+                    spec.with_router()
+                };
             }
             Sandbox::new(spec).map_err(|err| err.to_string())
         })
