@@ -1,12 +1,14 @@
 // The browser test of chock serve's page, in Debian's Chromium driven by
-// Playwright: open a project, start a session, watch it ask, press Yes, see
-// it finish. Text from the log must show as text, never as markup.
+// Playwright: open a project, start a session, answer the question the
+// model asks in words, watch it ask for a write, press Yes, see it finish.
+// Text from the log must show as text, never as markup.
 //
 //   node session.mjs <serve url> <project directory> <screenshot.png>
 //
 // The session is a real `chock run` under a real `chock daemon`, whose fake
-// model sets the title "Write the note" and calls write_file, which the
-// project's chock.zon makes ask. Also saves <screenshot>-question.png while
+// model sets the title "Write the note", asks "Which file should the note
+// go in?" (ask_user) and then calls write_file, which the project's
+// chock.zon makes ask. Also saves <screenshot>-question.png while
 // the question is open. Prints what it saw; exits non-zero with the reason
 // on any failure. Run by tests/suite/serve_browser.rs.
 import { chromium } from 'playwright-core';
@@ -44,9 +46,18 @@ try {
   await page.locator('textarea[name=message]').fill(hostile);
   await page.getByRole('button', { name: 'Start session' }).click();
 
-  // The session page: the question arrives live.
+  // The session page: the model's question arrives live and takes words.
   await page.waitForURL(/#\/session\//);
-  const yes = page.locator('#question button.yes');
+  const reply = page.locator('#question input#reply');
+  await reply.waitFor({ state: 'visible' });
+  const asked = await page.locator('#question').innerText();
+  check(asked.includes('Which file should the note go in?'), 'the model\'s question is shown: ' + asked);
+  check(await page.locator('#question button.no').count() === 0, 'a question has no Yes/No');
+  await reply.fill('note.txt, please');
+  await reply.press('Enter');
+
+  // Then the approval, with Yes and No.
+  const yes = page.locator('#question button.yes:has-text("Yes")');
   await yes.waitFor({ state: 'visible' });
   const question = await page.locator('#question').innerText();
   check(question.includes('write_file'), 'the question is shown: ' + question);
@@ -72,12 +83,15 @@ try {
   // The events a person must see, in this order (the real run writes
   // decisions and notices between them).
   const want = ['session.open', 'workspace.open', 'user.message', 'title.set', 'approval.request',
-    'approval.answer', 'tool.call', 'tool.result', 'turn.end', 'session.end'];
+    'approval.answer', 'approval.request', 'approval.answer', 'tool.call', 'tool.result', 'turn.end',
+    'session.end'];
   let at = 0;
   for (const kind of kinds) if (kind === want[at]) at += 1;
   check(at === want.length, 'the session\'s events in order: missing ' + want[at] + ' in ' + kinds.join(', '));
-  const answer = await page.locator('#events li.approval-answer .text').innerText();
-  check(answer.startsWith('yes to '), 'the answer is recorded: ' + answer);
+  const answers = await page.locator('#events li.approval-answer .text').allInnerTexts();
+  check(answers.length === 2, 'two answers: ' + answers.join(' | '));
+  check(answers[0].startsWith('"note.txt, please" to '), 'the reply is recorded: ' + answers[0]);
+  check(answers[1].startsWith('yes to '), 'the yes is recorded: ' + answers[1]);
   check((await page.locator('#title').innerText()) === 'Write the note', 'the title is shown');
   check((await page.locator('#status').innerText()) === 'ended: done', 'the ending is shown');
   check(errors.length === 0, 'no script errors: ' + errors.join('; '));

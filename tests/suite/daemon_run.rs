@@ -71,3 +71,82 @@ async fn start_runs_a_real_session_that_a_watch_follows_to_its_end() {
     let rows = client.list(project.path()).await.unwrap();
     assert_eq!(rows.len(), 1, "{rows:?}");
 }
+
+/// A question the model asks (`ask_user`) in a session the daemon owns is
+/// answered with the daemon's `reply` verb; a yes through `answer` is
+/// refused by the session, which takes only text for a question.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_is_answered_through_the_daemons_reply_verb() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "q1",
+                "ask_user",
+                &serde_json::json!({"question": "which branch?"}),
+            )
+            .into(),
+        Turn::text("Thanks.").into(),
+    ]);
+    let config = state.path().join("config").join("chock");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.zon"),
+        fake.config_zon(Wire::OpenAi, "m"),
+    )
+    .unwrap();
+    let mut command = chock(state.path());
+    command.arg("daemon");
+    let mut daemon = Running::spawn(command);
+    let client = Client::new(daemon.address()).with_timeout(Duration::from_secs(60));
+
+    let started = client.start(project.path(), "tidy up").await.unwrap();
+    let mut watch = client
+        .watch(project.path(), &started.session, 0)
+        .await
+        .unwrap();
+    let mut request = None;
+    let mut answer = None;
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(60), watch.next_event())
+        .await
+        .expect("the session goes on within a minute")
+        .unwrap()
+    {
+        let value: serde_json::Value = serde_json::from_str(&event.line).unwrap();
+        match value["type"].as_str() {
+            Some("approval.request") => {
+                assert_eq!(value["kind"], "question", "{}", event.line);
+                let id = value["request_id"].as_str().unwrap().to_owned();
+                let err = client
+                    .answer(
+                        project.path(),
+                        &started.session,
+                        &id,
+                        chock_control::Answer::Yes,
+                    )
+                    .await
+                    .unwrap_err();
+                assert!(err.to_string().contains("did not take the answer"), "{err}");
+                client
+                    .reply(project.path(), &started.session, &id, "main,\nplease")
+                    .await
+                    .unwrap();
+                request = Some(id);
+            }
+            Some("approval.answer") => answer = Some(value),
+            _ => {}
+        }
+    }
+    let request = request.expect("the question was asked");
+    let answer = answer.expect("the answer was recorded");
+    assert_eq!(answer["request_id"], request.as_str());
+    assert_eq!(answer["text"], "main, please");
+    let second = fake.requests()[1].json();
+    assert!(
+        second
+            .to_string()
+            .contains("the person answered: main, please"),
+        "{second}"
+    );
+}

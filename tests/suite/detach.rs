@@ -17,6 +17,7 @@ use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire, wait_for};
 use serde_json::{Value, json};
 
 use super::chock;
+use super::kit::{self, log_values as events};
 
 const WITHIN: Duration = Duration::from_secs(60);
 /// A pause before each streamed event of a slow model call: long enough
@@ -35,9 +36,7 @@ impl Drop for Reaped {
 }
 
 fn write_config(state: &Path, fake: &FakeModel) {
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    kit::write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
 }
 
 /// `chock daemon` on the state directory's own socket.
@@ -95,14 +94,6 @@ fn detach(state: &Path, dir: &Path) -> Command {
     cmd
 }
 
-fn events(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
 }
@@ -127,6 +118,25 @@ fn stderr_of(child: &mut Reaped) -> String {
 }
 
 /// Lines of a child's stderr as they come, read on a thread of their own.
+/// `chock detach <id>` started and left running, with its stderr read line
+/// by line as it comes.
+fn detach_in_background(
+    state: &Path,
+    dir: &Path,
+    id: &SessionId,
+) -> (Reaped, mpsc::Receiver<String>) {
+    let mut child = Reaped(
+        detach(state, dir)
+            .arg(id.as_str())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let lines = stderr_lines(&mut child);
+    (child, lines)
+}
+
 fn stderr_lines(child: &mut Reaped) -> mpsc::Receiver<String> {
     let (send, lines) = mpsc::channel();
     let err = child.0.stderr.take().unwrap();
@@ -271,15 +281,7 @@ fn a_client_gone_before_the_confirm_leaves_the_session_running_and_its_log_untou
     let (id, log) = wait_for_listening(state.path());
 
     // A real `chock detach` interrupted while it waits for the boundary.
-    let mut first = Reaped(
-        detach(state.path(), project.path())
-            .arg(id.as_str())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let lines = stderr_lines(&mut first);
+    let (mut first, lines) = detach_in_background(state.path(), project.path(), &id);
     wait_for_line(&lines, "waiting for its next turn boundary");
     rustix::process::kill_process(
         rustix::process::Pid::from_child(&first.0),
@@ -324,15 +326,7 @@ fn a_daemon_gone_between_the_proving_and_the_confirm_is_named_and_nothing_stops(
     let mut session = start_session(state.path(), &project, "look");
     let (id, log) = wait_for_listening(state.path());
 
-    let mut detaching = Reaped(
-        detach(state.path(), project.path())
-            .arg(id.as_str())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let lines = stderr_lines(&mut detaching);
+    let (mut detaching, lines) = detach_in_background(state.path(), project.path(), &id);
     // Proved and asked: it is waiting for the boundary.
     wait_for_line(&lines, "waiting for its next turn boundary");
     daemon.0.kill().unwrap();

@@ -8,26 +8,16 @@
 use std::path::Path;
 
 use chock_log::fold_log;
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
-use serde_json::{Value, json};
+use chock_testkit::TempProject;
+use serde_json::Value;
 
 use super::chock;
-use super::kit::{log_values, of_call, only_log, write_config};
+use super::kit::{commands_model, log_values, of_call, only_log};
 
 /// Runs one session in which the model runs each command (one turn each);
 /// returns the log's events.
 fn session(state: &Path, project: &TempProject, commands: &[(&str, &[&str])]) -> Vec<Value> {
-    let mut turns: Vec<_> = commands
-        .iter()
-        .map(|(id, argv)| {
-            Turn::text("")
-                .call(id, "run_command", &json!({ "command": argv }))
-                .into()
-        })
-        .collect();
-    turns.push(Turn::text("Done.").into());
-    let fake = FakeModel::with(turns);
-    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
+    let _fake = commands_model(state, commands);
     let out = chock(state)
         .arg("run")
         .arg(project.path())
@@ -117,9 +107,9 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
     assert_eq!(committed["ok"], true, "{committed}");
     // The commit is on the session's branch, with the file git add staged.
     let branch = workspace_branch(&events);
-    let subject = project_git(&project, &["log", "-1", "--format=%s", &branch]);
+    let subject = project.run_git(&["log", "-1", "--format=%s", &branch]);
     assert_eq!(subject, "second\n");
-    let files = project_git(&project, &["ls-tree", "--name-only", &branch]);
+    let files = project.run_git(&["ls-tree", "--name-only", &branch]);
     assert!(files.lines().any(|f| f == "new.txt"), "{files}");
     // Permitted, and still not run: the agent is told what is missing.
     let fetch = of_call(&events, "decision", "fetch").unwrap();
@@ -153,18 +143,4 @@ fn workspace_branch(events: &[Value]) -> String {
         .find(|event| event["type"] == "workspace.open")
         .expect("a workspace.open");
     open["branch"].as_str().unwrap().to_owned()
-}
-
-fn project_git(project: &TempProject, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(project.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use chock_log::fold::FoldedLog;
 use chock_log::{SessionId, StateDir, fold_log};
+use chock_testkit::{FakeModel, Reply, Turn, Wire};
 use serde_json::Value;
 
 use super::chock;
@@ -34,6 +35,23 @@ pub(crate) fn only_log(state: &Path) -> PathBuf {
     let sessions = sessions(state);
     assert_eq!(sessions.len(), 1, "exactly one session: {sessions:?}");
     StateDir::at(state).log_path(&sessions[0])
+}
+
+/// A fake model that runs each command with run_command (one turn each),
+/// then says it is done; its config written into `state`.
+pub(crate) fn commands_model(state: &Path, commands: &[(&str, &[&str])]) -> FakeModel {
+    let mut turns: Vec<Reply> = commands
+        .iter()
+        .map(|(id, argv)| {
+            Turn::text("")
+                .call(id, "run_command", &serde_json::json!({ "command": argv }))
+                .into()
+        })
+        .collect();
+    turns.push(Turn::text("Done.").into());
+    let fake = FakeModel::with(turns);
+    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
+    fake
 }
 
 /// A log's events, each line parsed as JSON.

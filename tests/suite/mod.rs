@@ -8,6 +8,8 @@ mod daemon_run;
 mod detach;
 mod gateway;
 mod git_dispatcher;
+mod git_push;
+mod git_push_ssh;
 mod git_shim;
 mod kit;
 mod log;

@@ -192,3 +192,43 @@ fn net_serve_allow_publishes_the_port_on_the_hosts_loopback() {
         "{err}"
     );
 }
+
+#[test]
+fn fake_resolver_carries_a_program_that_ignores_the_proxy_and_logs_the_refusal() {
+    let port = origin("hello through a fake address");
+    let ws = project(
+        &format!(".net = .{{ .resolver_ports = .{{ {port} }} }},"),
+        RULES,
+    );
+    let direct = |host: &str| {
+        format!("curl -sS --max-time 20 --noproxy '*' http://{host}:{port}/; echo \" rc=$?\"")
+    };
+    let script = format!(
+        "getent hosts allowed.test; {}; {}",
+        direct("allowed.test"),
+        direct("denied.test")
+    );
+    let out = sandbox(ws.path(), &["--fake-resolver"], &["sh", "-c", &script])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}{stderr}");
+    assert!(lines[0].starts_with("127.77.0.1 "), "{stdout}");
+    assert_eq!(lines[1], "hello through a fake address rc=0", "{stderr}");
+    assert_ne!(lines[2], " rc=0", "{stdout}");
+    assert!(
+        stderr.contains("refused: net.connect.test.denied refused: the policy answers deny"),
+        "the log line: {stderr}"
+    );
+    // Without the flag (and .resolver unset) there is no resolver.
+    let out = sandbox(
+        ws.path(),
+        &[],
+        &["sh", "-c", "getent hosts allowed.test || echo unresolved"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "unresolved\n");
+}

@@ -525,3 +525,69 @@ fn an_allowed_name_that_resolves_to_loopback_is_refused_unless_a_rule_names_the_
     assert!(refused.contains("net.connect.127.0.0.1"), "{refused}");
     assert!(!refused.contains("rebound"), "{refused}");
 }
+
+#[test]
+fn with_the_fake_resolver_a_program_ignoring_the_proxy_is_decided_like_a_proxied_one() {
+    let port = origin("hello through a fake address");
+    let state = tempfile::tempdir().unwrap();
+    let net = format!(".net = .{{ .resolver = .fake, .resolver_ports = .{{ {port} }} }},");
+    let project = project(&net, RULES);
+    let direct = |url: String| json!({"command": ["curl", "-sS", "--max-time", "20", "--noproxy", "*", url]});
+    let (events, _) = session(
+        state.path(),
+        project.path(),
+        &[
+            (
+                "g1",
+                "run_command",
+                json!({"command": ["getent", "hosts", "allowed.test"]}),
+            ),
+            (
+                "a1",
+                "run_command",
+                direct(format!("http://allowed.test:{port}/")),
+            ),
+            (
+                "d1",
+                "run_command",
+                direct(format!("http://denied.test:{port}/")),
+            ),
+        ],
+    );
+    let looked_up = result_of(&events, "g1");
+    assert!(looked_up.contains("127.77.0.1"), "{looked_up}");
+    let allowed = result_of(&events, "a1");
+    assert!(allowed.starts_with("exit status 0\n"), "{allowed}");
+    assert!(
+        allowed.contains("hello through a fake address"),
+        "{allowed}"
+    );
+    let denied = result_of(&events, "d1");
+    assert!(!denied.starts_with("exit status 0"), "{denied}");
+    assert!(!denied.contains("hello through a fake address"), "{denied}");
+    assert_eq!(
+        net_decisions(&events),
+        vec![
+            ("net.connect.test.allowed".to_owned(), "allow".to_owned()),
+            ("net.connect.test.denied".to_owned(), "deny".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn without_the_fake_resolver_a_name_does_not_resolve_inside() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project("", RULES);
+    let (events, _) = session(
+        state.path(),
+        project.path(),
+        &[(
+            "g1",
+            "run_command",
+            json!({"command": ["sh", "-c", "getent hosts allowed.test || echo unresolved"]}),
+        )],
+    );
+    let out = result_of(&events, "g1");
+    assert!(out.contains("unresolved"), "{out}");
+    assert!(!out.contains("127.77."), "{out}");
+}

@@ -1,8 +1,9 @@
 //! The whole stack in a browser: Debian's Chromium driven by Playwright
 //! (tests/browser/session.mjs) against a real `chock serve` in front of a
 //! real `chock daemon`, whose session is a real `chock run` talking to the
-//! fake model. The person starts the session on the page, sees it ask,
-//! presses Yes, and sees it finish; the log says the same. `.ci/run`
+//! fake model. The person starts the session on the page, answers the
+//! model's question in words, sees it ask for a write, presses Yes, and sees
+//! it finish; the log says the same. `.ci/run`
 //! installs Chromium and the npm package.
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,13 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
     let fake = FakeModel::with([
         Turn::text("")
             .call("t1", "set_title", &json!({"title": "Write the note"}))
+            .into(),
+        Turn::text("")
+            .call(
+                "q1",
+                "ask_user",
+                &json!({"question": "Which file should the note go in?"}),
+            )
             .into(),
         Turn::text("")
             .call(
@@ -90,12 +98,20 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
         "written after a yes\n"
     );
     let events = log_values(&log);
-    let answer = events
+    let answers: Vec<_> = events
         .iter()
-        .find(|event| event["type"] == "approval.answer")
-        .expect("an approval.answer");
-    assert_eq!(answer["answer"], "yes");
-    assert_eq!(fake.requests().len(), 3);
+        .filter(|event| event["type"] == "approval.answer")
+        .collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0]["text"], "note.txt, please");
+    assert_eq!(answers[1]["answer"], "yes");
+    assert!(
+        fake.requests()[2]
+            .json()
+            .to_string()
+            .contains("the person answered: note.txt, please")
+    );
+    assert_eq!(fake.requests().len(), 4);
     drop(serve);
     drop(daemon);
 }

@@ -202,7 +202,32 @@ impl Client {
             answer,
         };
         let mut conn = self.send(&request).await?;
-        let line = self.reply(&mut conn).await?;
+        let line = self.reply_line(&mut conn).await?;
+        if line == "ok answered" {
+            Ok(())
+        } else {
+            Err(self.unexpected(&line))
+        }
+    }
+
+    /// Delivers the text answer to a question the model asked
+    /// (`ask_user`). `Ok` only when the session's own socket took it.
+    /// Newlines in `text` become spaces: the answer is one line.
+    pub async fn reply(
+        &self,
+        project: &Path,
+        session: &str,
+        request: &str,
+        text: &str,
+    ) -> Result<(), ClientError> {
+        let request = Request::Reply {
+            project: utf8(project)?,
+            session: session.to_owned(),
+            request: request.to_owned(),
+            text: text.replace(['\r', '\n'], " "),
+        };
+        let mut conn = self.send(&request).await?;
+        let line = self.reply_line(&mut conn).await?;
         if line == "ok answered" {
             Ok(())
         } else {
@@ -212,7 +237,7 @@ impl Client {
 
     async fn started(&self, request: &Request) -> Result<Started, ClientError> {
         let mut conn = self.send(request).await?;
-        let line = self.reply(&mut conn).await?;
+        let line = self.reply_line(&mut conn).await?;
         line.strip_prefix("ok ")
             .and_then(|rest| rest.split_once('\t'))
             .filter(|(session, log)| !session.is_empty() && !log.is_empty())
@@ -303,7 +328,7 @@ impl Client {
         }
     }
 
-    async fn reply(&self, conn: &mut Conn) -> Result<String, ClientError> {
+    async fn reply_line(&self, conn: &mut Conn) -> Result<String, ClientError> {
         self.next_line(conn)
             .await?
             .ok_or_else(|| ClientError::Closed {

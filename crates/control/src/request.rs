@@ -68,10 +68,20 @@ pub enum Request {
         request: String,
         answer: Answer,
     },
+    /// `reply <project directory>\t<session id>\t<request id>\t<text>`:
+    /// the answer to a question the model asked (`ask_user`), which wants a
+    /// line of text rather than a yes or a no. The text is the rest of the
+    /// line and may hold tabs.
+    Reply {
+        project: String,
+        session: String,
+        request: String,
+        text: String,
+    },
 }
 
-/// The verbs, in the order the specification lists them.
-pub const VERBS: [&str; 6] = ["start", "adopt", "read", "list", "watch", "answer"];
+/// The verbs: the specification's, in its order, then `reply`.
+pub const VERBS: [&str; 7] = ["start", "adopt", "read", "list", "watch", "answer", "reply"];
 
 /// Why a line is not a request. Each message is what the daemon sends back
 /// after `error `, so it names the offending text and the expected shape.
@@ -106,6 +116,7 @@ impl Request {
             Request::List { .. } => "list",
             Request::Watch { .. } => "watch",
             Request::Answer { .. } => "answer",
+            Request::Reply { .. } => "reply",
         }
     }
 
@@ -115,7 +126,8 @@ impl Request {
             Request::Adopt { session, .. }
             | Request::Read { session, .. }
             | Request::Watch { session, .. }
-            | Request::Answer { session, .. } => Some(session),
+            | Request::Answer { session, .. }
+            | Request::Reply { session, .. } => Some(session),
             Request::Hello { .. } | Request::Start { .. } | Request::List { .. } => None,
         }
     }
@@ -214,6 +226,25 @@ impl Request {
                     answer,
                 })
             }
+            "reply" => {
+                let usage = "reply <project directory>\\t<session id>\\t<request id>\\t<text>";
+                let mut parts = rest.splitn(4, '\t');
+                let mut next = || parts.next().filter(|p| !p.is_empty());
+                let (Some(project), Some(session), Some(request), Some(text)) =
+                    (next(), next(), next(), next())
+                else {
+                    return Err(malformed("reply", usage));
+                };
+                if !is_token(request) || !is_token(session) {
+                    return Err(malformed("reply", usage));
+                }
+                Ok(Request::Reply {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                    request: request.to_owned(),
+                    text: text.to_owned(),
+                })
+            }
             other => Err(RequestError::UnknownVerb {
                 verb: sanitize(other),
             }),
@@ -262,6 +293,18 @@ impl Request {
                 check("session id", session)?;
                 check("request id", request)?;
                 format!("answer {project}\t{session}\t{request}\t{answer}")
+            }
+            Request::Reply {
+                project,
+                session,
+                request,
+                text,
+            } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                check("request id", request)?;
+                check("reply", text)?;
+                format!("reply {project}\t{session}\t{request}\t{text}")
             }
         };
         // A tab inside a field, or an empty one, would shift or drop fields:

@@ -17,7 +17,7 @@ use chock_zon::{Field, Span, Value, ValueKind};
 use serde::Serialize;
 
 use crate::decision::Decision;
-use crate::net::{NetMode, NetSettings};
+use crate::net::{MAX_RESOLVER_PORTS, NetMode, NetSettings, ResolverMode};
 use crate::pattern::Pattern;
 use crate::policy::RuleSet;
 use crate::rule::{Rule, RuleRef, rule_text};
@@ -166,8 +166,21 @@ impl Walk<'_> {
             let slot = match f.name.as_str() {
                 "router" => &mut net.router,
                 "background" => &mut net.background,
+                "resolver" => {
+                    match &f.value.kind {
+                        ValueKind::EnumLiteral(w) if ResolverMode::parse(w).is_some() => {
+                            net.resolver = ResolverMode::parse(w);
+                        }
+                        _ => self.problem(&f.value.span, ".resolver takes .none or .fake"),
+                    }
+                    continue;
+                }
+                "resolver_ports" => {
+                    net.resolver_ports = self.ports(&f.value);
+                    continue;
+                }
                 other => {
-                    self.problem(&f.name_span, format!("unknown field .{other} in .policy.net: it holds .router and .background"));
+                    self.problem(&f.name_span, format!("unknown field .{other} in .policy.net: it holds .router, .background, .resolver and .resolver_ports"));
                     continue;
                 }
             };
@@ -182,6 +195,41 @@ impl Walk<'_> {
             }
         }
         net
+    }
+
+    /// `.resolver_ports`: a list of ports, 1 to 65535, at most
+    /// [`MAX_RESOLVER_PORTS`] of them.
+    fn ports(&mut self, v: &Value) -> Option<Vec<u16>> {
+        let ValueKind::List(items) = &v.kind else {
+            self.problem(
+                &v.span,
+                ".resolver_ports holds a list of ports, such as .{ 22, 8080 }",
+            );
+            return None;
+        };
+        if items.len() > MAX_RESOLVER_PORTS {
+            self.problem(
+                &v.span,
+                format!(
+                    ".resolver_ports lists {} ports; at most {MAX_RESOLVER_PORTS} (each is a listener per name looked up)",
+                    items.len()
+                ),
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for item in items {
+            match &item.kind {
+                ValueKind::Int(n) if (1..=65535).contains(n) => {
+                    out.push(u16::try_from(*n).unwrap_or(0));
+                }
+                _ => self.problem(
+                    &item.span,
+                    "a port in .resolver_ports is a number from 1 to 65535",
+                ),
+            }
+        }
+        Some(out)
     }
 
     fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {

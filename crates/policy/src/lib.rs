@@ -46,7 +46,7 @@ pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
 pub use check::{Checked, Problem, check_text};
 pub use decision::{Decision, UnknownDecision};
 pub use load::{LoadError, Sources, load_file};
-pub use net::{NetMode, NetSettings};
+pub use net::{MAX_RESOLVER_PORTS, NetMode, NetSettings, RESOLVER_PORTS, ResolverMode};
 pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};
 pub use rule::{LayerKind, Rule, RuleRef, rule_text};

@@ -1,5 +1,6 @@
 //! `.policy.net`: whether a session is given a network at all, and what a
-//! background command gets. A router is a mechanism, never a permission.
+//! background command gets, and whether the router also runs the fake
+//! resolver. A router is a mechanism, never a permission.
 
 use serde::Serialize;
 
@@ -28,13 +29,48 @@ impl NetMode {
     }
 }
 
+/// `.policy.net.resolver`: whether the router also answers the sandbox's
+/// DNS with fake addresses, for tools that ignore the proxy variables.
+/// Ordered from the least to the most, so the org bundle's word is a
+/// ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolverMode {
+    /// No resolver: names resolve only through the proxy (the default).
+    #[default]
+    None,
+    /// The fake-address resolver, wherever there is a router.
+    Fake,
+}
+
+impl ResolverMode {
+    /// Reads the word as a policy file writes it (without the dot).
+    pub fn parse(word: &str) -> Option<ResolverMode> {
+        match word {
+            "none" => Some(ResolverMode::None),
+            "fake" => Some(ResolverMode::Fake),
+            _ => None,
+        }
+    }
+}
+
+/// The ports every fake address listens on, whatever the files say.
+pub const RESOLVER_PORTS: [u16; 2] = [80, 443];
+
+/// Most ports `.resolver_ports` may add: each is one listener per name.
+pub const MAX_RESOLVER_PORTS: usize = 16;
+
 /// The `.policy.net` block of one file; a word not written is `None`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NetSettings {
     /// `.router`.
     pub router: Option<NetMode>,
     /// `.background`.
     pub background: Option<NetMode>,
+    /// `.resolver`.
+    pub resolver: Option<ResolverMode>,
+    /// `.resolver_ports`: ports the fake addresses accept besides 80 and 443.
+    pub resolver_ports: Option<Vec<u16>>,
 }
 
 /// The project's word if it wrote one, else the operator's, else `.auto`;
@@ -49,4 +85,30 @@ pub(crate) fn effective(
         Some(cap) => chosen.min(cap),
         None => chosen,
     }
+}
+
+/// The resolver word: the project's, else the operator's, else `.none`;
+/// capped by the org bundle's.
+pub(crate) fn effective_resolver(
+    org: Option<ResolverMode>,
+    operator: Option<ResolverMode>,
+    project: Option<ResolverMode>,
+) -> ResolverMode {
+    let chosen = project.or(operator).unwrap_or_default();
+    match org {
+        Some(cap) => chosen.min(cap),
+        None => chosen,
+    }
+}
+
+/// 80, 443 and `extra`, sorted, each once.
+pub(crate) fn resolver_ports(extra: Option<Vec<u16>>) -> Vec<u16> {
+    let mut out: Vec<u16> = RESOLVER_PORTS
+        .iter()
+        .copied()
+        .chain(extra.unwrap_or_default())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }

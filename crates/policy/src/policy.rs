@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::decision::Decision;
 use crate::defaults;
 use crate::index::{Index, Merged};
-use crate::net::{self, NetMode, NetSettings};
+use crate::net::{self, NetMode, NetSettings, ResolverMode};
 use crate::pattern::Pattern;
 use crate::rule::{LayerKind, Rule};
 
@@ -165,6 +165,8 @@ pub struct Policy {
     pub(crate) operator_file: Option<PathBuf>,
     router: NetMode,
     background: NetMode,
+    resolver: ResolverMode,
+    resolver_ports: Vec<u16>,
     /// Org, operator, project and defaults in one trie, for the hot path.
     merged: Arc<Merged<4>>,
 }
@@ -207,15 +209,25 @@ impl Policy {
     /// Folds `layers` with the shipped defaults.
     pub fn new(layers: Layers) -> Policy {
         let org_net = match &layers.org {
-            Org::Rules(set) => set.net,
+            Org::Rules(set) => set.net.clone(),
             Org::Unreadable { .. } => NetSettings {
                 router: Some(NetMode::None),
                 background: Some(NetMode::None),
+                resolver: Some(ResolverMode::None),
+                resolver_ports: None,
             },
             Org::Absent => NetSettings::default(),
         };
-        let op_net = layers.operator.as_ref().map(|s| s.net).unwrap_or_default();
-        let pr_net = layers.project.as_ref().map(|s| s.net).unwrap_or_default();
+        let op_net = layers
+            .operator
+            .as_ref()
+            .map(|s| s.net.clone())
+            .unwrap_or_default();
+        let pr_net = layers
+            .project
+            .as_ref()
+            .map(|s| s.net.clone())
+            .unwrap_or_default();
         let org = match layers.org {
             Org::Absent => OrgLayer::Absent,
             Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
@@ -246,6 +258,8 @@ impl Policy {
             operator_file: layers.operator_file,
             router: net::effective(org_net.router, op_net.router, pr_net.router),
             background: net::effective(org_net.background, op_net.background, pr_net.background),
+            resolver: net::effective_resolver(org_net.resolver, op_net.resolver, pr_net.resolver),
+            resolver_ports: net::resolver_ports(pr_net.resolver_ports.or(op_net.resolver_ports)),
         }
     }
 
@@ -380,6 +394,18 @@ impl Policy {
     /// The `.policy.net.background` word in force, read like the router's.
     pub fn net_background_mode(&self) -> NetMode {
         self.background
+    }
+
+    /// The `.policy.net.resolver` word in force (project, else operator,
+    /// else `.none`, capped by the org bundle's).
+    pub fn net_resolver(&self) -> ResolverMode {
+        self.resolver
+    }
+
+    /// The ports a fake address listens on: 80, 443 and the project's
+    /// `.resolver_ports` (else the operator's), sorted, each once.
+    pub fn net_resolver_ports(&self) -> &[u16] {
+        &self.resolver_ports
     }
 
     /// Whether the session is given a router: `.filtered` always, `.none`

@@ -16,6 +16,7 @@ pub mod history;
 pub mod net;
 mod owned_socket;
 pub mod provider;
+pub mod push_credential;
 pub mod review;
 pub mod run;
 pub mod session;

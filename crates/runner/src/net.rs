@@ -27,8 +27,10 @@ use chock_log::event::{
     Usage as LogUsage,
 };
 use chock_log::{LogWriter, WriteError};
-use chock_policy::{Action, Decision, NetMode, Policy, Verdict};
-use chock_sandbox::net::{BoxFuture, Decider, HostVerdict, Proxy, ProxyConfig, RouterLink};
+use chock_policy::{Action, Decision, NetMode, Policy, ResolverMode, Verdict};
+use chock_sandbox::net::{
+    BoxFuture, Decider, FakeConfig, FakeResolver, HostVerdict, Proxy, ProxyConfig, RouterLink,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::approval::ApproveSocket;
@@ -117,8 +119,15 @@ impl NetSetup {
         })
     }
 
-    /// Starts the proxy for one spawned command on the current runtime.
-    pub fn start(&self, link: &RouterLink, background: bool) -> std::io::Result<RouterTask> {
+    /// Whether a command with a router also gets the fake-address
+    /// resolver (`.policy.net.resolver = .fake`).
+    pub fn fake_resolver(&self) -> bool {
+        self.policy.net_resolver() == ResolverMode::Fake
+    }
+
+    /// Starts the proxy (and, with [`Self::fake_resolver`], the fake
+    /// resolver) for one spawned command on the current runtime.
+    pub fn start(&self, link: &Arc<RouterLink>, background: bool) -> std::io::Result<RouterTask> {
         let listener = link.listener()?;
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
@@ -127,10 +136,35 @@ impl NetSetup {
             ..ProxyConfig::default()
         };
         let proxy = Proxy::new(self.decider(background), config);
+        let resolver = if self.fake_resolver() {
+            let udp = link.resolver_socket()?;
+            udp.set_nonblocking(true)?;
+            let udp = tokio::net::UdpSocket::from_std(udp)?;
+            let fake = FakeConfig {
+                ports: self.policy.net_resolver_ports().to_vec(),
+                ..FakeConfig::default()
+            };
+            Some((
+                FakeResolver::new(Arc::clone(link), proxy.clone(), fake),
+                udp,
+            ))
+        } else {
+            None
+        };
         let task = tokio::spawn(async move {
-            if let Err(err) = proxy.serve_tcp(listener).await {
-                tracing::warn!(target: "chock::net", "the router stopped: {err}");
-            }
+            let resolve = async move {
+                if let Some((fake, udp)) = resolver
+                    && let Err(err) = fake.serve(udp).await
+                {
+                    tracing::warn!(target: "chock::net", "the fake resolver stopped: {err}");
+                }
+            };
+            let route = async move {
+                if let Err(err) = proxy.serve_tcp(listener).await {
+                    tracing::warn!(target: "chock::net", "the router stopped: {err}");
+                }
+            };
+            tokio::join!(route, resolve);
         });
         Ok(RouterTask(task))
     }

@@ -203,7 +203,8 @@ pub(crate) async fn drive(
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
-        .with_network(NetSetup::new(setup.policy, records));
+        .with_network(NetSetup::new(setup.policy, records))
+        .with_push_credentials(&setup.state.session_dir(&id));
     let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),

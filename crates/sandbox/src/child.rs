@@ -225,7 +225,7 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
         }
         loopback_up(w);
         if spawn.net_fd >= 0 {
-            crate::net::inside::start(spawn.net_fd, spawn.net_port, w);
+            crate::net::inside::start(spawn.net_fd, spawn.net_port, spawn.net_resolver, w);
         }
         let rc = libc::mount(
             nul,

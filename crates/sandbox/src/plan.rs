@@ -364,9 +364,16 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
     let mut symlinks: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut host_rules = HostRules::default();
 
+    let fake_dns = matches!(
+        spec.network,
+        crate::NetworkMode::Router { resolver: true, .. }
+    );
     for p in &spec.read_only {
         if !p.is_absolute() {
             return Err(SpecError::BadPath { path: p.clone() });
+        }
+        if fake_dns && p == Path::new(crate::net::RESOLV_CONF) {
+            continue;
         }
         let Ok(lmeta) = std::fs::symlink_metadata(p) else {
             continue;
@@ -472,6 +479,16 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             .iter()
             .any(|(dst, _, _, _)| Path::new(CONVENTIONAL_BUNDLE).starts_with(dst));
         crate::net::trust_ops(&mut b, bundle, ssl_bound)?;
+    }
+    if fake_dns {
+        // Under a bound /etc (a caller's choice) the host's file stays.
+        let bound = entries
+            .iter()
+            .any(|(dst, _, _, _)| Path::new(crate::net::RESOLV_CONF).starts_with(dst));
+        if !bound {
+            copied_etc = true;
+            crate::net::resolv_conf_ops(&mut b)?;
+        }
     }
     dev(&mut b, &mut host_rules)?;
     proc(&mut b)?;

@@ -56,6 +56,8 @@ pub(crate) struct PerSpawn {
     pub(crate) net_fd: c_int,
     /// The port the router's listener binds inside the namespace.
     pub(crate) net_port: u16,
+    /// Whether pid 1 also binds the fake resolver's UDP socket.
+    pub(crate) net_resolver: bool,
     pub(crate) candidates: Vec<CString>,
     pub(crate) argv: Vec<*const c_char>,
     pub(crate) envp: Vec<*const c_char>,
@@ -293,15 +295,15 @@ impl Sandbox {
         let mut envp_ptrs: Vec<*const c_char> = c_envp.iter().map(|c| c.as_ptr()).collect();
         envp_ptrs.push(std::ptr::null());
         let lfd = landlock_fd.as_ref().map(AsRawFd::as_raw_fd);
-        let (net_host, net_child, net_port) = match self.spec.network {
-            NetworkMode::Router { port } if namespaces => {
+        let (net_host, net_child, net_port, net_resolver) = match self.spec.network {
+            NetworkMode::Router { port, resolver } if namespaces => {
                 let (h, c) = crate::net::link_pair().map_err(|source| SpawnError::Os {
                     what: "socketpair for the router",
                     source,
                 })?;
-                (Some(h), Some(c), port)
+                (Some(h), Some(c), port, resolver)
             }
-            _ => (None, None, 0),
+            _ => (None, None, 0, false),
         };
         let nfd = net_child.as_ref().map_or(-1, AsRawFd::as_raw_fd);
         let sw = status_w.as_ref().map_or(-1, AsRawFd::as_raw_fd);
@@ -315,6 +317,7 @@ impl Sandbox {
             keep: [setup_w.as_raw_fd(), sw, lfd.unwrap_or(-1), nfd],
             net_fd: nfd,
             net_port,
+            net_resolver,
             candidates,
             argv: argv_ptrs,
             envp: envp_ptrs,
@@ -369,7 +372,7 @@ impl Sandbox {
             command: None,
             exited: None,
             report,
-            net: net_host.map(crate::net::RouterLink::new),
+            net: net_host.map(|h| crate::net::RouterLink::new(h, net_resolver)),
             stdin,
             stdout,
             stderr,

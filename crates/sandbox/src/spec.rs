@@ -24,6 +24,10 @@ pub enum NetworkMode {
     Router {
         /// The port the in-namespace listener binds.
         port: u16,
+        /// The fake-address resolver as well: a UDP socket on the
+        /// namespace's `127.0.0.53:53`, handed out beside the listener, and
+        /// `/etc/resolv.conf` pointing at it (see `net/fake.rs`).
+        resolver: bool,
     },
 }
 

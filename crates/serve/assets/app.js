@@ -165,7 +165,7 @@ function summary(event) {
       return [event.text, ...calls].filter(Boolean).join('\n');
     }
     case 'approval.request': return (event.question || '') + (event.action ? ' (' + event.action + ')' : '');
-    case 'approval.answer': return event.answer + ' to ' + event.request_id + (event.by ? ', by ' + event.by : '');
+    case 'approval.answer': return (event.text != null ? '"' + event.text + '"' : event.answer) + ' to ' + event.request_id + (event.by ? ', by ' + event.by : '');
     case 'session.end': return event.reason + (event.detail ? ': ' + event.detail : '');
     case 'session.open': return 'model ' + event.model + ' in ' + event.project;
     case 'title.set': return event.title;
@@ -210,22 +210,38 @@ function sessionView(project, id) {
     question.hidden = !request;
     if (!request) return;
     const note = el('p', { class: 'meta' });
-    const answer = async (word) => {
-      for (const b of question.querySelectorAll('button')) b.disabled = true;
+    const controls = () => question.querySelectorAll('button, input');
+    // One delivery, whichever kind: the buttons and the field stay off
+    // until the daemon says whether the session took it.
+    const deliver = async (verb, body, done) => {
+      for (const c of controls()) c.disabled = true;
       try {
-        await post('/api/sessions/' + encodeURIComponent(id) + '/answer', { project, request: request.request_id, answer: word });
-        note.textContent = 'Answered ' + word + '; waiting for the session to record it.';
+        await post('/api/sessions/' + encodeURIComponent(id) + '/' + verb, { project, request: request.request_id, ...body });
+        note.textContent = done + '; waiting for the session to record it.';
       } catch (err) {
         note.textContent = explain(err)[0];
-        for (const b of question.querySelectorAll('button')) b.disabled = false;
+        for (const c of controls()) c.disabled = false;
       }
     };
     question.append(el('h2', { text: 'The session asks' }),
       el('div', { class: 'text', text: request.question || request.action }),
-      el('div', { class: 'meta', text: request.action + ' · request ' + request.request_id }),
-      el('div', { class: 'buttons' },
-        el('button', { class: 'yes', text: 'Yes', onclick: () => answer('yes') }),
-        el('button', { class: 'no', text: 'No', onclick: () => answer('no') })),
+      el('div', { class: 'meta', text: request.action + ' · request ' + request.request_id }));
+    if (request.kind === 'question') {
+      // The model asked the person something (ask_user): a line of text.
+      const field = el('input', { id: 'reply', type: 'text', 'aria-label': 'Your answer', autocomplete: 'off' });
+      const send = () => {
+        const text = field.value.trim();
+        if (!text) { note.textContent = 'Write an answer first.'; return; }
+        deliver('reply', { text }, 'Answered');
+      };
+      field.addEventListener('keydown', (e) => { if (e.key === 'Enter') send(); });
+      question.append(el('div', { class: 'buttons' }, field,
+        el('button', { class: 'yes', text: 'Send', onclick: send })), note);
+      return;
+    }
+    question.append(el('div', { class: 'buttons' },
+        el('button', { class: 'yes', text: 'Yes', onclick: () => deliver('answer', { answer: 'yes' }, 'Answered yes') }),
+        el('button', { class: 'no', text: 'No', onclick: () => deliver('answer', { answer: 'no' }, 'Answered no') })),
       note);
   }
 

@@ -11,6 +11,7 @@
 //! | `GET /api/sessions/{id}/events?after=\|before=&limit=` | `read` |
 //! | `GET /api/sessions/{id}/watch?project=&after=` | `watch`, as server-sent events |
 //! | `POST /api/sessions/{id}/answer` `{"project","request","answer"}` | `answer` |
+//! | `POST /api/sessions/{id}/reply` `{"project","request","text"}` | `reply` |
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/api/sessions/{id}/events", get(events))
         .route("/api/sessions/{id}/watch", get(watch::watch))
         .route("/api/sessions/{id}/answer", post(answer))
+        .route("/api/sessions/{id}/reply", post(reply))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared)
@@ -256,6 +258,38 @@ async fn answer(
     shared
         .client
         .answer(&project, &id, &b.request, answer)
+        .await?;
+    Ok(Json(json!({ "answered": true })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReplyBody {
+    project: String,
+    request: String,
+    text: String,
+}
+
+/// The answer to a question the model asked (`ask_user`): a line of text.
+/// An empty one is refused here rather than sent as a non-answer.
+async fn reply(
+    State(shared): St,
+    Path(id): Path<String>,
+    b: Result<Json<ReplyBody>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let b = body(
+        b,
+        r#"{"project": "<absolute path>", "request": "<request id>", "text": "<the answer>"}"#,
+    )?;
+    if b.text.trim().is_empty() {
+        return Err(ApiError::bad_request(
+            "the reply is empty: write the answer to the session's question",
+        ));
+    }
+    let project = project(Some(b.project))?;
+    shared
+        .client
+        .reply(&project, &id, &b.request, &b.text)
         .await?;
     Ok(Json(json!({ "answered": true })).into_response())
 }

@@ -10,12 +10,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 
+mod git_server;
 mod model;
 mod other_user;
 mod project;
 mod site;
 mod wait;
 
+pub use git_server::{GitRequest, GitServer};
 pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
 pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
 pub use project::TempProject;

@@ -7,6 +7,7 @@ mod decisions;
 mod detach;
 mod gate;
 mod gateway;
+mod git_credential;
 mod log;
 mod output;
 mod plan;
@@ -17,6 +18,7 @@ mod sandbox;
 mod sandbox_net;
 mod serve;
 mod sessions;
+mod ssh_connect;
 mod stop;
 mod sync;
 mod usage;
@@ -66,6 +68,10 @@ pub(crate) enum Command {
     Workspace(workspace::Args),
     Approve(approve::Args),
     Detach(detach::Args),
+    #[command(hide = true, name = "git-credential")]
+    GitCredential(git_credential::Args),
+    #[command(hide = true, name = "ssh-connect")]
+    SshConnect(ssh_connect::Args),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -88,5 +94,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Workspace(args) => workspace::run(args),
         Command::Approve(args) => approve::run(args),
         Command::Detach(args) => detach::run(args),
+        Command::GitCredential(args) => git_credential::run(args),
+        Command::SshConnect(args) => ssh_connect::run(args),
     }
 }

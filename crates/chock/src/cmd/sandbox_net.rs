@@ -6,9 +6,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use anyhow::Context;
-use chock_policy::Policy;
+use chock_policy::{Policy, ResolverMode};
 use chock_sandbox::SandboxSpec;
-use chock_sandbox::net::{Decider, PolicyDecider, Proxy, ProxyConfig, RouterLink, RouterThread};
+use chock_sandbox::net::{
+    Decider, FakeConfig, PolicyDecider, Proxy, ProxyConfig, RouterLink, RouterThread,
+};
 
 /// The network flags of `chock sandbox`.
 #[derive(Debug, clap::Args)]
@@ -31,6 +33,14 @@ pub(crate) struct NetArgs {
     /// ADDR if it is loopback or private). Repeatable.
     #[arg(long, requires = "net", value_name = "NAME=ADDR", value_parser = parse_resolve)]
     resolve: Vec<(String, IpAddr)>,
+
+    /// With --net: also run the fake-address resolver, for tools that
+    /// ignore the proxy variables, whatever .policy.net.resolver says. Names
+    /// looked up inside get addresses in 127.77.0.0/16 that accept ports 80,
+    /// 443 and .policy.net.resolver_ports; each connection is decided at
+    /// net.connect.<reversed host> of the name asked for.
+    #[arg(long, requires = "net")]
+    fake_resolver: bool,
 }
 
 fn parse_resolve(s: &str) -> Result<(String, IpAddr), String> {
@@ -48,6 +58,8 @@ pub(crate) struct NetPlan {
     policy: Arc<Policy>,
     background: bool,
     resolve: Vec<(String, IpAddr)>,
+    /// The ports fake addresses accept, when the fake resolver runs.
+    fake: Option<Vec<u16>>,
 }
 
 /// Reads the policy and, when it wants a router, gives `spec` one.
@@ -86,12 +98,20 @@ pub(crate) fn prepare(
         );
         return Ok((spec, None));
     }
+    let fake = (args.fake_resolver || policy.net_resolver() == ResolverMode::Fake)
+        .then(|| policy.net_resolver_ports().to_vec());
+    let spec = if fake.is_some() {
+        spec.with_fake_resolver()
+    } else {
+        spec.with_router()
+    };
     Ok((
-        spec.with_router(),
+        spec,
         Some(NetPlan {
             policy: Arc::new(policy),
             background: args.background,
             resolve: args.resolve.clone(),
+            fake,
         }),
     ))
 }
@@ -108,7 +128,11 @@ pub(crate) fn start(plan: NetPlan, link: RouterLink) -> anyhow::Result<RouterThr
         resolve_overrides: plan.resolve,
         ..ProxyConfig::default()
     };
-    let (thread, results) = RouterThread::start(link, Proxy::new(decider, config), &ports)
+    let fake = plan.fake.map(|ports| FakeConfig {
+        ports,
+        ..FakeConfig::default()
+    });
+    let (thread, results) = RouterThread::start(link, Proxy::new(decider, config), &ports, fake)
         .context("starting the sandbox's router")?;
     for r in results {
         match r {

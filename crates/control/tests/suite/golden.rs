@@ -1,5 +1,7 @@
 //! Golden vectors: the exact bytes of every request and reply. A change here
-//! is a protocol change and needs a new protocol number.
+//! is a protocol change and needs a new protocol number. A verb added
+//! beside the others (`reply`) is not: no line an older peer sends or reads
+//! changes, and an older daemon refuses the new verb by name.
 
 use chock_control::{
     Answer, EventLine, GreetingError, Reply, Request, RequestError, RowLine, check_greeting_reply,
@@ -62,6 +64,15 @@ fn requests() -> Vec<(&'static str, Request)> {
                 answer: Answer::No,
             },
         ),
+        (
+            "reply /home/ada/proj\t0193a0c4-s1\t18\tuse the staging database, not prod\n",
+            Request::Reply {
+                project: "/home/ada/proj".into(),
+                session: "0193a0c4-s1".into(),
+                request: "18".into(),
+                text: "use the staging database, not prod".into(),
+            },
+        ),
     ]
 }
 
@@ -87,6 +98,33 @@ fn a_message_keeps_its_tabs_because_it_is_the_last_field() {
             project: "/p".into(),
             message: "col1\tcol2".into()
         })
+    );
+}
+
+#[test]
+fn a_reply_keeps_its_tabs_because_it_is_the_last_field() {
+    assert_eq!(
+        Request::parse("reply /p\ts\t3\tyes\tand no"),
+        Ok(Request::Reply {
+            project: "/p".into(),
+            session: "s".into(),
+            request: "3".into(),
+            text: "yes\tand no".into(),
+        })
+    );
+}
+
+#[test]
+fn a_reply_with_a_newline_is_not_sent() {
+    let request = Request::Reply {
+        project: "/p".into(),
+        session: "s".into(),
+        request: "3".into(),
+        text: "two\nlines".into(),
+    };
+    assert_eq!(
+        request.to_line(),
+        Err(RequestError::Newline { field: "reply" })
     );
 }
 
@@ -145,6 +183,10 @@ fn malformed_fields_are_refused_naming_the_expected_shape() {
         "watch /p\t\t1",
         "answer /p\ts\t1",
         "answer /p\ts\tr 1\tyes",
+        "reply /p\ts\t1",
+        "reply /p\ts\t1\t",
+        "reply /p\ts\tr 1\ttext",
+        "reply /p\t\t1\ttext",
     ] {
         malformed(line);
     }
@@ -154,15 +196,15 @@ fn malformed_fields_are_refused_naming_the_expected_shape() {
 fn unknown_and_empty_verbs_are_refused_listing_the_verbs() {
     assert_eq!(
         Request::parse("frobnicate x").unwrap_err().to_string(),
-        "unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer"
+        "unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer, reply"
     );
     assert_eq!(
         Request::parse("").unwrap_err().to_string(),
-        "empty request: send one of start, adopt, read, list, watch, answer"
+        "empty request: send one of start, adopt, read, list, watch, answer, reply"
     );
     assert_eq!(
         Request::parse("\u{1b}[2J\u{7}").unwrap_err().to_string(),
-        "unknown verb '?[2J?': the verbs are start, adopt, read, list, watch, answer"
+        "unknown verb '?[2J?': the verbs are start, adopt, read, list, watch, answer, reply"
     );
 }
 

@@ -1,19 +1,28 @@
-//! `answer <project directory>\t<session id>\t<request id>\t<yes|no>`: hands
-//! the answer to the session's own approval socket. The daemon cannot write
-//! the log, so `ok answered` is sent only when that socket took it; a connect
-//! that failed is an error, never an answer.
+//! `answer <project directory>\t<session id>\t<request id>\t<yes|no>` and
+//! `reply <project directory>\t<session id>\t<request id>\t<text>`: hand the
+//! answer to the session's own approval socket. The daemon cannot write the
+//! log, so `ok answered` is sent only when that socket took it; a connect
+//! that failed is an error, never an answer. Which verb a request takes is
+//! the session's to check (a question takes only a reply, an approval only a
+//! yes or a no), so the daemon passes either on as it came.
 
 use chock_control::approve::ApproveError;
 use chock_control::{Answer, Reply};
 
 use super::{Conn, Shared, VerbError, project_session};
 
-pub(crate) async fn answer(
+/// What the client sent: a yes or a no, or a line of text.
+pub(crate) enum Delivery<'a> {
+    Answer(Answer),
+    Reply(&'a str),
+}
+
+pub(crate) async fn deliver(
     shared: &Shared,
     project: &str,
     session: &str,
     request: &str,
-    answer: Answer,
+    delivery: Delivery<'_>,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
     let (id, _, row) = project_session(shared, project, session)?;
@@ -28,10 +37,22 @@ pub(crate) async fn answer(
         )));
     }
     let socket = shared.store.approve_socket(&id);
-    chock_control::approve::answer(&socket, request, answer)
-        .await
-        .map_err(|err| VerbError::Refuse(undelivered(session, &err)))?;
-    tracing::info!(verb = "answer", session_id = %session, request, %answer, "answer delivered");
+    let undelivered = |err| VerbError::Refuse(undelivered(session, &err));
+    match delivery {
+        Delivery::Answer(answer) => {
+            chock_control::approve::answer(&socket, request, answer)
+                .await
+                .map_err(undelivered)?;
+            tracing::info!(session_id = %session, request, %answer, "answer delivered");
+        }
+        Delivery::Reply(text) => {
+            chock_control::approve::reply(&socket, request, text)
+                .await
+                .map_err(undelivered)?;
+            // The text is the person's and stays out of the daemon's log.
+            tracing::info!(session_id = %session, request, "reply delivered");
+        }
+    }
     conn.send(&Reply::Answered).await
 }
 

@@ -85,7 +85,19 @@ pub(crate) async fn dispatch(
             session,
             request,
             answer,
-        } => answer::answer(shared, &project, &session, &request, answer, conn).await,
+        } => {
+            let answer = answer::Delivery::Answer(answer);
+            answer::deliver(shared, &project, &session, &request, answer, conn).await
+        }
+        Request::Reply {
+            project,
+            session,
+            request,
+            text,
+        } => {
+            let reply = answer::Delivery::Reply(&text);
+            answer::deliver(shared, &project, &session, &request, reply, conn).await
+        }
     }
 }
 

@@ -23,6 +23,7 @@ pub mod jobs;
 mod list_directory;
 mod memory;
 mod output;
+mod push_call;
 mod read_file;
 mod read_guidance;
 mod read_image;

@@ -6,7 +6,9 @@
 //! router, each connection's host is decided at `net.connect.<reversed
 //! host>` while the command runs; without one it has loopback only. With
 //! `"background": true` the command is a job (`super::jobs`) and the call
-//! answers at once.
+//! answers at once. A permitted foreground `git push` gets a sandbox of its
+//! own with that call's credential socket or ssh route and agent proxy
+//! (`super::push_call`).
 //!
 //! The command is an argument vector, never a shell line: the program is
 //! what the policy classifies (`exec.path.<name>`, `exec.workspace.<path>`,
@@ -34,6 +36,7 @@ use tokio::net::unix::pipe;
 
 use super::git_binds::git_binds;
 use super::jobs::{self, Jobs};
+use super::push_call::{self, PushCall};
 use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
 use crate::net::NetSetup;
 
@@ -151,6 +154,10 @@ pub struct Commands {
     reported: Cell<bool>,
     net: Option<NetSetup>,
     jobs: RefCell<Jobs>,
+    /// Where a push's credential directory is made; `None` gives a push
+    /// no credential.
+    push_dir: Option<PathBuf>,
+    pushes: Cell<u64>,
 }
 
 impl Commands {
@@ -166,7 +173,38 @@ impl Commands {
             reported: Cell::new(false),
             net: None,
             jobs: RefCell::new(Jobs::default()),
+            push_dir: None,
+            pushes: Cell::new(0),
         }
+    }
+
+    /// Makes each permitted foreground `git push` a directory of its own in
+    /// `dir` (the session's directory) with its credential socket (builder
+    /// style).
+    #[must_use]
+    pub fn with_push_credentials(mut self, dir: &Path) -> Self {
+        self.push_dir = Some(dir.to_owned());
+        self
+    }
+
+    /// A push's own sandbox and socket, when `args` is a foreground push
+    /// and pushes get credentials here.
+    fn push_call(&self, args: &Args, base: &Sandbox) -> Result<Option<PushCall>, String> {
+        let Some(parent) = self.push_dir.as_deref() else {
+            return Ok(None);
+        };
+        if args.background || !push_call::is_push(&args.command) {
+            return Ok(None);
+        }
+        let n = self.pushes.get() + 1;
+        self.pushes.set(n);
+        push_call::prepare(
+            base,
+            &args.command,
+            &self.workspace,
+            parent,
+            &format!("push-{n}"),
+        )
     }
 
     /// Gives commands the network `net` describes (builder style).
@@ -199,7 +237,11 @@ impl Commands {
             spec.stdout = Stdio::Piped;
             spec.stderr = Stdio::Piped;
             if routed {
-                spec = spec.with_router();
+                spec = if self.net.as_ref().is_some_and(NetSetup::fake_resolver) {
+                    spec.with_fake_resolver()
+                } else {
+                    spec.with_router()
+                };
             }
             Sandbox::new(spec).map_err(|err| err.to_string())
         })
@@ -267,6 +309,11 @@ impl Commands {
                 return ToolOutput::error(format!("the sandbox cannot be built: {err}"));
             }
         };
+        let push = match self.push_call(args, sandbox) {
+            Ok(push) => push,
+            Err(text) => return ToolOutput::error(text),
+        };
+        let sandbox = push.as_ref().map_or(sandbox, |push| &push.sandbox);
         let mut child = match sandbox.spawn(&args.command) {
             Ok(child) => child,
             Err(err @ SpawnError::NotFound { .. }) => return ToolOutput::error(err.to_string()),
@@ -292,12 +339,26 @@ impl Commands {
                 .borrow_mut()
                 .start(child, args.command.join(" "), link, router, records)
         } else {
-            let ran = collect(&mut child, args.timeout()).await;
+            let ran = match &push {
+                // The sockets answer while the push runs, and only then.
+                Some(push) => tokio::select! {
+                    ran = collect(&mut child, args.timeout()) => ran,
+                    never = push.serve() => match never {},
+                },
+                None => collect(&mut child, args.timeout()).await,
+            };
             drop(router);
-            match ran {
+            let mut output = match ran {
                 Ok(ran) => ran.render(args.timeout()),
                 Err(err) => ToolOutput::error(format!("waiting for the command failed: {err}")),
+            };
+            if let Some(push) = &push
+                && output.is_error
+            {
+                push.explain(&mut output.text);
             }
+            drop(push);
+            output
         };
         if let Some(report) = notice {
             output = output.with_effect(Effect::Notice {

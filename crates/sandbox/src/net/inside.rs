@@ -6,7 +6,10 @@
 //! the router's listener on `127.0.0.1:<port>` (before the command exists,
 //! so the command never races it) and passes it out over the link; then it
 //! forks one helper whose single power is to open a fresh TCP socket in the
-//! namespace whenever the host asks, for published ports. The host binds,
+//! namespace whenever the host asks, for published ports and the fake
+//! resolver's listeners. With the fake resolver, pid 1 also binds a UDP
+//! socket on `127.0.0.53:53` (before the command exists, like the listener)
+//! and passes it out second. The host binds,
 //! accepts and connects those sockets itself; nothing in here decides
 //! anything, reads a path, or talks to the network.
 
@@ -14,12 +17,17 @@ use std::ffi::c_int;
 
 use crate::child::step;
 
-/// Opens the listener, hands it out, forks the socket helper, and closes
-/// pid 1's copy of the link so neither pid 1 nor the command holds it.
+/// The fake resolver's address inside the namespace (systemd-resolved's
+/// stub address, so a resolv.conf naming it looks familiar).
+pub(crate) const RESOLVER_ADDR: [u8; 4] = [127, 0, 0, 53];
+
+/// Opens the listener (and, with `resolver`, the resolver's UDP socket),
+/// hands them out, forks the socket helper, and closes pid 1's copy of the
+/// link so neither pid 1 nor the command holds it.
 ///
 /// # Safety
 /// Only in the freshly cloned child, after the loopback interface is up.
-pub(crate) unsafe fn start(link: c_int, port: u16, w: c_int) {
+pub(crate) unsafe fn start(link: c_int, port: u16, resolver: bool, w: c_int) {
     // SAFETY: raw calls on stack data.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
@@ -41,6 +49,28 @@ pub(crate) unsafe fn start(link: c_int, port: u16, w: c_int) {
         crate::child::check(w, step::ROUTER, libc::listen(s, 1024).into());
         crate::child::check(w, step::ROUTER, send_fd(link, s));
         libc::close(s);
+        if resolver {
+            // Port 53 needs CAP_NET_BIND_SERVICE, which pid 1 holds over its
+            // own namespace until the command execs.
+            let u = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+            crate::child::check(w, step::ROUTER, u.into());
+            let addr = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: 53u16.to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_be_bytes(RESOLVER_ADDR).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            let rc = libc::bind(
+                u,
+                (&raw const addr).cast(),
+                size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            );
+            crate::child::check(w, step::ROUTER, rc.into());
+            crate::child::check(w, step::ROUTER, send_fd(link, u));
+            libc::close(u);
+        }
 
         let pid = libc::syscall(
             libc::SYS_clone,

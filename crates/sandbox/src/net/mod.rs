@@ -9,12 +9,17 @@
 //! plain HTTP proxying and SOCKS5, and asks a [`Decider`] about each
 //! destination host before it dials anything. Programs find the listener
 //! through `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (and lower case).
+//! Optionally, for tools that ignore those variables, a [`FakeResolver`]
+//! answers the namespace's DNS with fake loopback addresses and carries
+//! each connection to one through the same proxy, to the name asked for.
 //!
 //! The router is a mechanism, never a permission: with nothing permitted it
 //! reaches nothing. See docs/network.md.
 
 mod carry;
 mod decide;
+mod dns;
+mod fake;
 mod http;
 pub(crate) mod inside;
 mod link;
@@ -26,14 +31,15 @@ mod thread;
 mod trust;
 
 pub use decide::{AskFn, BoxFuture, Decider, HostVerdict, PolicyDecider, refusal};
+pub use fake::{FakeConfig, FakeResolver};
 pub use link::RouterLink;
 pub(crate) use link::link_pair;
 pub use proxy::{Proxy, ProxyConfig};
 pub use publish::{MAX_PUBLISHED, PublishError, Published};
 pub use resolve::is_internal;
 pub use thread::RouterThread;
-pub(crate) use trust::trust_ops;
-pub use trust::{TRUST_STORE_PATH, host_bundle};
+pub use trust::{RESOLV_CONF, TRUST_STORE_PATH, host_bundle};
+pub(crate) use trust::{resolv_conf_ops, trust_ops};
 
 /// The port the router's listener binds inside every namespace. Any port
 /// works (the namespace is the sandbox's own); this one is unlikely to be
@@ -65,7 +71,10 @@ impl crate::SandboxSpec {
     /// `SSL_CERT_FILE` in `env` keeps its own.
     #[must_use]
     pub fn with_router(mut self) -> Self {
-        self.network = crate::NetworkMode::Router { port: ROUTER_PORT };
+        self.network = crate::NetworkMode::Router {
+            port: ROUTER_PORT,
+            resolver: false,
+        };
         for (k, v) in proxy_env(ROUTER_PORT) {
             self = self.env(&k, &v);
         }
@@ -76,6 +85,20 @@ impl crate::SandboxSpec {
             self = self.env("SSL_CERT_FILE", TRUST_STORE_PATH);
         }
         self
+    }
+
+    /// Gives the sandbox the router (as [`Self::with_router`]) and the
+    /// fake-address resolver: `/etc/resolv.conf` names `127.0.0.53`, whose
+    /// UDP socket the spawned child hands out through
+    /// [`RouterLink::resolver_socket`] for a [`FakeResolver`] to serve.
+    #[must_use]
+    pub fn with_fake_resolver(self) -> Self {
+        let mut spec = self.with_router();
+        spec.network = crate::NetworkMode::Router {
+            port: ROUTER_PORT,
+            resolver: true,
+        };
+        spec
     }
 }
 

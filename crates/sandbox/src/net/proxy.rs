@@ -98,7 +98,7 @@ struct Inner {
 /// An accept that failed for want of descriptors or memory, or because the
 /// client left first, is survived: the router pauses briefly (the pending
 /// connection stays queued) and goes on serving. Anything else ends it.
-async fn accept_failed(e: io::Error) -> io::Result<()> {
+pub(crate) async fn accept_failed(e: io::Error) -> io::Result<()> {
     let transient = matches!(
         e.raw_os_error(),
         Some(
@@ -192,6 +192,33 @@ impl Proxy {
                 this.refuse_busy(stream).await;
             } else {
                 this.serve(stream).await;
+            }
+        });
+    }
+
+    /// Serves one connection whose destination is already known (accepted
+    /// on a fake resolver's address): decided, resolved, checked and
+    /// dialled like any other, under the same connection cap. A refusal is
+    /// a reset; its reason is in the log.
+    pub(crate) fn spawn_to(&self, stream: TcpStream, host: String, port: u16) {
+        let prev = self.inner.active.fetch_add(1, Ordering::AcqRel);
+        let slot = Slot(Arc::clone(&self.inner));
+        let over = prev >= self.inner.config.max_connections;
+        let this = self.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            if over {
+                tracing::warn!(target: "chock::net", host, port,
+                    "refused: the sandbox's router already serves {} connections, its limit; close some and retry",
+                    this.inner.config.max_connections);
+                return super::fake::reset(stream);
+            }
+            let mut client = stream;
+            match this.open(&host, port).await {
+                Ok(mut up) => {
+                    let _ = super::splice(&mut client, &mut up).await;
+                }
+                Err(_) => super::fake::reset(client),
             }
         });
     }

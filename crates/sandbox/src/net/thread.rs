@@ -5,6 +5,7 @@
 use std::io;
 use std::sync::Arc;
 
+use super::fake::{FakeConfig, FakeResolver};
 use super::link::RouterLink;
 use super::proxy::Proxy;
 use super::publish::{PublishError, Published};
@@ -17,15 +18,26 @@ pub struct RouterThread {
 }
 
 impl RouterThread {
-    /// Serves `link`'s listener with `proxy` and publishes `ports`; returns
-    /// the thread and, per port, whether it was published.
+    /// Serves `link`'s listener with `proxy` and publishes `ports`; with
+    /// `fake` (for a spec made by `with_fake_resolver`), serves the fake
+    /// resolver too. Returns the thread and, per port, whether it was
+    /// published.
     pub fn start(
         link: RouterLink,
         proxy: Proxy,
         ports: &[u16],
+        fake: Option<FakeConfig>,
     ) -> io::Result<(Self, Vec<Result<u16, PublishError>>)> {
         let listener = link.listener()?;
         listener.set_nonblocking(true)?;
+        let udp = match fake {
+            Some(f) => {
+                let udp = link.resolver_socket()?;
+                udp.set_nonblocking(true)?;
+                Some((f, udp))
+            }
+            None => None,
+        };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -38,17 +50,35 @@ impl RouterThread {
                 .map(|p| published.publish(*p).map(|()| *p))
                 .collect()
         };
-        let listener = {
+        let (listener, resolver) = {
             let _guard = rt.enter();
-            tokio::net::TcpListener::from_std(listener)?
+            let resolver = match udp {
+                Some((f, udp)) => Some((
+                    FakeResolver::new(Arc::clone(&link), proxy.clone(), f),
+                    tokio::net::UdpSocket::from_std(udp)?,
+                )),
+                None => None,
+            };
+            (tokio::net::TcpListener::from_std(listener)?, resolver)
         };
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let join = std::thread::Builder::new()
             .name("chock-router".into())
             .spawn(move || {
                 rt.block_on(async move {
+                    let resolve = async move {
+                        match resolver {
+                            Some((fake, udp)) => fake.serve(udp).await,
+                            None => std::future::pending().await,
+                        }
+                    };
                     tokio::select! {
                         _ = proxy.serve_tcp(listener) => {}
+                        r = resolve => {
+                            if let Err(e) = r {
+                                tracing::warn!(target: "chock::net", "the fake resolver stopped: {e}");
+                            }
+                        }
                         _ = rx => {}
                     }
                 });

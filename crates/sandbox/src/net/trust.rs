@@ -4,6 +4,7 @@
 //! conventional `/etc/ssl/certs/ca-certificates.crt` linked to it where the
 //! host's `/etc/ssl` is not already bound there. A caller that sets
 //! `SSL_CERT_FILE` itself keeps its own (see `SandboxSpec::with_router`).
+//! Also the `/etc/resolv.conf` a sandbox with the fake resolver is given.
 
 use std::path::{Path, PathBuf};
 
@@ -60,5 +61,27 @@ pub(crate) fn trust_ops(b: &mut Builder, bundle: &Path, ssl_bound: bool) -> Resu
             "link {path} -> {target}",
         );
     }
+    Ok(())
+}
+
+/// Where the fake resolver's `resolv.conf` is written.
+pub const RESOLV_CONF: &str = "/etc/resolv.conf";
+
+/// `/etc/resolv.conf` for the fake resolver: its address only, no search
+/// list (a name is asked for as written), short timeouts since the answer
+/// is local.
+pub(crate) fn resolv_conf_ops(b: &mut Builder) -> Result<(), SpecError> {
+    let dst = Path::new(RESOLV_CONF);
+    b.mkdirs(dst, false)?;
+    let [a, b1, c, d] = super::inside::RESOLVER_ADDR;
+    b.push(
+        Op::Copy {
+            path: cstring(dst)?,
+            contents: format!("nameserver {a}.{b1}.{c}.{d}\noptions timeout:2 attempts:2\n")
+                .into_bytes(),
+            mode: 0o644,
+        },
+        "write {path} for the fake resolver",
+    );
     Ok(())
 }

@@ -97,6 +97,10 @@ async fn an_unknown_session_is_a_404_on_every_route() {
     h.post(&format!("/api/sessions/{S2}/answer"), &answer.to_string())
         .await
         .assert_error(404, "unknown_session", &format!("no session {S2}"));
+    let reply = serde_json::json!({"project": h.project_text(), "request": "r1", "text": "main"});
+    h.post(&format!("/api/sessions/{S2}/reply"), &reply.to_string())
+        .await
+        .assert_error(404, "unknown_session", &format!("no session {S2}"));
     h.get("/api/sessions/nope/events").await.assert_error(
         400,
         "bad_request",
@@ -173,6 +177,20 @@ async fn a_body_or_query_the_route_does_not_take_is_refused_and_nothing_is_lost(
             "[]".into(),
             422,
             "this route takes a JSON body",
+        ),
+        (
+            "POST",
+            format!("/api/sessions/{S1}/reply"),
+            json(serde_json::json!({"project": project, "request": "r1", "text": " \n "})),
+            400,
+            "the reply is empty",
+        ),
+        (
+            "POST",
+            format!("/api/sessions/{S1}/reply"),
+            json(serde_json::json!({"project": project, "request": "r1", "answer": "yes"})),
+            422,
+            "unknown field `answer`",
         ),
     ];
     for (method, path, body, status, says) in cases {

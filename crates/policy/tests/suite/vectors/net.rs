@@ -90,7 +90,11 @@ fn with_net(
     background: Option<NetMode>,
 ) -> Policy {
     let mut set = rs(rules);
-    set.net = NetSettings { router, background };
+    set.net = NetSettings {
+        router,
+        background,
+        ..NetSettings::default()
+    };
     Policy::new(Layers {
         project: Some(set),
         ..Layers::default()
@@ -206,4 +210,74 @@ fn a_deny_further_in_still_refuses_a_published_port() {
     assert_eq!(p.decision(&Action::net_serve(3000).unwrap()), Deny);
     assert!(p.published_ports().is_empty());
     assert!(!p.could_permit("net.serve"));
+}
+
+#[test]
+fn the_fake_resolver_is_off_unless_a_file_turns_it_on_and_the_org_caps_it() {
+    use chock_policy::{Org, ResolverMode, check_text};
+    let read = |text: &str| {
+        let checked = check_text(text, None);
+        assert_eq!(checked.problems, vec![], "{text}");
+        checked.rules
+    };
+    let on =
+        ".{ .policy = .{ .net = .{ .resolver = .fake, .resolver_ports = .{ 22, 443, 8080 } } } }";
+    let off = ".{ .policy = .{ .net = .{ .resolver = .none } } }";
+    let p = Policy::shipped();
+    assert_eq!(p.net_resolver(), ResolverMode::None, "off by default");
+    assert_eq!(p.net_resolver_ports(), &[80, 443]);
+    let p = Policy::new(Layers {
+        project: Some(read(on)),
+        ..Layers::default()
+    });
+    assert_eq!(p.net_resolver(), ResolverMode::Fake);
+    assert_eq!(p.net_resolver_ports(), &[22, 80, 443, 8080]);
+    let capped = Policy::new(Layers {
+        org: Org::Rules(read(off)),
+        project: Some(read(on)),
+        ..Layers::default()
+    });
+    assert_eq!(
+        capped.net_resolver(),
+        ResolverMode::None,
+        "the org word is a ceiling"
+    );
+    let operator = Policy::new(Layers {
+        operator: Some(read(on)),
+        project: Some(read(off)),
+        ..Layers::default()
+    });
+    assert_eq!(
+        operator.net_resolver(),
+        ResolverMode::None,
+        "the project's word wins"
+    );
+    assert_eq!(operator.net_resolver_ports(), &[22, 80, 443, 8080]);
+}
+
+#[test]
+fn bad_resolver_words_and_ports_are_reported() {
+    use chock_policy::check_text;
+    let text = ".{ .policy = .{ .net = .{ .resolver = .yes, .resolver_ports = .{ 0, 70000, \"ssh\", 22 } } } }";
+    let checked = check_text(text, None);
+    let all: Vec<String> = checked.problems.iter().map(ToString::to_string).collect();
+    let all = all.join("\n");
+    assert!(all.contains(".resolver takes .none or .fake"), "{all}");
+    assert_eq!(
+        all.matches("a port in .resolver_ports is a number from 1 to 65535")
+            .count(),
+        3,
+        "{all}"
+    );
+    assert_eq!(checked.rules.net.resolver_ports, Some(vec![22]));
+    let many = format!(
+        ".{{ .policy = .{{ .net = .{{ .resolver_ports = .{{ {} }} }} }} }}",
+        (1..=17)
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let checked = check_text(&many, None);
+    assert_eq!(checked.problems.len(), 1, "{:?}", checked.problems);
+    assert!(checked.problems[0].to_string().contains("at most 16"));
 }

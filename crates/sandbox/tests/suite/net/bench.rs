@@ -16,7 +16,7 @@ use chock_sandbox::{Sandbox, SandboxSpec, Stdio};
 use super::{Rt, config, foreground};
 
 const SIZE: usize = 100 * 1024 * 1024;
-const RUNS: usize = 5;
+const RUNS: usize = 11;
 const PINGS: usize = 30;
 
 /// Serves `size` bytes at `/big` and nothing at any other path.

@@ -4,6 +4,7 @@
 //! map, and nothing here dials any address but loopback.
 
 mod bench;
+mod fake;
 mod proxy;
 mod router;
 mod users;
