@@ -81,8 +81,9 @@ try {
   check(JSON.stringify(ids) === JSON.stringify(ids.map((_, i) => i + 1)),
     'every event once, in order, no gap: ' + ids.join(', '));
   // The events a person must see, in this order (the real run writes
-  // decisions and notices between them).
-  const want = ['session.open', 'workspace.open', 'user.message', 'title.set', 'approval.request',
+  // decisions and notices between them; the checkout is recorded once the
+  // model's first answer is in, after the person's message).
+  const want = ['session.open', 'user.message', 'workspace.open', 'title.set', 'approval.request',
     'approval.answer', 'approval.request', 'approval.answer', 'tool.call', 'tool.result', 'turn.end',
     'session.end'];
   let at = 0;
