@@ -12,7 +12,7 @@
 //! a question into allow), the reviewer for `agent_review` and
 //! `agent_then_human`, and a person through approve.sock for `ask`; the
 //! `decision` event is written as for a tool call. The session hands its
-//! current promises, grants and task over in a [`NetView`] whenever they
+//! current promises, grants and task over in a `NetView` whenever they
 //! may have changed. A background command's connections never ask and are
 //! never reviewed: they get what is allowed outright (or granted).
 
