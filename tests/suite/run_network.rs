@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::chock;
 
-const RESOLVE: &str =
+pub(super) const RESOLVE: &str =
     "allowed.test=127.0.0.1,denied.test=127.0.0.1,asked.test=127.0.0.1,reviewed.test=127.0.0.1";
 
 /// A local HTTP server answering `body` to every request.

@@ -197,3 +197,61 @@ fn agent_review_asks_the_reviewer_about_a_connection_and_its_no_refuses_it() {
         "{events:#?}"
     );
 }
+
+/// In the foreground, a question about a connection is put to the
+/// person's terminal as well as approve.sock, as a tool call's is; the
+/// terminal's yes lets the connection through.
+#[test]
+fn a_foreground_run_is_asked_about_a_connection_on_its_terminal() {
+    let port = origin("reached after a yes on the terminal");
+    let state = tempfile::tempdir().unwrap();
+    let project = project("", RULES);
+    let fake = chock_testkit::FakeModel::with([
+        Turn::text("")
+            .call(
+                "c1",
+                "run_command",
+                &curl(&format!("http://asked.test:{port}/")),
+            )
+            .into(),
+        Turn::text("Done.").into(),
+    ]);
+    super::kit::write_config(
+        state.path(),
+        &fake.config_zon(chock_testkit::Wire::OpenAi, "m"),
+    );
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(super::here().join("pty/answer.py"))
+        .args(["allow it? [y/n]", "y", "--"])
+        .arg(super::chock_bin())
+        .arg("run")
+        .arg(project.path())
+        .arg("fetch it")
+        .env("CHOCK_STATE_DIR", state.path())
+        .env("XDG_CONFIG_HOME", state.path().join("config"))
+        .env("CHOCK_NET_RESOLVE", super::run_network::RESOLVE)
+        .env_remove("CHOCK_DAEMON")
+        .env_remove("CHOCK_LOG");
+    for var in super::AGENT_VARS {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("chock asks: allow net.connect.test.asked?"),
+        "{screen}"
+    );
+    let (_, log) = log_of(state.path());
+    let events = events(&log);
+    assert!(
+        result_of(&events, "c1").contains("reached after a yes on the terminal"),
+        "{events:#?}"
+    );
+    let answer = events
+        .iter()
+        .find(|e| e["type"] == "approval.answer")
+        .expect("an approval.answer");
+    assert_eq!(answer["by"], "terminal", "{answer}");
+    assert_eq!(answer["answer"], "yes", "{answer}");
+}

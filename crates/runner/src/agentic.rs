@@ -166,20 +166,10 @@ impl<F> LogHooks<'_, F> {
                 Wants::Text => RequestKind::Question,
             },
         })?;
-        let socket = self.approvals.wait_for_kind(&request_id, wants);
-        let (given, by) = match self.terminal.as_mut() {
-            Some(terminal) => {
-                let first = tokio::select! {
-                    given = socket => (given, "approve.sock"),
-                    given = terminal.ask(&question, wants) => (given, "terminal"),
-                };
-                if first.1 == "approve.sock" {
-                    terminal.say("\n(answered through approve.sock)\n");
-                }
-                first
-            }
-            None => (socket.await, "approve.sock"),
-        };
+        let (given, by) = self
+            .terminal
+            .race(self.approvals, &request_id, &question, wants)
+            .await;
         let (answer, text) = match &given {
             Given::Answer(Answer::Yes) => (LogAnswer::Yes, None),
             Given::Answer(Answer::No) => (LogAnswer::No, None),

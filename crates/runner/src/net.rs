@@ -33,7 +33,7 @@ use chock_sandbox::net::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::approval::ApproveSocket;
+use crate::approval::{ApproveSocket, Given, TerminalSlot, Wants};
 use crate::review::{ReviewRequest, Reviewer, review};
 
 /// A test resolver map, `name=addr,name=addr`: names resolved without DNS
@@ -263,6 +263,9 @@ pub(crate) struct NetView {
 pub(crate) struct Judge<'a> {
     pub(crate) view: Rc<RefCell<NetView>>,
     pub(crate) reviewer: Reviewer<'a>,
+    /// The foreground terminal, which a question about a connection is put
+    /// to as well as approve.sock.
+    pub(crate) terminal: TerminalSlot,
 }
 
 /// Whether a grant turns `verdict` into allow: a question (ask or a
@@ -341,7 +344,9 @@ async fn decide(
             Decision::Allow => return Ok(HostVerdict::Allow),
             Decision::Deny => format!("the policy answers {}", verdict.decision),
             Decision::Ask => match approvals {
-                Some(approvals) if ask(&verdict, host, log, approvals, None).await? => {
+                Some(approvals)
+                    if ask(&verdict, host, log, approvals, &judge.terminal, None).await? =>
+                {
                     return Ok(HostVerdict::Allow);
                 }
                 Some(_) => "a person answered no".to_owned(),
@@ -379,7 +384,15 @@ async fn decide(
                 }
                 match approvals {
                     Some(approvals)
-                        if ask(&verdict, host, log, approvals, Some(&answer.reason)).await? =>
+                        if ask(
+                            &verdict,
+                            host,
+                            log,
+                            approvals,
+                            &judge.terminal,
+                            Some(&answer.reason),
+                        )
+                        .await? =>
                     {
                         return Ok(HostVerdict::Allow);
                     }
@@ -479,9 +492,10 @@ async fn ask(
     host: &str,
     log: &RefCell<LogWriter>,
     approvals: &ApproveSocket,
+    terminal: &TerminalSlot,
     reviewer_said: Option<&str>,
 ) -> Result<bool, WriteError> {
-    let request_id = {
+    let (request_id, question) = {
         let mut log = log.borrow_mut();
         let request_id = (log.last_id().0 + 1).to_string();
         let rule = verdict
@@ -489,27 +503,31 @@ async fn ask(
             .as_ref()
             .map(|rule| format!(" (rule {})", rule.text))
             .unwrap_or_default();
+        let question = format!(
+            "allow {}? a command the model runs (run_command) connects to {host}; the {} says {}{rule}{}",
+            verdict.action,
+            verdict.layer.describe(),
+            verdict.decision,
+            reviewer_said
+                .map(|reason| format!("; the reviewer said yes: {reason}"))
+                .unwrap_or_default()
+        );
         log.append(ApprovalRequest {
             request_id: request_id.clone(),
             action: verdict.action.clone(),
-            question: format!(
-                "allow {}? a command the model runs (run_command) connects to {host}; the {} says {}{rule}{}",
-                verdict.action,
-                verdict.layer.describe(),
-                verdict.decision,
-                reviewer_said
-                    .map(|reason| format!("; the reviewer said yes: {reason}"))
-                    .unwrap_or_default()
-            ),
+            question: question.clone(),
             kind: chock_log::event::RequestKind::Approval,
         })?;
-        request_id
+        (request_id, question)
     };
-    let yes = approvals.wait_for(&request_id).await == chock_control::Answer::Yes;
+    let (given, by) = terminal
+        .race(approvals, &request_id, &question, Wants::YesNo)
+        .await;
+    let yes = given == Given::Answer(chock_control::Answer::Yes);
     log.borrow_mut().append(ApprovalAnswer {
         request_id,
         answer: if yes { LogAnswer::Yes } else { LogAnswer::No },
-        by: "approve.sock".to_owned(),
+        by: by.to_owned(),
         text: None,
     })?;
     Ok(yes)

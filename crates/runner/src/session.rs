@@ -25,7 +25,7 @@ use chock_log::event::{
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, LayerKind, Policy};
 
-use crate::approval::{ApproveSocket, SocketError, Terminal};
+use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
 use crate::config::SearchConfig;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
@@ -239,9 +239,15 @@ pub(crate) async fn drive(
         grants: BTreeSet::new(),
         task: String::new(),
     }));
+    let terminal = TerminalSlot::new(if setup.foreground {
+        Terminal::stdin()
+    } else {
+        None
+    });
     let judge = Judge {
         view: Rc::clone(&net_view),
         reviewer,
+        terminal: terminal.clone(),
     };
     let mut hooks = LogHooks {
         writer: &writer,
@@ -251,11 +257,7 @@ pub(crate) async fn drive(
         approvals: &approvals,
         tools: &tools,
         handover: &handover,
-        terminal: if setup.foreground {
-            Terminal::stdin()
-        } else {
-            None
-        },
+        terminal: terminal.clone(),
         reviewer,
         compaction: Compactor {
             provider: setup.provider,
@@ -464,7 +466,7 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) handover: &'w HandoverSocket,
     /// The foreground terminal, when `chock run` has one on stdin.
-    pub(crate) terminal: Option<Terminal>,
+    pub(crate) terminal: TerminalSlot,
     pub(crate) reviewer: Reviewer<'w>,
     pub(crate) compaction: Compactor<'w>,
     /// The person's latest message, shown to the reviewer.

@@ -13,7 +13,7 @@ use chock_policy::Verdict;
 
 pub use chock_control::Answer;
 pub use socket::{ApproveSocket, Given, SocketError, Wants};
-pub use terminal::Terminal;
+pub use terminal::{Terminal, TerminalSlot};
 
 /// The question a person is asked for `verdict` on the tool call `tool`.
 pub fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {

@@ -10,13 +10,59 @@
 //! terminal in canonical mode is readable only once a whole line is typed,
 //! so the read that follows readiness does not block.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
+use std::rc::Rc;
 
 use tokio::io::unix::AsyncFd;
 
 use super::Answer;
-use super::socket::{Given, Wants};
+use super::socket::{ApproveSocket, Given, Wants};
+
+/// The foreground terminal, shared by everyone in the session who asks a
+/// person: the turn (a tool call's question, ask_user) and the network's
+/// questions about a running command's connections. A question takes the
+/// terminal for as long as it is open and puts it back; a question asked
+/// while another holds it goes to approve.sock alone (the two rarely meet:
+/// the turn waits on the command whose connections ask). Empty when the
+/// session has no terminal.
+#[derive(Clone, Debug, Default)]
+pub struct TerminalSlot(Rc<RefCell<Option<Terminal>>>);
+
+impl TerminalSlot {
+    pub fn new(terminal: Option<Terminal>) -> Self {
+        Self(Rc::new(RefCell::new(terminal)))
+    }
+
+    /// Waits for the answer to `request` on approve.sock and, when the
+    /// terminal is free, on the terminal too: the first answer wins, and
+    /// the terminal is told when approve.sock's did. Returns the answer and
+    /// who gave it (`terminal` or `approve.sock`).
+    pub async fn race(
+        &self,
+        approvals: &ApproveSocket,
+        request: &str,
+        question: &str,
+        wants: Wants,
+    ) -> (Given, &'static str) {
+        let socket = approvals.wait_for_kind(request, wants);
+        // Taken, not borrowed: no RefCell borrow lives across the await.
+        let taken = self.0.borrow_mut().take();
+        let Some(mut terminal) = taken else {
+            return (socket.await, "approve.sock");
+        };
+        let first = tokio::select! {
+            given = socket => (given, "approve.sock"),
+            given = terminal.ask(question, wants) => (given, "terminal"),
+        };
+        if first.1 == "approve.sock" {
+            terminal.say("\n(answered through approve.sock)\n");
+        }
+        *self.0.borrow_mut() = Some(terminal);
+        first
+    }
+}
 
 /// A line source and where its prompts go.
 pub struct Terminal {
