@@ -5,23 +5,16 @@
 //! agent_then_human played by the fake model, and compaction with a small
 //! context window. The log of each is folded and checked.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use chock_log::fold::{Message, Status};
-use chock_log::{SessionId, StateDir, fold_log};
+use chock_log::{StateDir, fold_log};
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
+use super::kit::{approve, log_values as events, only_log, wait_for_pending, write_config};
 use super::{chock, chock_bin, here};
-
-fn write_config(state: &Path, text: &str) {
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), text).unwrap();
-}
 
 fn rules_zon(rules: &[(&str, &str)]) -> String {
     let lines: String = rules
@@ -55,41 +48,6 @@ fn start(state: &Path, project: &TempProject, message: &str) -> Child {
         .unwrap()
 }
 
-/// Waits until the only session in `state` has a pending request, and
-/// returns its log.
-fn wait_for_pending(state: &Path) -> (SessionId, PathBuf) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(entries) = std::fs::read_dir(state.join("sessions")) {
-            for entry in entries.flatten() {
-                let id = SessionId::parse(&entry.file_name().to_string_lossy()).unwrap();
-                let log = StateDir::at(state).log_path(&id);
-                if let Ok(folded) = fold_log(&log)
-                    && !folded.state.pending_approvals.is_empty()
-                    && StateDir::at(state).approve_socket(&id).exists()
-                {
-                    return (id, log);
-                }
-            }
-        }
-        assert!(Instant::now() < deadline, "no request was made in time");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn approve(state: &Path, session: &SessionId, input: &str) -> Output {
-    let mut child = chock(state)
-        .arg("approve")
-        .arg(session.as_str())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
-}
-
 fn finish(child: Child) -> Output {
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -98,23 +56,6 @@ fn finish(child: Child) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
-}
-
-fn only_log(state: &Path) -> PathBuf {
-    let entry = std::fs::read_dir(state.join("sessions"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    entry.path().join("log.jsonl")
-}
-
-fn events(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
 }
 
 fn all_of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -154,13 +95,13 @@ fn ask_user_waits_for_a_typed_answer_through_chock_approve() {
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let child = start(state.path(), &project, "tidy up");
-    let (id, log) = wait_for_pending(state.path());
+    let (id, log, _) = wait_for_pending(state.path());
     let folded = fold_log(&log).unwrap();
     assert_eq!(folded.state.status, Status::WaitingForApproval);
     assert_eq!(folded.state.pending_approvals[0].question, "which branch?");
 
     // An empty line is asked again; the typed line is the answer.
-    let out = approve(state.path(), &id, "\nmain please\n");
+    let out = approve(state.path(), id.as_str(), "\nmain please\n");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("which branch?"), "{stderr}");
@@ -207,7 +148,7 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let child = start(state.path(), &project, "fix it");
-    let (id, log) = wait_for_pending(state.path());
+    let (id, log, _) = wait_for_pending(state.path());
     // Before the yes: the promise refused the first write.
     assert!(workspace_file(&log, "x.txt").is_none());
     let folded = fold_log(&log).unwrap();
@@ -219,7 +160,7 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
         "{}",
         folded.state.pending_approvals[0].question
     );
-    let out = approve(state.path(), &id, "y\n");
+    let out = approve(state.path(), id.as_str(), "y\n");
     assert!(
         out.status.success(),
         "{}",
@@ -285,8 +226,8 @@ fn request_action_asks_once_and_a_yes_grants_the_action_for_the_session() {
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let child = start(state.path(), &project, "fix it");
-    let (id, log) = wait_for_pending(state.path());
-    let out = approve(state.path(), &id, "y\n");
+    let (id, log, _) = wait_for_pending(state.path());
+    let out = approve(state.path(), id.as_str(), "y\n");
     assert!(
         out.status.success(),
         "{}",
@@ -375,7 +316,7 @@ fn agent_then_human_asks_the_person_only_after_the_reviewers_yes() {
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let child = start(state.path(), &project, "write x.txt");
-    let (id, log) = wait_for_pending(state.path());
+    let (id, log, _) = wait_for_pending(state.path());
     let events_before = events(&log);
     assert_eq!(all_of(&events_before, "review")[0]["approved"], true);
     let question = fold_log(&log).unwrap().state.pending_approvals[0]
@@ -385,7 +326,7 @@ fn agent_then_human_asks_the_person_only_after_the_reviewers_yes() {
         question.contains("the reviewer said yes: the task asks for x.txt."),
         "{question}"
     );
-    let out = approve(state.path(), &id, "y\n");
+    let out = approve(state.path(), id.as_str(), "y\n");
     assert!(out.status.success());
     finish(child);
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
@@ -539,7 +480,7 @@ fn ctrl_c_while_a_question_waits_ends_the_session_interrupted() {
         .into()]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let child = start(state.path(), &project, "tidy up");
-    let (id, log) = wait_for_pending(state.path());
+    let (id, log, _) = wait_for_pending(state.path());
     rustix::process::kill_process(
         rustix::process::Pid::from_child(&child),
         rustix::process::Signal::INT,
