@@ -108,7 +108,7 @@ where
         {
             return;
         }
-        let _ = super::splice(&mut s, &mut up).await;
+        let _ = super::carry_both(&mut s, &mut up).await;
         return;
     }
 
@@ -162,7 +162,7 @@ where
     if up.write_all(out.as_bytes()).await.is_err() || up.write_all(&rest).await.is_err() {
         return;
     }
-    let _ = super::splice(&mut s, &mut up).await;
+    let _ = super::carry_both(&mut s, &mut up).await;
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {

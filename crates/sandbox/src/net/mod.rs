@@ -103,11 +103,12 @@ impl crate::SandboxSpec {
 }
 
 /// Carries a decided connection both ways until both sides are done (see
-/// the `carry` module: `splice(2)` between sockets, copying otherwise).
-async fn splice<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
+/// the `carry` module: a buffer per direction that grows for bulk
+/// transfers).
+async fn carry_both<A, B>(a: &mut A, b: &mut B) -> std::io::Result<(u64, u64)>
 where
-    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
-    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
+    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     carry::carry(a, b).await
 }

@@ -216,7 +216,7 @@ impl Proxy {
             let mut client = stream;
             match this.open(&host, port).await {
                 Ok(mut up) => {
-                    let _ = super::splice(&mut client, &mut up).await;
+                    let _ = super::carry_both(&mut client, &mut up).await;
                 }
                 Err(_) => super::fake::reset(client),
             }

@@ -118,7 +118,7 @@ impl Published {
                     });
                     match inside {
                         Ok(mut inside) => {
-                            let _ = super::splice(&mut outside, &mut inside).await;
+                            let _ = super::carry_both(&mut outside, &mut inside).await;
                         }
                         Err(e) => {
                             tracing::warn!(target: "chock::net", port, "published port: nothing inside the sandbox took the connection: {e}");

@@ -56,7 +56,7 @@ where
     if reply(&mut s, REP_OK).await.is_err() {
         return;
     }
-    let _ = super::splice(&mut s, &mut up).await;
+    let _ = super::carry_both(&mut s, &mut up).await;
 }
 
 enum Request {

@@ -10,7 +10,7 @@ use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::{Fx, Res, is_root, marker, pids_with, wait_for};
+use super::{Fx, Res, is_root, marker, pids_with, retry_busy, wait_for};
 
 const EPERM: i32 = libc::EPERM;
 
@@ -439,11 +439,18 @@ fn a_daemon_does_not_outlive_the_command() {
 }
 
 fn spawn_and_kill_parent(fx: &Fx, args: &[&str]) {
-    let mut parent = Command::new(&fx.probe)
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // A probe copied a moment ago may still be open for writing in a child
+    // another test forked (ETXTBSY): tried again, as every probe start is.
+    let mut parent = retry_busy(|| {
+        match Command::new(&fx.probe)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => None,
+            other => Some(other.unwrap()),
+        }
+    });
     let mut line = [0u8; 8];
     parent
         .stdout
@@ -497,7 +504,10 @@ fn a_setuid_binary_gains_nothing() {
         return;
     };
     let me = unsafe { libc::geteuid() }.to_string();
-    let out = Command::new(&path).arg("euid").output().unwrap();
+    let out = retry_busy(|| match Command::new(&path).arg("euid").output() {
+        Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => None,
+        other => Some(other.unwrap()),
+    });
     let outside = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     assert_ne!(
         outside,
@@ -549,7 +559,11 @@ fn no_core_dumps() {
             Ok(())
         });
     }
-    let out = String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned();
+    let out = retry_busy(|| match cmd.output() {
+        Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => None,
+        other => Some(other.unwrap()),
+    });
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.starts_with("ok"),
         "control: core dumps allowed outside: {out}"
