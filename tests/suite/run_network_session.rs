@@ -255,3 +255,70 @@ fn a_foreground_run_is_asked_about_a_connection_on_its_terminal() {
     assert_eq!(answer["by"], "terminal", "{answer}");
     assert_eq!(answer["answer"], "yes", "{answer}");
 }
+
+/// `agent_then_human` on a connection: the reviewer is asked first, and
+/// only after its yes is the person asked, the question carrying the
+/// reviewer's reason; the person's yes lets the connection through.
+#[test]
+fn agent_then_human_asks_the_person_about_a_connection_after_the_reviewers_yes() {
+    let port = origin("reached after both yeses");
+    let state = tempfile::tempdir().unwrap();
+    let mut rules = RULES.to_vec();
+    rules.push(("net.connect.test.reviewed", "agent_then_human"));
+    let project = project("", &rules);
+    let (child, fake) = start_with(
+        state.path(),
+        project.path(),
+        vec![
+            Turn::text("")
+                .call(
+                    "c1",
+                    "run_command",
+                    &curl(&format!("http://reviewed.test:{port}/")),
+                )
+                .into(),
+            Turn::text("YES: the fixture is part of the task.").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let answered = answer(state.path(), "net.connect.test.reviewed", "y");
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, log) = log_of(state.path());
+    let events = events(&log);
+    assert!(
+        result_of(&events, "c1").contains("reached after both yeses"),
+        "{events:#?}"
+    );
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .filter(|t| ["review", "approval.request", "approval.answer"].contains(t))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["review", "approval.request", "approval.answer"],
+        "the reviewer first, then the person: {events:#?}"
+    );
+    let question = events
+        .iter()
+        .find(|e| e["type"] == "approval.request")
+        .unwrap();
+    assert!(
+        question["question"]
+            .as_str()
+            .unwrap()
+            .contains("the reviewer said yes: the fixture is part of the task"),
+        "{question}"
+    );
+    assert_eq!(fake.requests().len(), 3, "the turn, the reviewer, the end");
+}
