@@ -9,7 +9,7 @@
 
 use chock_log::event::{
     Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, Compaction, Grant, Notice, Promise,
-    PromiseRelease, PromiseRule, RequestKind, Review, ToolCallEvent, Usage as LogUsage,
+    PromiseRelease, PromiseRule, RequestKind, ToolCallEvent, Usage as LogUsage,
 };
 use chock_log::{EventBody, EventId, fold_log, read_after};
 use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
@@ -102,17 +102,7 @@ impl<F> LogHooks<'_, F> {
                     task: &self.task,
                 };
                 let answer = review(&self.reviewer, &request).await;
-                self.append(Review {
-                    action: verdict.action.clone(),
-                    call_id: Some(call.id.clone()),
-                    reviewer: self.reviewer.label.to_owned(),
-                    approved: answer.approved,
-                    reason: answer.reason.clone(),
-                    usage: LogUsage {
-                        input_tokens: answer.usage.input_tokens,
-                        output_tokens: answer.usage.output_tokens,
-                    },
-                })?;
+                self.append(answer.event(&verdict.action, Some(call.id.clone()), &self.reviewer))?;
                 if !answer.approved {
                     return Ok(Some(approval::reviewer_refusal(verdict, &answer.reason)));
                 }

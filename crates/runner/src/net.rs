@@ -23,8 +23,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use chock_log::event::{
-    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, BackgroundEnd, BackgroundStart, Review,
-    Usage as LogUsage,
+    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, BackgroundEnd, BackgroundStart,
 };
 use chock_log::{LogWriter, WriteError};
 use chock_policy::{Action, Decision, NetMode, Policy, ResolverMode, Verdict};
@@ -362,17 +361,8 @@ async fn decide(
                     task: &task,
                 };
                 let answer = review(&judge.reviewer, &request).await;
-                log.borrow_mut().append(Review {
-                    action: verdict.action.clone(),
-                    call_id: None,
-                    reviewer: judge.reviewer.label.to_owned(),
-                    approved: answer.approved,
-                    reason: answer.reason.clone(),
-                    usage: LogUsage {
-                        input_tokens: answer.usage.input_tokens,
-                        output_tokens: answer.usage.output_tokens,
-                    },
-                })?;
+                log.borrow_mut()
+                    .append(answer.event(&verdict.action, None, &judge.reviewer))?;
                 if !answer.approved {
                     return Ok(HostVerdict::Refuse(crate::approval::reviewer_refusal(
                         &verdict,

@@ -1,12 +1,18 @@
 //! The session's own sockets beside its log (approve.sock, handover.sock):
 //! bound by whoever holds the log's lock, so a stale socket a crashed
 //! session left is replaced, and made 0600 so only the person's uid gets as
-//! far as the peer check.
+//! far as the peer check; a peer that fails the check is refused the same
+//! way on each.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
+use std::time::Duration;
 
-use tokio::net::UnixListener;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{UnixListener, UnixStream};
+
+/// How long a refused peer's input is read before its connection closes.
+const REFUSAL_DRAIN: Duration = Duration::from_secs(1);
 
 /// Binds `path`, replacing a stale socket, and makes it 0600.
 pub(crate) fn bind(path: &Path) -> std::io::Result<UnixListener> {
@@ -18,4 +24,24 @@ pub(crate) fn bind(path: &Path) -> std::io::Result<UnixListener> {
     let listener = UnixListener::bind(path)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     Ok(listener)
+}
+
+/// Sends a refused peer its one `line` and closes. What it sent first is
+/// read and dropped (at most `max` bytes, for at most a second): a unix
+/// socket closed with unread input resets the connection, and the peer
+/// would lose the refusal it was just sent.
+pub(crate) async fn refuse(mut stream: UnixStream, line: &str, max: usize) {
+    let _ = stream.write_all(line.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let mut left = max;
+    let drain = async {
+        while left > 0 {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(REFUSAL_DRAIN, drain).await;
 }

@@ -32,6 +32,29 @@ pub struct ReviewAnswer {
     pub usage: Usage,
 }
 
+impl ReviewAnswer {
+    /// The `review` event recording this answer about `action` (for the
+    /// tool call `call_id`, or none for a command's connection).
+    pub(crate) fn event(
+        &self,
+        action: &str,
+        call_id: Option<String>,
+        reviewer: &Reviewer<'_>,
+    ) -> chock_log::event::Review {
+        chock_log::event::Review {
+            action: action.to_owned(),
+            call_id,
+            reviewer: reviewer.label.to_owned(),
+            approved: self.approved,
+            reason: self.reason.clone(),
+            usage: chock_log::event::Usage {
+                input_tokens: self.usage.input_tokens,
+                output_tokens: self.usage.output_tokens,
+            },
+        }
+    }
+}
+
 /// What the reviewer is shown.
 #[derive(Debug, Clone, Copy)]
 pub struct ReviewRequest<'a> {

@@ -11,14 +11,12 @@ use std::time::Duration;
 
 use chock_control::approve::{Incoming, MAX_APPROVE_LINE, reply_line};
 use chock_control::{Answer, LineReader, check_peer, own_uid};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 /// How long one client may take to send its line before it is dropped, so
 /// a stuck client cannot keep a second one from answering.
 const CLIENT_DEADLINE: Duration = Duration::from_secs(10);
-/// How long a refused peer's input is read before its connection closes.
-const REFUSAL_DRAIN: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SocketError {
@@ -110,24 +108,8 @@ impl Drop for ApproveSocket {
 async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Option<Given> {
     if let Err(err) = check_peer(&stream, own_uid()) {
         tracing::warn!(%err, "approve.sock refused a peer");
-        let _ = stream
-            .write_all(reply_line(&Err(err.to_string())).as_bytes())
-            .await;
-        // Take what it sent before closing (bounded in size and time): a
-        // unix socket closed with unread input resets the connection, and
-        // the peer would lose the refusal it was just sent.
-        let _ = stream.shutdown().await;
-        let mut sink = [0u8; 4096];
-        let mut left = MAX_APPROVE_LINE;
-        let drain = async {
-            while left > 0 {
-                match stream.read(&mut sink).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => left = left.saturating_sub(n),
-                }
-            }
-        };
-        let _ = tokio::time::timeout(REFUSAL_DRAIN, drain).await;
+        let line = reply_line(&Err(err.to_string()));
+        crate::owned_socket::refuse(stream, &line, MAX_APPROVE_LINE).await;
         return None;
     }
     let (read, mut write) = stream.split();

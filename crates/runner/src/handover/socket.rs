@@ -16,15 +16,12 @@ use std::time::Duration;
 
 use chock_control::handover::{ASK, CONFIRM, Holdings, MAX_HANDOVER_LINE, SessionLine};
 use chock_control::{LineReader, check_peer, own_uid, sanitize};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 /// How long a client may take to send its ask, so a stuck client cannot keep
 /// another from asking.
 const ASK_DEADLINE: Duration = Duration::from_secs(10);
-
-/// How long a refused peer's input is read before its connection closes.
-const REFUSAL_DRAIN: Duration = Duration::from_secs(1);
 
 /// How long the session waits for `confirm` after saying it is ready. The
 /// client only proves the daemon in between; a client that takes longer has
@@ -136,26 +133,11 @@ impl HandoverSocket {
         }
     }
 
-    async fn take_ask(&self, mut stream: UnixStream) {
+    async fn take_ask(&self, stream: UnixStream) {
         if let Err(err) = check_peer(&stream, own_uid()) {
             tracing::warn!(%err, "handover.sock refused a peer");
             let line = SessionLine::Error(err.to_string()).to_line();
-            let _ = stream.write_all(line.as_bytes()).await;
-            // Take what it sent before closing (bounded in size and time): a
-            // unix socket closed with unread input resets the connection,
-            // and the peer would lose the refusal it was just sent.
-            let _ = stream.shutdown().await;
-            let mut sink = [0u8; 4096];
-            let mut left = MAX_HANDOVER_LINE;
-            let drain = async {
-                while left > 0 {
-                    match stream.read(&mut sink).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => left = left.saturating_sub(n),
-                    }
-                }
-            };
-            let _ = tokio::time::timeout(REFUSAL_DRAIN, drain).await;
+            crate::owned_socket::refuse(stream, &line, MAX_HANDOVER_LINE).await;
             return;
         }
         let mut conn = LineReader::new(BufReader::new(stream), MAX_HANDOVER_LINE);
