@@ -17,13 +17,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use chock_log::event::WorkspaceOpen;
 use chock_log::{SessionId, StateDir};
 
 use super::{
-    WorkspaceError, branch_name, git, git_ok, git_output, porcelain_lines, rev, summarize, toplevel,
+    WorkspaceError, branch_name, git, git_ok, git_output, porcelain_lines, rev, spawn_git,
+    summarize, toplevel,
 };
 
 /// What a new workspace starts from.
@@ -315,27 +316,6 @@ pub(crate) fn remove(repo: &Path, dir: &Path, branch: &str) {
     let dir = dir.to_string_lossy();
     let _ = git_output(repo, &["worktree", "remove", "--force", &dir]);
     let _ = git_output(repo, &["branch", "-D", branch]);
-}
-
-/// Starts git in `dir` with its output piped, without waiting.
-fn spawn_git(dir: &Path, args: &[&str]) -> Result<Child, WorkspaceError> {
-    if !dir.is_dir() {
-        return Err(WorkspaceError::Io {
-            what: "run git in",
-            path: dir.to_owned(),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        });
-    }
-    Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_EDITOR", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(WorkspaceError::NoGit)
 }
 
 fn nul_list(text: &str) -> Vec<String> {

@@ -20,7 +20,7 @@ pub mod session;
 pub mod takeover;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 pub use apply::{ApplyMode, ApplyPlan, Landing};
 pub use create::{Checked, CreateOptions, Opened, Pending, check, create};
@@ -128,6 +128,14 @@ pub(crate) fn git_output(
     dir: &Path,
     args: &[&str],
 ) -> Result<std::process::Output, WorkspaceError> {
+    spawn_git(dir, args)?
+        .wait_with_output()
+        .map_err(WorkspaceError::NoGit)
+}
+
+/// Starts git in `dir` with its output piped, without waiting (so several
+/// can run side by side).
+pub(crate) fn spawn_git(dir: &Path, args: &[&str]) -> Result<Child, WorkspaceError> {
     if !dir.is_dir() {
         return Err(WorkspaceError::Io {
             what: "run git in",
@@ -141,7 +149,10 @@ pub(crate) fn git_output(
         // A prompt would hang a session that has nobody at the terminal.
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_EDITOR", "true")
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(WorkspaceError::NoGit)
 }
 
