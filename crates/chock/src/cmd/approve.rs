@@ -67,33 +67,32 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Reads a non-empty line from stdin; `None` at end of input.
 fn read_text() -> anyhow::Result<Option<String>> {
-    let stdin = std::io::stdin();
-    let mut line = String::new();
-    loop {
-        eprint!("your answer: ");
-        let _ = std::io::stderr().flush();
-        line.clear();
-        if stdin
-            .lock()
-            .read_line(&mut line)
-            .context("cannot read stdin")?
-            == 0
-        {
-            return Ok(None);
-        }
-        let text = line.trim();
-        if !text.is_empty() {
-            return Ok(Some(text.to_owned()));
-        }
-    }
+    prompt("your answer: ", |text| {
+        (!text.is_empty()).then(|| text.to_owned())
+    })
 }
 
 /// Reads y/n from stdin until one is given; `None` at end of input.
 fn read_answer() -> anyhow::Result<Option<Answer>> {
+    prompt("allow it? [y/n] ", |text| {
+        match text.to_ascii_lowercase().as_str() {
+            "y" | "yes" => Some(Answer::Yes),
+            "n" | "no" => Some(Answer::No),
+            _ => {
+                eprintln!("please answer y or n");
+                None
+            }
+        }
+    })
+}
+
+/// Shows `question` on stderr and reads lines until `accept` takes one
+/// (trimmed); `None` at end of input.
+fn prompt<T>(question: &str, accept: impl Fn(&str) -> Option<T>) -> anyhow::Result<Option<T>> {
     let stdin = std::io::stdin();
     let mut line = String::new();
     loop {
-        eprint!("allow it? [y/n] ");
+        eprint!("{question}");
         let _ = std::io::stderr().flush();
         line.clear();
         if stdin
@@ -104,10 +103,8 @@ fn read_answer() -> anyhow::Result<Option<Answer>> {
         {
             return Ok(None);
         }
-        match line.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => return Ok(Some(Answer::Yes)),
-            "n" | "no" => return Ok(Some(Answer::No)),
-            _ => eprintln!("please answer y or n"),
+        if let Some(value) = accept(line.trim()) {
+            return Ok(Some(value));
         }
     }
 }
