@@ -6,14 +6,16 @@
 //! context window. The log of each is folded and checked.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use chock_log::fold::{Message, Status};
 use chock_log::{StateDir, fold_log};
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
-use super::kit::{approve, log_values as events, only_log, wait_for_pending, write_config};
+use super::kit::{
+    approve, assert_success, finish, log_values as events, only_log, wait_for_pending, write_config,
+};
 use super::{chock, chock_bin, here};
 
 fn rules_zon(rules: &[(&str, &str)]) -> String {
@@ -46,16 +48,6 @@ fn start(state: &Path, project: &TempProject, message: &str) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn finish(child: Child) -> Output {
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 fn all_of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -161,11 +153,7 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
         folded.state.pending_approvals[0].question
     );
     let out = approve(state.path(), id.as_str(), "y\n");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     finish(child);
 
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
@@ -228,11 +216,7 @@ fn request_action_asks_once_and_a_yes_grants_the_action_for_the_session() {
     let child = start(state.path(), &project, "fix it");
     let (id, log, _) = wait_for_pending(state.path());
     let out = approve(state.path(), id.as_str(), "y\n");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     finish(child);
 
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
@@ -461,11 +445,7 @@ fn a_promise_still_binds_a_session_carried_on_by_another_process() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(workspace_file(&log, "x.txt").is_none());
     let refused = result_for(&fake.requests()[3].json(), "w1");
     assert!(refused.contains("promise 1"), "{refused}");

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::chock;
 use super::kit::{approve, log_values, wait_for_pending, write_config};
+use super::kit::{assert_success, finish};
 
 const ASK_WRITE: &str = ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .ask },\n        },\n    },\n}\n";
 
@@ -72,12 +73,7 @@ fn an_ask_waits_and_a_yes_through_chock_approve_runs_the_call() {
     assert!(stderr.contains("please answer y or n"), "{stderr}");
     assert!(stderr.contains("allowed call.write_file"), "{stderr}");
 
-    let run = child.wait_with_output().unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    finish(child);
     assert_eq!(workspace_file(&log, "x.txt"), "x");
     let events = log_values(&log);
     let request = of_type(&events, "approval.request");
@@ -106,12 +102,7 @@ fn a_no_through_chock_approve_refuses_and_names_the_rule_that_would_allow_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("refused call.write_file"), "{stderr}");
-    let run = child.wait_with_output().unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    finish(child);
     assert!(
         !project.join("x.txt").exists(),
         "the refused call did not run"
@@ -223,11 +214,7 @@ async fn a_yes_through_the_daemons_answer_verb_runs_the_call() {
     let run = child.wait_with_output().unwrap();
     let _ = daemon.kill();
     let _ = daemon.wait();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&run);
     assert_eq!(workspace_file(&log, "x.txt"), "x");
     let events = log_values(&log);
     assert_eq!(of_type(&events, "approval.answer")["answer"], "yes");
@@ -275,17 +262,8 @@ fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open(
 
     // The person's own answer still reaches it.
     let out = approve(state.path(), id.as_str(), "n\n");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = child.wait_with_output().unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&out);
+    finish(child);
     assert_eq!(
         of_type(&log_values(&log), "approval.answer")["answer"],
         "no"

@@ -5,6 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use super::kit::assert_success;
 use super::{Machine, git, git_cmd, path_with_chock};
 
 fn commit(repo: &Path, agent_var: Option<&str>, state: &Path, home: &Path) -> std::process::Output {
@@ -89,11 +90,7 @@ fn an_agents_commit_is_refused_while_stopped_and_a_persons_passes_and_chained_ho
         );
     }
     let person = commit(&repo, None, &m.state(), &m.home());
-    assert!(
-        person.status.success(),
-        "{}",
-        String::from_utf8_lossy(&person.stderr)
-    );
+    assert_success(&person);
     assert_eq!(
         std::fs::read_to_string(&marker).unwrap().lines().count(),
         3,
@@ -150,11 +147,7 @@ fn core_hooks_path_is_honoured_and_an_agents_push_is_refused() {
     assert!(!out.status.success(), "an agent's push is refused");
     assert!(String::from_utf8_lossy(&out.stderr).contains("pre-push"));
     let out = push(false);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let refs = std::fs::read_to_string(&marker).unwrap();
     assert!(
         refs.contains("refs/heads/main"),

@@ -12,6 +12,7 @@ use chock_testkit::{GitServer, TempProject};
 use serde_json::Value;
 
 use super::chock;
+use super::kit::assert_success;
 use super::kit::{commands_model, log_values, of_call, only_log};
 
 const USER: &str = "pusher";
@@ -96,11 +97,7 @@ pub(super) fn session_with(
         .stdin(Stdio::null());
     extra(&mut cmd);
     let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let log = only_log(state);
     (log_values(&log), std::fs::read_to_string(&log).unwrap())
 }

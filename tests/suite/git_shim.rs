@@ -12,6 +12,7 @@ use chock_testkit::TempProject;
 use serde_json::Value;
 
 use super::chock;
+use super::kit::assert_success;
 use super::kit::{commands_model, log_values, of_call, only_log};
 
 /// Runs one session in which the model runs each command (one turn each);
@@ -24,11 +25,7 @@ fn session(state: &Path, project: &TempProject, commands: &[(&str, &[&str])]) ->
         .arg("use git")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let log = only_log(state);
     fold_log(&log).unwrap();
     log_values(&log)

@@ -54,6 +54,22 @@ pub(crate) fn commands_model(state: &Path, commands: &[(&str, &[&str])]) -> Fake
     fake
 }
 
+/// Asserts that a finished process succeeded, showing its stderr if not.
+pub(crate) fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Waits for `child` and asserts that it succeeded.
+pub(crate) fn finish(child: std::process::Child) -> Output {
+    let out = child.wait_with_output().unwrap();
+    assert_success(&out);
+    out
+}
+
 /// A log's events, each line parsed as JSON.
 pub(crate) fn log_values(log: &Path) -> Vec<Value> {
     std::fs::read_to_string(log)
@@ -156,6 +172,19 @@ pub(crate) fn wait_for_pending(state: &Path) -> (SessionId, PathBuf, FoldedLog) 
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Waits until the only session in `state` asks about `action` (its first
+/// pending question), then answers with `input` through `chock approve`.
+pub(crate) fn answer_pending(state: &Path, action: &str, input: &str) -> (SessionId, Output) {
+    let id = chock_testkit::wait_for(Duration::from_secs(30), "the session's question", || {
+        let id = sessions(state).into_iter().next()?;
+        let folded = fold_log(&StateDir::at(state).log_path(&id)).ok()?;
+        let pending = folded.state.pending_approvals.first()?;
+        (pending.action == action && StateDir::at(state).approve_socket(&id).exists()).then_some(id)
+    });
+    let out = approve(state, id.as_str(), input);
+    (id, out)
 }
 
 /// `chock approve <session>` with `input` on its stdin.

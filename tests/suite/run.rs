@@ -12,6 +12,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::chock;
+use super::kit::assert_success;
 use super::kit::{only_log, write_config};
 
 fn run(state: &Path, project: &Path, message: &str, extra: &[&str]) -> Output {
@@ -85,11 +86,7 @@ fn model_overrides_the_config_for_one_session() {
         "hi",
         &["--model", "fake/other-model"],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(fake.requests()[0].json()["model"], "other-model");
 }
 
@@ -231,11 +228,7 @@ fn a_script_provider_runs_a_whole_session_offline() {
         ".{\n    .providers = .{ .demo = .{ .kind = .script, .path = \"demo.script\" } },\n    .model = \"demo/script\",\n}\n",
     );
     let out = run(state.path(), project.path(), "say hello", &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "Writing hello.txt.hello.txt says hello.\n"
@@ -272,11 +265,7 @@ fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let out = run(state.path(), project.path(), "write x.txt", &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(
         !project.join("x.txt").exists(),
         "the refused call did not run"

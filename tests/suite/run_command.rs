@@ -14,6 +14,7 @@ use super::chock;
 use super::kit::{
     self, approve, log_values, only_log, wait_for_pending, workspace_dir, write_config,
 };
+use super::kit::{assert_success, finish};
 
 /// Runs one session in which the model makes `calls` (one turn each) and
 /// then says it is done; returns the log's events.
@@ -31,11 +32,7 @@ fn session(state: &Path, project: &Path, calls: &[(&str, Value)]) -> Vec<Value> 
         .arg("run things")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let log = only_log(state);
     let folded = fold_log(&log).unwrap();
     assert_eq!(
@@ -246,17 +243,8 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
     let (id, _, folded) = wait_for_pending(&state);
     assert_eq!(folded.state.pending_approvals[0].action, "call.write_file");
     let answered = approve(&state, id.as_str(), "y\n");
-    assert!(
-        answered.status.success(),
-        "{}",
-        String::from_utf8_lossy(&answered.stderr)
-    );
-    let out = run.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&answered);
+    finish(run);
     let events = log_values(&only_log(&state));
     let answer = events
         .iter()

@@ -18,6 +18,8 @@ use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
 use super::chock;
+pub(super) use super::kit::log_values as events;
+use super::kit::{answer_pending, assert_success, finish};
 
 pub(super) const RESOLVE: &str =
     "allowed.test=127.0.0.1,denied.test=127.0.0.1,asked.test=127.0.0.1,reviewed.test=127.0.0.1";
@@ -113,14 +115,6 @@ pub(super) fn log_of(state: &Path) -> (SessionId, PathBuf) {
     (id, log)
 }
 
-pub(super) fn events(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
 /// Runs a whole session to its end; returns the events and what the model
 /// was sent.
 pub(super) fn session(
@@ -129,12 +123,7 @@ pub(super) fn session(
     calls: &[(&str, &str, Value)],
 ) -> (Vec<Value>, FakeModel) {
     let (child, fake) = start(state, project, calls);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(child);
     let (_, log) = log_of(state);
     (events(&log), fake)
 }
@@ -219,43 +208,9 @@ fn an_ask_answered_no_through_chock_approve_refuses_the_connection() {
             curl(&format!("http://asked.test:{port}/")),
         )],
     );
-    let id = wait_for(Duration::from_secs(30), "the connection's question", || {
-        let (id, log) = std::fs::read_dir(state.path().join("sessions"))
-            .ok()?
-            .next()?
-            .ok()
-            .map(|entry| {
-                let id = SessionId::parse(&entry.file_name().to_string_lossy()).unwrap();
-                let log = StateDir::at(state.path()).log_path(&id);
-                (id, log)
-            })?;
-        let folded = fold_log(&log).ok()?;
-        let pending = folded.state.pending_approvals.first()?;
-        (pending.action == "net.connect.test.asked"
-            && StateDir::at(state.path()).approve_socket(&id).exists())
-        .then_some(id)
-    });
-    let mut approve = chock(state.path())
-        .arg("approve")
-        .arg(id.as_str())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = approve.stdin.take().unwrap().write_all(b"n\n");
-    let answered = approve.wait_with_output().unwrap();
-    assert!(
-        answered.status.success(),
-        "{}",
-        String::from_utf8_lossy(&answered.stderr)
-    );
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_, answered) = answer_pending(state.path(), "net.connect.test.asked", "n\n");
+    assert_success(&answered);
+    finish(child);
     let (_, log) = log_of(state.path());
     let events = events(&log);
     let refused = result_of(&events, "q1");
@@ -447,12 +402,7 @@ fn serve_port_publishes_a_jobs_port_on_the_hosts_loopback_and_reports_what_it_ca
         TcpStream::connect(("127.0.0.2", port)).is_err(),
         "published beyond 127.0.0.1"
     );
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(child);
     drop(held);
     let (_, log) = log_of(state.path());
     let events = events(&log);

@@ -4,15 +4,10 @@
 //! asking for a reviewer asks the reviewer. Same real `chock run`, router
 //! and local origin as `run_network`.
 
-use std::io::Write;
-use std::process::{Output, Stdio};
-use std::time::Duration;
-
-use chock_log::{SessionId, StateDir, fold_log};
-use chock_testkit::{Turn, wait_for};
+use chock_testkit::Turn;
 use serde_json::{Value, json};
 
-use super::chock;
+use super::kit::{answer_pending, assert_success, finish};
 use super::run_network::{
     RULES, curl, events, log_of, net_decisions, origin, project, result_of, session, start_with,
 };
@@ -29,35 +24,6 @@ fn decisions_of(events: &[Value], action: &str) -> Vec<(String, String)> {
             )
         })
         .collect()
-}
-
-/// Waits for the session's question about `action`, answers it with
-/// `answer` through `chock approve`.
-fn answer(state: &std::path::Path, action: &str, answer: &str) -> Output {
-    let id = wait_for(Duration::from_secs(30), "the session's question", || {
-        let entry = std::fs::read_dir(state.join("sessions"))
-            .ok()?
-            .next()?
-            .ok()?;
-        let id = SessionId::parse(&entry.file_name().to_string_lossy()).ok()?;
-        let folded = fold_log(&StateDir::at(state).log_path(&id)).ok()?;
-        let pending = folded.state.pending_approvals.first()?;
-        (pending.action == action && StateDir::at(state).approve_socket(&id).exists()).then_some(id)
-    });
-    let mut approve = chock(state)
-        .arg("approve")
-        .arg(id.as_str())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = approve
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{answer}\n").as_bytes());
-    approve.wait_with_output().unwrap()
 }
 
 #[test]
@@ -123,18 +89,9 @@ fn a_grant_lets_through_a_connection_the_policy_asks_about() {
             Turn::text("Done.").into(),
         ],
     );
-    let answered = answer(state.path(), "net.connect.test.asked", "y");
-    assert!(
-        answered.status.success(),
-        "{}",
-        String::from_utf8_lossy(&answered.stderr)
-    );
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_, answered) = answer_pending(state.path(), "net.connect.test.asked", "y\n");
+    assert_success(&answered);
+    finish(child);
     let (_, log) = log_of(state.path());
     let events = events(&log);
     let reached = result_of(&events, "c1");
@@ -174,12 +131,7 @@ fn agent_review_asks_the_reviewer_about_a_connection_and_its_no_refuses_it() {
             Turn::text("Done.").into(),
         ],
     );
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(child);
     let (_, log) = log_of(state.path());
     let events = events(&log);
     let refused = result_of(&events, "c1");
@@ -281,18 +233,9 @@ fn agent_then_human_asks_the_person_about_a_connection_after_the_reviewers_yes()
             Turn::text("Done.").into(),
         ],
     );
-    let answered = answer(state.path(), "net.connect.test.reviewed", "y");
-    assert!(
-        answered.status.success(),
-        "{}",
-        String::from_utf8_lossy(&answered.stderr)
-    );
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_, answered) = answer_pending(state.path(), "net.connect.test.reviewed", "y\n");
+    assert_success(&answered);
+    finish(child);
     let (_, log) = log_of(state.path());
     let events = events(&log);
     assert!(

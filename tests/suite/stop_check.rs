@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
 use super::Machine;
+use super::kit::assert_success;
 
 fn claude_input(cwd: &std::path::Path) -> String {
     format!(
@@ -108,11 +109,7 @@ fn the_opencode_plugin_throws_while_stopped_and_when_chock_is_missing() {
         .args(["sync", "--client", "opencode", "--no-git"])
         .output()
         .unwrap();
-    assert!(
-        sync.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sync.stderr)
-    );
+    assert_success(&sync);
     let plugin = repo.join(".opencode/plugins/chock-stop.js");
     let driver = format!(
         r#"import {{ ChockStopCheck }} from "{}";

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use super::kit::assert_success;
 use super::{Machine, here};
 
 fn answer_on_pty(m: &Machine, dir: &Path, answer: &str, args: &[&str]) -> (i32, String) {
@@ -34,11 +35,7 @@ fn stop_writes_the_repo_file_and_registry_entry_and_logs_it() {
         .args(["stop", "--reason", "deploy freeze"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let stop: serde_json::Value =
         serde_json::from_slice(&std::fs::read(repo.join(".chock/stop.json")).unwrap()).unwrap();
     assert_eq!(stop["scope"], "repo");

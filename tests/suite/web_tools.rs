@@ -14,6 +14,7 @@ use chock_testkit::{FakeModel, Page, Site, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
 use super::chock;
+use super::kit::{approve, assert_success, finish};
 
 const RULES: &str = r#".{ .policy = .{ .rules = .{
     .{ .action = "net.fetch.127.0.0.1", .decision = .allow },
@@ -49,11 +50,7 @@ fn session(
         .arg("use the web")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let new: Vec<_> = sessions(state)
         .into_iter()
         .filter(|s| !before.contains(s))
@@ -306,7 +303,6 @@ fn memory_outlives_the_session_and_images_reach_the_model() {
 
 #[test]
 fn a_host_nobody_named_is_asked_and_a_yes_through_chock_approve_reads_it() {
-    use std::io::Write as _;
     use std::process::Stdio;
 
     let site = Site::start([("/", Page::text("asked for and read"))]);
@@ -348,27 +344,8 @@ fn a_host_nobody_named_is_asked_and_a_yes_through_chock_approve_reads_it() {
         site.requests().is_empty(),
         "nothing is fetched before the answer"
     );
-    let mut approve = chock(state.path())
-        .arg("approve")
-        .arg(id.as_str())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    approve.stdin.take().unwrap().write_all(b"y\n").unwrap();
-    let answered = approve.wait_with_output().unwrap();
-    assert!(
-        answered.status.success(),
-        "{}",
-        String::from_utf8_lossy(&answered.stderr)
-    );
-    let run = child.wait_with_output().unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_success(&approve(state.path(), id.as_str(), "y\n"));
+    finish(child);
     let events: Vec<Value> = std::fs::read_to_string(StateDir::at(state.path()).log_path(&id))
         .unwrap()
         .lines()
