@@ -13,6 +13,7 @@ use chock_log::{StateDir, fold_log};
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
+use super::kit::write_x;
 use super::kit::{
     approve, assert_success, finish, log_values as events, only_log, wait_for_pending, write_config,
 };
@@ -71,10 +72,6 @@ fn result_for(request: &Value, call_id: &str) -> String {
         .to_owned()
 }
 
-fn write_call(id: &str) -> Turn {
-    Turn::text("").call(id, "write_file", &json!({"path": "x.txt", "content": "x"}))
-}
-
 #[test]
 fn ask_user_waits_for_a_typed_answer_through_chock_approve() {
     let state = tempfile::tempdir().unwrap();
@@ -127,7 +124,7 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
                 &json!({"rules": [{"action": "call.write_file", "decision": "deny"}], "reason": "read only"}),
             )
             .into(),
-        write_call("w1").into(),
+        write_x("w1").into(),
         Turn::text("")
             .call(
                 "r1",
@@ -135,7 +132,7 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
                 &json!({"action": "call.write_file", "reason": "the fix needs x.txt"}),
             )
             .into(),
-        write_call("w2").into(),
+        write_x("w2").into(),
         Turn::text("Done.").into(),
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
@@ -209,7 +206,7 @@ fn request_action_asks_once_and_a_yes_grants_the_action_for_the_session() {
                 &json!({"action": "call.write_file", "reason": "write the fix"}),
             )
             .into(),
-        write_call("w1").into(),
+        write_x("w1").into(),
         Turn::text("Done.").into(),
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
@@ -251,7 +248,7 @@ fn agent_review_lets_the_reviewer_refuse_with_its_reason() {
     let state = tempfile::tempdir().unwrap();
     let project = project_with(&[("call.write_file", "agent_review")]);
     let fake = FakeModel::with([
-        write_call("w1").into(),
+        write_x("w1").into(),
         Turn::text("NO: writing x.txt is not part of the task.")
             .usage(50, 9)
             .into(),
@@ -294,7 +291,7 @@ fn agent_then_human_asks_the_person_only_after_the_reviewers_yes() {
     let state = tempfile::tempdir().unwrap();
     let project = project_with(&[("call.write_file", "agent_then_human")]);
     let fake = FakeModel::with([
-        write_call("w1").into(),
+        write_x("w1").into(),
         Turn::text("YES - the task asks for x.txt.").into(),
         Turn::text("Done.").into(),
     ]);
@@ -324,7 +321,7 @@ fn agent_then_human_asks_the_person_only_after_the_reviewers_yes() {
 fn a_foreground_run_is_answered_on_its_terminal() {
     let state = tempfile::tempdir().unwrap();
     let project = project_with(&[("call.write_file", "ask")]);
-    let fake = FakeModel::with([write_call("w1").into(), Turn::text("Done.").into()]);
+    let fake = FakeModel::with([write_x("w1").into(), Turn::text("Done.").into()]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let mut cmd = Command::new("python3");
     cmd.arg(here().join("pty/answer.py"))
@@ -358,7 +355,7 @@ fn a_conversation_near_the_window_is_compacted_and_the_fold_starts_from_the_summ
     let state = tempfile::tempdir().unwrap();
     let project = project_with(&[]);
     let fake = FakeModel::with([
-        write_call("w1").usage(350, 10).into(),
+        write_x("w1").usage(350, 10).into(),
         Turn::text("SUMMARY: the person asked for x.txt and it was written.")
             .usage(30, 12)
             .into(),
@@ -427,7 +424,7 @@ fn a_promise_still_binds_a_session_carried_on_by_another_process() {
             )
             .into(),
         Turn::text("Promised.").into(),
-        write_call("w1").into(),
+        write_x("w1").into(),
         Turn::text("Refused, as promised.").into(),
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));

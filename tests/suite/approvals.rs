@@ -8,29 +8,18 @@ use std::process::{Child, Stdio};
 use chock_log::fold::Status;
 use chock_log::{SessionId, StateDir, fold_log};
 use chock_testkit::{FakeModel, TempProject, Turn, Wire};
-use serde_json::json;
 
 use super::chock;
+use super::kit::{ASK_WRITE, write_x};
 use super::kit::{approve, log_values, wait_for_pending, write_config};
 use super::kit::{assert_success, finish};
-
-const ASK_WRITE: &str = ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .ask },\n        },\n    },\n}\n";
 
 /// Starts a session whose model writes x.txt under an ask rule.
 fn start_asking_session(state: &Path, project: &TempProject) -> (Child, FakeModel) {
     project.write_chock_zon(ASK_WRITE);
     // A session works in a worktree of the committed tree.
     project.commit_all("an ask rule for write_file");
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "x.txt", "content": "x"}),
-            )
-            .into(),
-        Turn::text("Done.").into(),
-    ]);
+    let fake = FakeModel::with([write_x("w1").into(), Turn::text("Done.").into()]);
     write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
     let child = chock(state)
         .arg("run")

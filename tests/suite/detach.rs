@@ -18,13 +18,12 @@ use serde_json::{Value, json};
 
 use super::chock;
 use super::kit::{self, log_values as events};
+use super::kit::{ask_write_project, write_x};
 
 const WITHIN: Duration = Duration::from_secs(60);
 /// A pause before each streamed event of a slow model call: long enough
 /// that an ask sent once the session is up arrives before the call ends.
 const SLOW: Duration = Duration::from_millis(700);
-const ASK_WRITE: &str = ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .ask },\n        },\n    },\n}\n";
-
 /// A process killed and reaped when the test ends, however it ends.
 struct Reaped(Child);
 
@@ -359,19 +358,8 @@ fn a_daemon_gone_between_the_proving_and_the_confirm_is_named_and_nothing_stops(
 #[test]
 fn at_the_wait_bound_detach_says_what_the_session_holds_and_leaves_it_running() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(ASK_WRITE);
-    project.commit_all("an ask rule for write_file");
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "x.txt", "content": "x"}),
-            )
-            .into(),
-        Turn::text("Done.").into(),
-    ]);
+    let project = ask_write_project();
+    let fake = FakeModel::with([write_x("w1").into(), Turn::text("Done.").into()]);
     write_config(state.path(), &fake);
     let _daemon = start_daemon(state.path());
     let mut session = start_session(state.path(), &project, "write x.txt");
@@ -436,18 +424,8 @@ fn other_protocol(dir: &Path) -> PathBuf {
 #[test]
 fn bad_inputs_are_one_line_errors_and_never_stop_the_session() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(ASK_WRITE);
-    project.commit_all("an ask rule for write_file");
-    let write = || -> Reply {
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "x.txt", "content": "x"}),
-            )
-            .into()
-    };
+    let project = ask_write_project();
+    let write = || -> Reply { write_x("w1").into() };
     let fake = FakeModel::with([
         Turn::text("Hi.").into(),
         Reply::error(400, "no"),
@@ -598,18 +576,10 @@ fn newest(state: &Path) -> (SessionId, PathBuf) {
 #[test]
 fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(ASK_WRITE);
-    project.commit_all("an ask rule for write_file");
+    let project = ask_write_project();
     let fake = FakeModel::with([
         slow_call("c1"),
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "x.txt", "content": "x"}),
-            )
-            .into(),
+        write_x("w1").into(),
         Turn::text("Written.").into(),
     ]);
     write_config(state.path(), &fake);
@@ -760,16 +730,8 @@ while True:
 sys.stdout.write(data.decode())
 "#;
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(ASK_WRITE);
-    project.commit_all("an ask rule for write_file");
-    let fake = FakeModel::with([Turn::text("")
-        .call(
-            "w1",
-            "write_file",
-            &json!({"path": "x.txt", "content": "x"}),
-        )
-        .into()]);
+    let project = ask_write_project();
+    let fake = FakeModel::with([write_x("w1").into()]);
     write_config(state.path(), &fake);
     let session = start_session(state.path(), &project, "write x.txt");
     let (id, log) = wait_for_listening(state.path());

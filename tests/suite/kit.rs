@@ -37,6 +37,27 @@ pub(crate) fn only_log(state: &Path) -> PathBuf {
     StateDir::at(state).log_path(&sessions[0])
 }
 
+/// A chock.zon whose one rule makes `write_file` ask.
+pub(crate) const ASK_WRITE: &str = ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .ask },\n        },\n    },\n}\n";
+
+/// A git project whose committed chock.zon is [`ASK_WRITE`] (a session
+/// works in a worktree of the committed tree).
+pub(crate) fn ask_write_project() -> chock_testkit::TempProject {
+    let project = chock_testkit::TempProject::git();
+    project.write_chock_zon(ASK_WRITE);
+    project.commit_all("an ask rule for write_file");
+    project
+}
+
+/// The model's turn that writes `x.txt` (which [`ASK_WRITE`] makes ask).
+pub(crate) fn write_x(id: &str) -> Turn {
+    Turn::text("").call(
+        id,
+        "write_file",
+        &serde_json::json!({"path": "x.txt", "content": "x"}),
+    )
+}
+
 /// A fake model that runs each command with run_command (one turn each),
 /// then says it is done; its config written into `state`.
 pub(crate) fn commands_model(state: &Path, commands: &[(&str, &[&str])]) -> FakeModel {

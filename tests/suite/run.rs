@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::chock;
 use super::kit::assert_success;
+use super::kit::write_x;
 use super::kit::{only_log, write_config};
 
 fn run(state: &Path, project: &Path, message: &str, extra: &[&str]) -> Output {
@@ -254,13 +255,7 @@ fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
     );
     project.commit_all("policy");
     let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "x.txt", "content": "x"}),
-            )
-            .into(),
+        write_x("w1").into(),
         Turn::text("I may not write files here.").into(),
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));

@@ -11,18 +11,16 @@ use std::process::Command;
 
 use chock_log::fold::Status;
 use chock_log::fold_log;
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use chock_testkit::{FakeModel, Turn, Wire};
 use serde_json::json;
 
 use super::chock;
+use super::kit::ask_write_project;
 use super::kit::{Running, log_values, only_log, write_config};
 
 fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("browser")
 }
-
-const ASK_WRITE: &str =
-    ".{ .policy = .{ .rules = .{ .{ .action = \"call.write_file\", .decision = .ask } } } }\n";
 
 #[test]
 fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish() {
@@ -33,9 +31,7 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
         "this test needs Debian's chromium and `npm ci` in tests/browser (.ci/run installs both)"
     );
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(ASK_WRITE);
-    project.commit_all("an ask rule for write_file");
+    let project = ask_write_project();
     let fake = FakeModel::with([
         Turn::text("")
             .call("t1", "set_title", &json!({"title": "Write the note"}))

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::chock;
 use super::kit::sessions;
+use super::kit::write_x;
 
 fn setup(fake: &FakeModel) -> (tempfile::TempDir, TempProject) {
     let state = tempfile::tempdir().unwrap();
@@ -544,13 +545,7 @@ fn the_checkout_is_recorded_before_the_model_answer_and_before_any_tool() {
 
 #[test]
 fn a_taken_branch_ends_the_session_with_its_error_in_the_log_and_moves_nothing() {
-    let fake = FakeModel::with([Turn::text("")
-        .call(
-            "w1",
-            "write_file",
-            &json!({"path": "x.txt", "content": "x"}),
-        )
-        .into()]);
+    let fake = FakeModel::with([write_x("w1").into()]);
     let (state, project) = setup(&fake);
     let id = chock_log::SessionId::new();
     let branch = format!("chock/{}", id.as_str());
