@@ -45,6 +45,12 @@ fn remote(host: &str) -> HttpRemote {
     }
 }
 
+/// The socket for a push to `http://allowed.test:8080`, whose credential
+/// the repository's store helper holds.
+fn open_socket(parent: &Path, repo: &Path) -> PushSocket {
+    PushSocket::open(parent, "push-1", remote("allowed.test:8080"), repo).unwrap()
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -57,13 +63,7 @@ fn get_for_the_pushed_remote_is_answered_from_the_persons_helpers() {
     let repo = repo_with_store();
     let parent = tempfile::tempdir().unwrap();
     runtime().block_on(async {
-        let socket = PushSocket::open(
-            parent.path(),
-            "push-1",
-            remote("allowed.test:8080"),
-            repo.path(),
-        )
-        .unwrap();
+        let socket = open_socket(parent.path(), repo.path());
         let answer = socket
             .answer("get\nprotocol=http\nhost=allowed.test:8080\n")
             .await;
@@ -130,13 +130,7 @@ fn the_helper_asks_through_the_socket_and_the_directory_goes_with_the_socket() {
     let repo = repo_with_store();
     let parent = tempfile::tempdir().unwrap();
     runtime().block_on(async {
-        let socket = PushSocket::open(
-            parent.path(),
-            "push-1",
-            remote("allowed.test:8080"),
-            repo.path(),
-        )
-        .unwrap();
+        let socket = open_socket(parent.path(), repo.path());
         let dir = socket.dir().to_owned();
         let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
@@ -196,13 +190,7 @@ fn store_and_erase_reach_the_persons_helpers_only_for_the_pushed_remote() {
     let store = repo.path().join("creds");
     let parent = tempfile::tempdir().unwrap();
     runtime().block_on(async {
-        let socket = PushSocket::open(
-            parent.path(),
-            "push-1",
-            remote("allowed.test:8080"),
-            repo.path(),
-        )
-        .unwrap();
+        let socket = open_socket(parent.path(), repo.path());
         // An erase naming another host is not passed on.
         let other =
             format!("erase\nprotocol=http\nhost=other.test\nusername=pusher\npassword={SECRET}\n");
