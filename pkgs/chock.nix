@@ -1,4 +1,5 @@
-# The chock package: the workspace's `chock` binary, built from Cargo.lock.
+# The chock package: the workspace's `chock` front and the `chock-full`
+# program behind it, built from Cargo.lock.
 #
 # The check phase runs the workspace's tests except those of the packages
 # that need what the Nix build sandbox does not give: user namespaces inside
@@ -42,6 +43,14 @@ rustPlatform.buildRustPackage {
     "--package"
     "chock"
   ];
+
+  # `chock` is a small front that runs `chock sandbox` itself and hands
+  # every other command to chock-full, which it looks for beside itself or
+  # in ../libexec/chock: keep the second one off PATH.
+  postInstall = ''
+    mkdir -p $out/libexec/chock
+    mv $out/bin/chock-full $out/libexec/chock/chock-full
+  '';
 
   nativeCheckInputs = [ git ];
 

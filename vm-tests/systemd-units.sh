@@ -93,6 +93,11 @@ fi
 serve=0
 if [ "$standin" = 1 ] || timeout 10 "$binary" serve --help >/dev/null 2>&1 </dev/null; then serve=1; fi
 install -D -m 0755 "$binary" "$root/opt/chock/bin/chock"
+# The chock front hands every command but `chock sandbox` to chock-full,
+# which a build puts beside it.
+if [ "$standin" = 0 ] && [ -x "$(dirname "$binary")/chock-full" ]; then
+    install -D -m 0755 "$(dirname "$binary")/chock-full" "$root/opt/chock/bin/chock-full"
+fi
 
 # The units, rendered by the same Nix function the modules use.
 nix-instantiate --store dummy:// --eval --strict --json "$here/systemd/units.nix" \

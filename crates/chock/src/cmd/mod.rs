@@ -14,7 +14,7 @@ mod plan;
 mod policy;
 mod resume;
 mod run;
-mod sandbox;
+pub(crate) mod sandbox;
 mod sandbox_net;
 mod serve;
 mod sessions;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use chock_sandbox::{ExitStatus, Sandbox, SandboxSpec, SpawnError};
+use chock_sandbox::{ExitStatus, Sandbox, SandboxChild, SandboxSpec, SpawnError};
 
 use crate::exit;
 
@@ -44,15 +44,52 @@ pub(crate) struct Args {
     command: Vec<std::ffi::OsString>,
 }
 
+impl Args {
+    /// Whether `--net` was given.
+    pub(crate) fn wants_network(&self) -> bool {
+        self.net.wanted()
+    }
+}
+
+/// `chock sandbox` with every flag, the network's too.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let workspace = match args.workspace {
-        Some(w) => w,
+    let (workspace, spec) = base_spec(&args)?;
+    let (spec, net) = super::sandbox_net::prepare(&args.net, &workspace, spec)?;
+    execute(&args, spec, |child| match (net, child.take_router()) {
+        (Some(plan), Some(link)) => super::sandbox_net::start(plan, link).map(Some),
+        _ => Ok(None),
+    })
+}
+
+/// `chock sandbox` without `--net`, as the front binary runs it: the same
+/// steps as [`run`] with no reference to the router, the policy or an async
+/// runtime, so none of them is linked into the front (see `front.rs`).
+pub(crate) fn run_without_network(args: &Args) -> anyhow::Result<ExitCode> {
+    debug_assert!(!args.wants_network(), "the front passes --net on");
+    let (_, spec) = base_spec(args)?;
+    execute(args, spec, |_| Ok(()))
+}
+
+/// The workspace and the spec every `chock sandbox` starts from.
+fn base_spec(args: &Args) -> anyhow::Result<(PathBuf, SandboxSpec)> {
+    let workspace = match &args.workspace {
+        Some(w) => w.clone(),
         None => std::env::current_dir()
             .context("cannot read the current directory: pass --workspace")?,
     };
     let mut spec = SandboxSpec::new(&workspace);
     spec.jit = args.allow_jit;
-    let (spec, net) = super::sandbox_net::prepare(&args.net, &workspace, spec)?;
+    Ok((workspace, spec))
+}
+
+/// Starts the command in `spec`, lets `router` give it a network (whatever
+/// `router` returns is kept alive until the command ends), and turns the
+/// command's end into this process's exit status.
+fn execute<R>(
+    args: &Args,
+    spec: SandboxSpec,
+    router: impl FnOnce(&mut SandboxChild) -> anyhow::Result<R>,
+) -> anyhow::Result<ExitCode> {
     let sandbox = match Sandbox::new(spec) {
         Ok(s) => s,
         Err(e) => {
@@ -75,10 +112,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(exit::SANDBOX_FAILED));
         }
     };
-    let _router = match (net, child.take_router()) {
-        (Some(plan), Some(link)) => Some(super::sandbox_net::start(plan, link)?),
-        _ => None,
-    };
+    let _router = router(&mut child)?;
     let report = child.report();
     if !report.is_complete() {
         for d in &report.degraded {

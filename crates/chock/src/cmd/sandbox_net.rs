@@ -43,6 +43,13 @@ pub(crate) struct NetArgs {
     fake_resolver: bool,
 }
 
+impl NetArgs {
+    /// Whether the command asked for a network at all.
+    pub(crate) fn wanted(&self) -> bool {
+        self.net
+    }
+}
+
 fn parse_resolve(s: &str) -> Result<(String, IpAddr), String> {
     let (name, addr) = s
         .split_once('=')

@@ -1,0 +1,160 @@
+//! The `chock` front: the program a person, a script, a hook or a unit
+//! names. It runs `chock sandbox` without `--net` itself, and hands every
+//! other command line to the full program (`chock-full`) unchanged, by
+//! `execve` in the same process: same pid (so systemd's `LISTEN_PID`
+//! still names it), same descriptors (so socket activation's and a
+//! terminal's pass through), same environment and `argv[0]`.
+//!
+//! Only what `main` here reaches is linked into the front: the sandbox
+//! crate and clap's definition of the sandbox's own arguments, none of the
+//! daemon, serve, gateway, runner, policy or async runtime. Anything the
+//! front does not take in full (`--help`, a malformed line, `--net`, `-v`
+//! before the subcommand) goes to the full program, which answers it as it
+//! always has, so both programs read a command line the same way.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cmd::sandbox;
+use crate::exit;
+
+/// The full program's file name.
+const FULL: &str = "chock-full";
+
+/// Where the full program is looked for, relative to the directory of the
+/// running front, in order: beside it (a cargo build, `cargo install`),
+/// then `../libexec/chock` (the Nix package, which keeps it off `PATH`).
+const PLACES: [&str; 2] = [".", "../libexec/chock"];
+
+/// The part of the command line the front runs itself.
+#[derive(Debug, Parser)]
+#[command(name = "chock")]
+struct Front {
+    #[command(subcommand)]
+    command: FrontCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum FrontCommand {
+    Sandbox(sandbox::Args),
+}
+
+/// The front's `main`: `chock sandbox` here, everything else handed over.
+#[must_use]
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    match own(&args) {
+        Some(args) => crate::finish(sandbox::run_without_network(&args)),
+        None => hand_over(&args),
+    }
+}
+
+/// The sandbox's arguments when the front runs this command line itself:
+/// `sandbox` first, parsed without error, no network asked for.
+fn own(args: &[OsString]) -> Option<sandbox::Args> {
+    if args.get(1).is_none_or(|a| a != "sandbox") {
+        return None;
+    }
+    match Front::try_parse_from(args) {
+        Ok(Front {
+            command: FrontCommand::Sandbox(args),
+        }) if !args.wants_network() => Some(args),
+        _ => None,
+    }
+}
+
+/// Replaces this process with the full program, given the same command
+/// line; returns only when that cannot be done, having said why.
+fn hand_over(args: &[OsString]) -> ExitCode {
+    let exe = std::env::current_exe();
+    let why = match exe.as_deref().map(full_program) {
+        Ok(Some(full)) => {
+            let mut command = std::process::Command::new(&full);
+            if let Some(arg0) = args.first() {
+                command.arg0(arg0);
+            }
+            let err = command.args(args.iter().skip(1)).exec();
+            format!("cannot start {}: {err}", full.display())
+        }
+        Ok(None) => format!(
+            "{FULL}, which runs every command but `chock sandbox`, is neither beside {} nor in ../libexec/chock",
+            exe.as_deref().unwrap_or(Path::new("chock")).display()
+        ),
+        Err(err) => format!("cannot find where this chock program is ({err})"),
+    };
+    eprintln!("chock: {why}; reinstall chock so that {FULL} is installed with it");
+    ExitCode::from(exit::FAILURE)
+}
+
+/// The full program belonging to the front at `exe`, if installed.
+fn full_program(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    PLACES
+        .iter()
+        .map(|place| dir.join(place).join(FULL))
+        .find(|path| path.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_front_takes_only_a_plain_sandbox_line() {
+        assert!(own(&line(&["chock", "sandbox", "--", "true"])).is_some());
+        assert!(
+            own(&line(&[
+                "chock",
+                "sandbox",
+                "--workspace",
+                "/tmp",
+                "--allow-jit",
+                "--report",
+                "--",
+                "sh",
+                "-c",
+                "exit 3"
+            ]))
+            .is_some()
+        );
+        for handed in [
+            &["chock"][..],
+            &["chock", "--version"],
+            &["chock", "run", "hello"],
+            &["chock", "-v", "sandbox", "--", "true"],
+            &["chock", "sandbox", "--help"],
+            &["chock", "sandbox"],
+            &["chock", "sandbox", "--no-such-flag", "--", "true"],
+            &["chock", "sandbox", "--net", "--", "true"],
+            &["chock", "sandboxes"],
+        ] {
+            assert!(own(&line(handed)).is_none(), "{handed:?} was not handed on");
+        }
+    }
+
+    #[test]
+    fn the_full_program_is_found_beside_the_front_or_in_libexec() {
+        let root = tempfile::tempdir().unwrap();
+        let bin = root.path().join("bin");
+        let libexec = root.path().join("libexec/chock");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&libexec).unwrap();
+        let front = bin.join("chock");
+        assert_eq!(full_program(&front), None);
+        std::fs::write(libexec.join(FULL), "").unwrap();
+        assert_eq!(
+            full_program(&front),
+            Some(bin.join("../libexec/chock").join(FULL))
+        );
+        std::fs::write(bin.join(FULL), "").unwrap();
+        assert_eq!(full_program(&front), Some(bin.join(".").join(FULL)));
+    }
+}
