@@ -140,6 +140,17 @@ mod tests {
         }
     }
 
+    /// build.rs links the static unwinder in place of libgcc_s: panics
+    /// still unwind (tokio's tasks and the runner rely on it), and the
+    /// program loads no libgcc_s.
+    #[test]
+    fn panics_unwind_with_the_static_unwinder() {
+        let caught = std::panic::catch_unwind(|| panic!("on purpose"));
+        assert!(caught.is_err());
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        assert!(!maps.contains("libgcc_s"), "libgcc_s is loaded");
+    }
+
     #[test]
     fn the_full_program_is_found_beside_the_front_or_in_libexec() {
         let root = tempfile::tempdir().unwrap();
