@@ -573,6 +573,40 @@ struct PathBeneath {
     parent_fd: i32,
 }
 
+/// The kernel's `struct sigaction` (x86-64 and aarch64 layout).
+#[repr(C)]
+struct KernelSigaction {
+    handler: usize,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// Sets `sig` to its default disposition with the raw system call: libc's
+/// `sigaction` refuses the two real-time signals it keeps for itself (32
+/// and 33 with glibc), and a caller may have ignored those too.
+///
+/// # Safety
+/// Async-signal-safe: one system call on stack data.
+unsafe fn default_disposition(sig: c_int) {
+    let action = KernelSigaction {
+        handler: libc::SIG_DFL,
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    // SAFETY: rt_sigaction with a valid struct and the kernel's sigset size.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            sig,
+            &raw const action,
+            std::ptr::null_mut::<KernelSigaction>(),
+            8usize,
+        );
+    }
+}
+
 /// The command: session, limits, no capabilities, landlock, seccomp, exec.
 /// Never returns.
 unsafe fn command(prep: &Prepared, spawn: &PerSpawn) -> ! {
@@ -582,8 +616,11 @@ unsafe fn command(prep: &Prepared, spawn: &PerSpawn) -> ! {
         // Dispositions the caller ignored (Rust ignores SIGPIPE) survive
         // exec; the command starts with every signal at its default.
         for sig in 1..=64 {
-            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
-                libc::signal(sig, libc::SIG_DFL);
+            if spawn.reset_signals & (1 << (sig - 1)) != 0
+                && sig != libc::SIGKILL
+                && sig != libc::SIGSTOP
+            {
+                default_disposition(sig);
             }
         }
         let mut set: libc::sigset_t = std::mem::zeroed();

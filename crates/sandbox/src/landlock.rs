@@ -124,6 +124,14 @@ pub(crate) struct HostPath {
 pub(crate) struct HostRules {
     pub(crate) read: Vec<HostPath>,
     pub(crate) write: Vec<HostPath>,
+    /// Read-only binds beneath the new root's `/etc`, and the device nodes
+    /// bound into its `/dev`. With namespaces, one rule on each of those
+    /// directories of the new root (a [`ChildRule`]) covers them: landlock
+    /// walks a path up across mount points, so a rule on `/etc` holds for
+    /// every bind mounted beneath it, and a rule per bind would only repeat
+    /// it (three system calls each). Without namespaces there is no new
+    /// root, and these host rules are what grants them.
+    pub(crate) etc: Vec<HostPath>,
     pub(crate) devices: Vec<HostPath>,
 }
 
@@ -173,9 +181,10 @@ struct PathBeneathAttr {
     parent_fd: i32,
 }
 
-/// Creates the ruleset for one spawn. `no_inet` also handles TCP bind and
-/// connect with no rule (the degraded mode, which has no network namespace).
-pub(crate) fn create(host: &HostRules, no_inet: bool) -> Result<OwnedFd, String> {
+/// Creates the ruleset for one spawn. `degraded` (no namespaces) also
+/// handles TCP bind and connect with no rule, since there is no network
+/// namespace, and adds the host rules a new root's child rules would cover.
+pub(crate) fn create(host: &HostRules, degraded: bool) -> Result<OwnedFd, String> {
     let abi = abi_enum(kernel_abi());
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -183,7 +192,7 @@ pub(crate) fn create(host: &HostRules, no_inet: bool) -> Result<OwnedFd, String>
         .map_err(|e| e.to_string())?
         .scope(Scope::from_all(abi))
         .map_err(|e| e.to_string())?;
-    if no_inet {
+    if degraded {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(abi))
             .map_err(|e| e.to_string())?;
@@ -203,8 +212,13 @@ pub(crate) fn create(host: &HostRules, no_inet: bool) -> Result<OwnedFd, String>
     for hp in &host.write {
         add_path_rule(&fd, hp, all.bits(), file)?;
     }
-    for hp in &host.devices {
-        add_path_rule(&fd, hp, dev, file)?;
+    if degraded {
+        for hp in &host.etc {
+            add_path_rule(&fd, hp, AccessFs::from_read(abi).bits(), file)?;
+        }
+        for hp in &host.devices {
+            add_path_rule(&fd, hp, dev, file)?;
+        }
     }
     Ok(fd)
 }

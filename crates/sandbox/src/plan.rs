@@ -251,9 +251,12 @@ impl Builder {
     }
 }
 
-/// Reads a file expected to be `len` bytes long with plain `read`s:
-/// `std::fs::read` and `read_to_end` ask for the size and the position
-/// again first, and this runs for every small `/etc` file.
+/// Reads a regular file expected to be `len` bytes long with plain
+/// `read`s: `std::fs::read` and `read_to_end` ask for the size and the
+/// position again first, and this runs for every small `/etc` file. A read
+/// of a regular file that returns less than it was asked for has reached
+/// the end, so one `read` of `len + 1` bytes is the whole file unless it
+/// grew since its `lstat`.
 fn read_small(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
@@ -263,11 +266,12 @@ fn read_small(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
         if got == out.len() {
             out.resize(got.saturating_mul(2).max(64), 0);
         }
+        let want = out.len() - got;
         let n = f.read(out.get_mut(got..).unwrap_or_default())?;
-        if n == 0 {
+        got += n;
+        if n < want {
             break;
         }
-        got += n;
     }
     out.truncate(got);
     Ok(out)
@@ -459,15 +463,16 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             copied_etc = true;
             continue;
         }
+        let rule = HostPath {
+            path: src.clone(),
+            is_dir: meta.is_dir(),
+        };
         match mode {
-            Mode::ReadOnly => host_rules.read.push(HostPath {
-                path: src.clone(),
-                is_dir: meta.is_dir(),
-            }),
-            Mode::Writable => host_rules.write.push(HostPath {
-                path: src.clone(),
-                is_dir: meta.is_dir(),
-            }),
+            Mode::ReadOnly if is_under(dst.as_os_str().as_bytes(), b"/etc") => {
+                host_rules.etc.push(rule);
+            }
+            Mode::ReadOnly => host_rules.read.push(rule),
+            Mode::Writable => host_rules.write.push(rule),
         }
     }
     if fresh_tmp && !tmp_done {
@@ -502,8 +507,10 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             path: c("/proc"),
             access: masks.read,
         },
+        // The device nodes bound into /dev (see `HostRules::devices`); the
+        // same rights cover /dev/pts.
         ChildRule {
-            path: c("/dev/pts"),
+            path: c("/dev"),
             access: masks.dev,
         },
         ChildRule {
@@ -511,8 +518,9 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             access: masks.all,
         },
     ];
-    if copied_etc {
-        // The copies live on the root's tmpfs: readable, like the binds.
+    if copied_etc || !host_rules.etc.is_empty() {
+        // The copies live on the root's tmpfs: readable, like the binds
+        // beneath it, which this rule covers too (`HostRules::etc`).
         child_rules.push(ChildRule {
             path: c("/etc"),
             access: masks.read,

@@ -58,6 +58,9 @@ pub(crate) struct PerSpawn {
     pub(crate) net_port: u16,
     /// Whether pid 1 also binds the fake resolver's UDP socket.
     pub(crate) net_resolver: bool,
+    /// The signals the command resets to their default before it execs
+    /// (bit `n - 1` for signal `n`): see [`non_default_signals`].
+    pub(crate) reset_signals: u64,
     pub(crate) candidates: Vec<CString>,
     pub(crate) argv: Vec<*const c_char>,
     pub(crate) envp: Vec<*const c_char>,
@@ -96,6 +99,45 @@ fn os(what: &'static str) -> SpawnError {
     SpawnError::Os {
         what,
         source: io::Error::last_os_error(),
+    }
+}
+
+/// The signals whose disposition is not the default in this process, as
+/// the command would inherit them through pid 1: the ignored ones survive
+/// `execve` (Rust ignores SIGPIPE), and a handler must not run in the
+/// command before it execs. Read from `/proc/self/status` (`SigIgn`,
+/// `SigCgt`) once per spawn, which costs three system calls where asking
+/// the kernel signal by signal in the child cost sixty-two; the signals a
+/// caller commonly ignores or catches are reset in any case, and when the
+/// file cannot be read, every signal is.
+fn non_default_signals() -> u64 {
+    const ALWAYS: [c_int; 12] = [
+        libc::SIGHUP,
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGPIPE,
+        libc::SIGTERM,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGCHLD,
+        libc::SIGTSTP,
+        libc::SIGTTIN,
+        libc::SIGTTOU,
+        libc::SIGWINCH,
+    ];
+    let always = ALWAYS.iter().fold(0u64, |m, s| m | 1 << (s - 1));
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return u64::MAX;
+    };
+    let mask = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    };
+    match (mask("SigIgn:"), mask("SigCgt:")) {
+        (Some(ignored), Some(caught)) => always | ignored | caught,
+        _ => u64::MAX,
     }
 }
 
@@ -318,6 +360,7 @@ impl Sandbox {
             net_fd: nfd,
             net_port,
             net_resolver,
+            reset_signals: non_default_signals(),
             candidates,
             argv: argv_ptrs,
             envp: envp_ptrs,

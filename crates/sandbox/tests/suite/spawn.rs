@@ -84,6 +84,68 @@ fn piped_stdout_carries_the_output_and_the_workspace_is_writable() {
     );
 }
 
+/// Whatever this process ignores or catches, the command starts with every
+/// signal at its default: Rust's ignored SIGPIPE, a handler, and an unusual
+/// real-time signal the caller happens to ignore.
+#[test]
+fn the_command_starts_with_every_signal_at_its_default() {
+    extern "C" fn handler(_: libc::c_int) {}
+    // SAFETY: changing dispositions in this test's own process (nextest
+    // runs each test in a process of its own).
+    unsafe {
+        libc::signal(libc::SIGRTMIN() + 5, libc::SIG_IGN);
+        libc::signal(
+            libc::SIGUSR1,
+            handler as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+    let fx = Fx::new();
+    let mut child = fx.sandbox().spawn(&["cat", "/proc/self/status"]).unwrap();
+    let mut out = String::new();
+    std::fs::File::from(child.stdout.take().unwrap())
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let masks: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("SigIgn:") || l.starts_with("SigCgt:"))
+        .collect();
+    assert_eq!(
+        masks,
+        ["SigIgn:\t0000000000000000", "SigCgt:\t0000000000000000"]
+    );
+}
+
+/// What the new root's `/etc` and `/dev` rules grant (one landlock rule
+/// each, covering the binds beneath them): the bound `/etc` directories and
+/// large files read, the copied small files read, the device nodes read and
+/// written; and what they do not: nothing new in either directory.
+#[test]
+fn the_etc_and_dev_of_the_new_root_work_and_stay_closed() {
+    let fx = Fx::new();
+    let script = r#"
+        set -e
+        for f in /etc/passwd /etc/ld.so.cache /etc/ssl/certs/ca-certificates.crt; do
+            if [ -e "$f" ]; then head -c 1 "$f" > /dev/null; fi
+        done
+        ls /etc/alternatives > /dev/null
+        head -c 8 /dev/urandom | wc -c
+        head -c 8 /dev/zero | wc -c
+        echo gone > /dev/null
+        if echo x > /etc/new 2>/dev/null; then echo wrote-etc; fi
+        if echo x > /dev/new 2>/dev/null; then echo wrote-dev; fi
+        if echo x > /etc/passwd 2>/dev/null; then echo wrote-passwd; fi
+        echo done
+    "#;
+    let mut child = fx.sandbox().spawn(&["sh", "-c", script]).unwrap();
+    let mut out = String::new();
+    std::fs::File::from(child.stdout.take().unwrap())
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "{out}");
+    assert_eq!(out, "8\n8\ndone\n");
+}
+
 #[test]
 fn kill_ends_the_whole_sandbox_and_wait_returns() {
     let fx = Fx::new();
