@@ -4,16 +4,16 @@
 //! that grows for bulk transfers.
 //!
 //! Measured against each other in one run on the quiet machine
-//! (docs/performance.md, "Sandbox network"), copying through 256 KiB
-//! buffers carried a loopback download about 15% faster than `splice(2)`
-//! through a pipe, and a 64 KiB buffer about 15% slower: what a routed byte
-//! costs is mostly the two TCP connections' own work, and a larger read or
-//! write means fewer system calls and fewer wake-ups of the programs on
-//! either side. A buffer that size for every connection would cost the
-//! router up to 128 MiB at its connection cap, so each direction starts at
-//! [`START`] and grows to [`BULK`] once a read fills it (a bulk transfer),
-//! for at most [`MAX_BULK`] buffers at once; the rest stay small: slower,
-//! same bytes.
+//! (docs/performance.md, "Sandbox network"), copying through large buffers
+//! carried a loopback download faster than `splice(2)` through a pipe, 1
+//! MiB buffers about 10% faster than 256 KiB ones, and a 64 KiB buffer
+//! slower still: what a routed byte costs is mostly the two TCP
+//! connections' own work, and a larger read or write means fewer system
+//! calls and fewer wake-ups of the programs on either side. A buffer that
+//! size for every connection would cost the router up to 2 GiB at its
+//! connection cap, so each direction starts at [`START`] and grows to
+//! [`BULK`] once a read fills it (a bulk transfer), for at most
+//! [`MAX_BULK`] buffers at once; the rest stay small: slower, same bytes.
 
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,11 +24,12 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 const START: usize = 16 * 1024;
 
 /// What a bulk direction's buffer grows to.
-const BULK: usize = 256 * 1024;
+const BULK: usize = 1024 * 1024;
 
 /// How many buffers may be grown at once: 8 MiB of the router's memory
-/// however many connections it carries.
-const MAX_BULK: usize = 32;
+/// however many connections it carries (eight downloads at full speed at
+/// once; a ninth carries on with its small buffer).
+const MAX_BULK: usize = 8;
 
 /// Buffers of this process grown to [`BULK`] and still alive.
 static GROWN: AtomicUsize = AtomicUsize::new(0);
