@@ -24,10 +24,6 @@ use crate::spec::{SYSTEM_PATHS, SandboxSpec, TmpMode};
 /// Where the host's root is reachable while the new root is built.
 pub(crate) const OLD_ROOT: &str = "/oldroot";
 
-/// `/etc` files up to one page are copied into the new root, not bound:
-/// writing a larger file into tmpfs costs more than a bind mount.
-const COPY_LIMIT: u64 = 4096;
-
 /// `mount_setattr` attribute bits (linux/mount.h).
 pub(crate) const ATTR_RDONLY: u64 = 0x1;
 pub(crate) const ATTR_NOSUID: u64 = 0x2;
@@ -194,33 +190,16 @@ impl Builder {
     }
 
     /// Binds `src` (whose metadata, symlinks followed, is `meta`) at
-    /// `dst`; returns false when a small read-only `/etc` file was copied
-    /// instead (it then needs no host landlock rule).
+    /// `dst`. Small `/etc` files are bound like the rest: copying them into
+    /// the new root's tmpfs was cheaper only while every bind also took a
+    /// landlock rule of its own (docs/performance.md, "Sandbox").
     fn bind(
         &mut self,
         src: &Path,
         meta: &Metadata,
         dst: &Path,
         mode: Mode,
-    ) -> Result<bool, SpecError> {
-        if mode == Mode::ReadOnly
-            && meta.is_file()
-            && meta.len() <= COPY_LIMIT
-            && is_under(dst.as_os_str().as_bytes(), b"/etc")
-            && let Ok(contents) = read_small(src, meta.len())
-        {
-            use std::os::unix::fs::PermissionsExt;
-            self.mkdirs(dst, false)?;
-            self.push(
-                Op::Copy {
-                    path: cstring(dst)?,
-                    contents,
-                    mode: meta.permissions().mode() & 0o7777 & !0o6000,
-                },
-                "copy {path}",
-            );
-            return Ok(false);
-        }
+    ) -> Result<(), SpecError> {
         if meta.is_dir() {
             self.mkdirs(dst, true)?;
         } else {
@@ -247,34 +226,8 @@ impl Builder {
             },
             what,
         );
-        Ok(true)
+        Ok(())
     }
-}
-
-/// Reads a regular file expected to be `len` bytes long with plain
-/// `read`s: `std::fs::read` and `read_to_end` ask for the size and the
-/// position again first, and this runs for every small `/etc` file. A read
-/// of a regular file that returns less than it was asked for has reached
-/// the end, so one `read` of `len + 1` bytes is the whole file unless it
-/// grew since its `lstat`.
-fn read_small(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut out = vec![0u8; usize::try_from(len).unwrap_or(0).saturating_add(1)];
-    let mut got = 0;
-    loop {
-        if got == out.len() {
-            out.resize(got.saturating_mul(2).max(64), 0);
-        }
-        let want = out.len() - got;
-        let n = f.read(out.get_mut(got..).unwrap_or_default())?;
-        got += n;
-        if n < want {
-            break;
-        }
-    }
-    out.truncate(got);
-    Ok(out)
 }
 
 /// Resolves host paths to their real form (what `std::fs::canonicalize`
@@ -451,7 +404,9 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
     }
 
     let fresh_tmp = matches!(spec.tmp, TmpMode::Fresh);
-    let mut copied_etc = false;
+    // Whether the new root's /etc holds files written by the plan (the
+    // trust store, the fake resolver's resolv.conf).
+    let mut etc_written = false;
     let mut tmp_done = false;
     for (dst, src, mode, meta) in &entries {
         // /tmp (depth 2 with the root) goes in before anything beneath it.
@@ -459,10 +414,7 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             tmp(&mut b)?;
             tmp_done = true;
         }
-        if !b.bind(src, meta, dst, *mode)? {
-            copied_etc = true;
-            continue;
-        }
+        b.bind(src, meta, dst, *mode)?;
         let rule = HostPath {
             path: src.clone(),
             is_dir: meta.is_dir(),
@@ -479,7 +431,7 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         tmp(&mut b)?;
     }
     if let Some(bundle) = &spec.trust_store {
-        copied_etc = true;
+        etc_written = true;
         let ssl_bound = entries
             .iter()
             .any(|(dst, _, _, _)| Path::new(CONVENTIONAL_BUNDLE).starts_with(dst));
@@ -491,7 +443,7 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             .iter()
             .any(|(dst, _, _, _)| Path::new(crate::net::RESOLV_CONF).starts_with(dst));
         if !bound {
-            copied_etc = true;
+            etc_written = true;
             crate::net::resolv_conf_ops(&mut b)?;
         }
     }
@@ -518,9 +470,9 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             access: masks.all,
         },
     ];
-    if copied_etc || !host_rules.etc.is_empty() {
-        // The copies live on the root's tmpfs: readable, like the binds
-        // beneath it, which this rule covers too (`HostRules::etc`).
+    if etc_written || !host_rules.etc.is_empty() {
+        // The binds beneath /etc (`HostRules::etc`) and any file written
+        // there live under the root's tmpfs /etc: one rule covers them.
         child_rules.push(ChildRule {
             path: c("/etc"),
             access: masks.read,
