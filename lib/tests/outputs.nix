@@ -130,6 +130,8 @@ let
           ../../tests
         ];
         main = package.meta.mainProgram;
+        # The front finds the full program in ../libexec/chock.
+        libexec = builtins.match ".*mv [$]out/bin/chock-full [$]out/libexec/chock/chock-full.*" package.postInstall != null;
       };
       want = {
         pname = "chock";
@@ -141,6 +143,7 @@ let
         lock = true;
         source = true;
         main = "chock";
+        libexec = true;
       };
     };
     package-skips-what-the-build-sandbox-cannot-run = {
