@@ -53,34 +53,19 @@ fn the_front_runs_a_sandboxed_command_without_the_full_program() {
     let (root, front) = install(None);
     let ws = root.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    let out = run(
-        &front,
-        &[
-            "sandbox",
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            "echo inside > note; exit 7",
-        ],
-    );
+    let sandboxed = |command: &[&str]| {
+        let mut args = vec!["sandbox", "--workspace", ws.to_str().unwrap(), "--"];
+        args.extend_from_slice(command);
+        run(&front, &args)
+    };
+    let out = sandboxed(&["sh", "-c", "echo inside > note; exit 7"]);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
     assert_eq!(
         std::fs::read_to_string(ws.join("note")).unwrap(),
         "inside\n"
     );
     // The front's own errors keep the full program's exit statuses.
-    let out = run(
-        &front,
-        &[
-            "sandbox",
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--",
-            "no-such-program-here",
-        ],
-    );
+    let out = sandboxed(&["no-such-program-here"]);
     assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no-such-program-here"));
 }
