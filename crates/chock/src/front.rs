@@ -1,16 +1,21 @@
 //! The `chock` front: the program a person, a script, a hook or a unit
-//! names. It runs `chock sandbox` without `--net` itself, and hands every
-//! other command line to the full program (`chock-full`) unchanged, by
-//! `execve` in the same process: same pid (so systemd's `LISTEN_PID`
+//! names. It runs two kinds of command line itself, the ones started so
+//! often that starting the full program would be most of their cost:
+//! `chock sandbox` without `--net` (a sandboxed command from a shell) and
+//! `chock gate` (an agent client's pre-tool hook, before every tool call,
+//! and the git dispatcher's check, before every commit and push). Every
+//! other command line goes to the full program (`chock-full`) unchanged,
+//! by `execve` in the same process: same pid (so systemd's `LISTEN_PID`
 //! still names it), same descriptors (so socket activation's and a
 //! terminal's pass through), same environment and `argv[0]`.
 //!
-//! Only what `main` here reaches is linked into the front: the sandbox
-//! crate and clap's definition of the sandbox's own arguments, none of the
+//! Only what `main` here reaches is linked into the front: the sandbox and
+//! gate crates and clap's definition of their arguments, none of the
 //! daemon, serve, gateway, runner, policy or async runtime. Anything the
 //! front does not take in full (`--help`, a malformed line, `--net`, `-v`
-//! before the subcommand) goes to the full program, which answers it as it
-//! always has, so both programs read a command line the same way.
+//! before the subcommand, `CHOCK_LOG` set, since the front installs no
+//! diagnostics) goes to the full program, which answers it as it always
+//! has, so both programs read a command line the same way.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -19,7 +24,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cmd::sandbox;
+use crate::cmd::{gate, sandbox};
 use crate::exit;
 
 /// The full program's file name.
@@ -41,29 +46,33 @@ struct Front {
 #[derive(Debug, clap::Subcommand)]
 enum FrontCommand {
     Sandbox(sandbox::Args),
+    Gate(gate::GateArgs),
 }
 
-/// The front's `main`: `chock sandbox` here, everything else handed over.
+/// The front's `main`: `chock sandbox` and `chock gate` here, everything
+/// else handed over.
 #[must_use]
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     match own(&args) {
-        Some(args) => crate::finish(sandbox::run_without_network(&args)),
+        Some(FrontCommand::Sandbox(args)) => crate::finish(sandbox::run_without_network(&args)),
+        Some(FrontCommand::Gate(args)) => crate::finish(gate::run(args)),
         None => hand_over(&args),
     }
 }
 
-/// The sandbox's arguments when the front runs this command line itself:
-/// `sandbox` first, parsed without error, no network asked for.
-fn own(args: &[OsString]) -> Option<sandbox::Args> {
-    if args.get(1).is_none_or(|a| a != "sandbox") {
+/// The command the front runs itself for this command line: `sandbox`
+/// (asking no network) or `gate` first, parsed without error, and no
+/// diagnostics asked for.
+fn own(args: &[OsString]) -> Option<FrontCommand> {
+    if !args.get(1).is_some_and(|a| a == "sandbox" || a == "gate")
+        || std::env::var_os("CHOCK_LOG").is_some()
+    {
         return None;
     }
-    match Front::try_parse_from(args) {
-        Ok(Front {
-            command: FrontCommand::Sandbox(args),
-        }) if !args.wants_network() => Some(args),
-        _ => None,
+    match Front::try_parse_from(args).ok()?.command {
+        FrontCommand::Sandbox(args) if args.wants_network() => None,
+        command => Some(command),
     }
 }
 
@@ -108,8 +117,19 @@ mod tests {
     }
 
     #[test]
-    fn the_front_takes_only_a_plain_sandbox_line() {
+    fn the_front_takes_only_a_plain_sandbox_or_gate_line() {
         assert!(own(&line(&["chock", "sandbox", "--", "true"])).is_some());
+        assert!(
+            own(&line(&[
+                "chock",
+                "gate",
+                "stop-check",
+                "--client",
+                "claude-code"
+            ]))
+            .is_some()
+        );
+        assert!(own(&line(&["chock", "gate", "git-check", "pre-push"])).is_some());
         assert!(
             own(&line(&[
                 "chock",
@@ -135,6 +155,9 @@ mod tests {
             &["chock", "sandbox", "--no-such-flag", "--", "true"],
             &["chock", "sandbox", "--net", "--", "true"],
             &["chock", "sandboxes"],
+            &["chock", "gate"],
+            &["chock", "gate", "--help"],
+            &["chock", "gate", "stop-check"],
         ] {
             assert!(own(&line(handed)).is_none(), "{handed:?} was not handed on");
         }

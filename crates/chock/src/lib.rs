@@ -1,9 +1,10 @@
 //! The `chock` command line, built as two programs from this one library:
 //!
 //! - `chock` (`src/main.rs`), the small front: it runs `chock sandbox`
-//!   without `--net` itself and hands every other command line, unchanged,
-//!   to the full program with `execve` (same process, same pid, same open
-//!   descriptors). See [`front_main`].
+//!   without `--net` and `chock gate` (the hooks' checks) itself and hands
+//!   every other command line, unchanged, to the full program with
+//!   `execve` (same process, same pid, same open descriptors). See
+//!   [`front_main`].
 //! - `chock-full` (`src/full.rs`), every subcommand: parse the command
 //!   line, install tracing, hand each subcommand to the library crate that
 //!   owns it, and turn the outcome into a documented exit code. See
@@ -13,9 +14,10 @@
 //! static data, which the dynamic linker relocates before `main` (about
 //! 120 copy-on-write page faults for the full program, which carries the
 //! daemon, serve, the gateway and the runner). A sandboxed command started
-//! from a shell pays that start once per command; the front carries only
-//! the sandbox, so it starts like a small C program. docs/architecture.md
-//! has the figures.
+//! from a shell, and an agent client's hook before every tool call, pay
+//! that start every time; the front carries only the sandbox and the gate,
+//! so it starts like a small C program. docs/architecture.md has the
+//! figures.
 //!
 //! No behaviour lives here; see `cmd/` for the one file per subcommand that
 //! adapts clap arguments to a library call.

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// An installation in a temporary directory: the front at `bin/chock`, the
 /// full program at `full` (relative to the root) when given.
@@ -30,18 +30,30 @@ fn copy(from: &Path, to: &Path) {
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-fn run(front: &Path, args: &[&str]) -> Output {
-    // A freshly copied program may still be open for writing in a forked
-    // child of another test for a moment; retry that one error.
+/// Starts `command`. A freshly copied program may still be open for
+/// writing in a forked child of another test for a moment; that one error
+/// is retried.
+fn spawn(command: &mut Command) -> Child {
     for _ in 0..50 {
-        match Command::new(front).args(args).output() {
+        match command.spawn() {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             other => return other.unwrap(),
         }
     }
-    panic!("{} stayed busy", front.display());
+    panic!("{command:?} stayed busy");
+}
+
+fn run(front: &Path, args: &[&str]) -> Output {
+    spawn(
+        Command::new(front)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .wait_with_output()
+    .unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -68,6 +80,43 @@ fn the_front_runs_a_sandboxed_command_without_the_full_program() {
     let out = sandboxed(&["no-such-program-here"]);
     assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no-such-program-here"));
+}
+
+/// An agent client's pre-tool hook runs before every tool call: the front
+/// answers it without starting the full program.
+#[test]
+fn the_front_answers_a_hook_without_the_full_program() {
+    let (root, front) = install(None);
+    let home = root.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let input = r#"{"session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/tmp","hook_event_name":"PreToolUse"}"#;
+    let hook = |client: &str| {
+        let mut child = spawn(
+            Command::new(&front)
+                .args(["gate", "stop-check", "--client", client])
+                .env("HOME", &home)
+                .env("XDG_STATE_HOME", home.join("state"))
+                .env("XDG_CONFIG_HOME", home.join("config"))
+                .env_remove("CHOCK_LOG")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
+        // A refusal may come before the input is read (a closed pipe).
+        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    // No stop in force: the call may run.
+    let out = hook("claude-code");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // An unknown client is refused in the common form, by the front too.
+    let out = hook("no-such-client");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unknown client"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -113,13 +162,13 @@ fn other_commands_reach_the_full_program_beside_the_front_or_in_libexec() {
 #[test]
 fn the_hand_over_keeps_the_process_its_input_and_its_status() {
     let (_root, front) = install(Some("bin/chock-full"));
-    let mut child = Command::new(&front)
-        .args(["policy", "check", "/dev/stdin"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(
+        Command::new(&front)
+            .args(["policy", "check", "/dev/stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     let pid = child.id();
     // While it waits for standard input, the process the caller started is
     // already the full program.

@@ -5,7 +5,7 @@ mod approve;
 mod daemon;
 mod decisions;
 mod detach;
-mod gate;
+pub(crate) mod gate;
 mod gateway;
 mod git_credential;
 mod log;
