@@ -77,7 +77,9 @@ fn own(args: &[OsString]) -> Option<FrontCommand> {
 }
 
 /// Replaces this process with the full program, given the same command
-/// line; returns only when that cannot be done, having said why.
+/// line; returns only when that cannot be done, having said why. The full
+/// program starts with an empty signal mask and SIGPIPE at its default
+/// (what `exec` through std sets up), as one started from a shell does.
 fn hand_over(args: &[OsString]) -> ExitCode {
     let exe = std::env::current_exe();
     let why = match exe.as_deref().map(full_program) {
@@ -90,7 +92,7 @@ fn hand_over(args: &[OsString]) -> ExitCode {
             format!("cannot start {}: {err}", full.display())
         }
         Ok(None) => format!(
-            "{FULL}, which runs every command but `chock sandbox`, is neither beside {} nor in ../libexec/chock",
+            "{FULL}, which runs every command but `chock sandbox` and `chock gate`, is neither beside {} nor in ../libexec/chock",
             exe.as_deref().unwrap_or(Path::new("chock")).display()
         ),
         Err(err) => format!("cannot find where this chock program is ({err})"),
