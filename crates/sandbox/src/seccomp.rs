@@ -13,8 +13,9 @@
 //! instructions instead of 321. The search, rather than one `jeq` per call
 //! in a row, is for the action cache: the kernel emulates the filter for
 //! each of the ~460 call numbers with interrupts off while it installs it,
-//! and a row of 45 compares made that about 0.1 ms of every spawn. The unit tests run both programs through a BPF interpreter and check
-//! that they answer the same for every call number and the arguments that
+//! and a row of 45 compares made that about 0.1 ms of every spawn. The
+//! unit tests run both programs through a BPF interpreter and check that
+//! they answer the same for every call number and the arguments that
 //! matter. Every refusal is an errno: nothing here kills, except the
 //! architecture check (a 32-bit `int 0x80` call), reported as SIGSYS.
 
@@ -170,6 +171,7 @@ impl Asm {
     fn label(&mut self, l: Label) {
         self.labels.push((l, self.code.len()));
     }
+
     /// Sends the call number in the accumulator to the target of its entry
     /// in `calls` (sorted by number, not empty), or to `Allow` when it has
     /// none: a binary search on `jge`, with runs of at most [`LEAF`] `jeq`
