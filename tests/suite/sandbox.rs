@@ -98,10 +98,13 @@ fn the_command_dies_with_chock() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
+    // The sleep itself, not chock (whose own command line holds the same
+    // words): the command must have started before chock is killed.
     let alive = || {
         std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == secs.as_bytes()))
+            std::fs::read(e.path().join("comm")).is_ok_and(|c| c == b"sleep\n")
+                && std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == secs.as_bytes()))
         })
     };
     let end = Instant::now() + Duration::from_secs(60);
@@ -116,6 +119,59 @@ fn the_command_dies_with_chock() {
         assert!(Instant::now() < end, "the sandboxed sleep outlived chock");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The window between the clone and the child arming its parent-death
+/// signal: chock killed there must not leave a child that goes on to build
+/// the sandbox and run the command. `pause-child` holds the child in that
+/// window long enough to kill chock deterministically.
+#[test]
+fn a_child_whose_chock_died_before_it_was_armed_runs_nothing() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let secs = format!("9998.{}", std::process::id());
+    let script = format!("touch started; exec sleep {secs}");
+    let mut child = chock(state.path())
+        .env("CHOCK_SANDBOX_FORCE", "pause-child=800")
+        .arg("sandbox")
+        .arg("--workspace")
+        .arg(ws.path())
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Both chock and its clone (the same program image, not yet executed
+    // anything) carry the command line; two of them means the clone exists.
+    let copies = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == script.as_bytes()))
+            })
+            .count()
+    };
+    let end = Instant::now() + Duration::from_secs(60);
+    while copies() < 2 {
+        assert!(Instant::now() < end, "the sandbox's child never appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while copies() > 0 {
+        assert!(
+            Instant::now() < end,
+            "the child outlived chock and is still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !ws.path().join("started").exists(),
+        "the command ran after chock had died"
+    );
 }
 
 #[test]

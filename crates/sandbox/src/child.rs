@@ -82,6 +82,17 @@ pub(crate) unsafe fn main(prep: &Prepared, spawn: &PerSpawn) -> ! {
     let w = spawn.setup_w;
     // SAFETY: raw system calls on prepared data, see the module comment.
     unsafe {
+        if spawn.pause_ms > 0 {
+            let pause = libc::timespec {
+                tv_sec: libc::time_t::from(spawn.pause_ms / 1000),
+                tv_nsec: libc::c_long::from(spawn.pause_ms % 1000) * 1_000_000,
+            };
+            libc::nanosleep(&raw const pause, std::ptr::null_mut());
+        }
+        // The clone gave this process a copy of the parent's end of the
+        // setup pipe; while it is open the pipe has a reader whatever
+        // becomes of the parent, and the check below could never fire.
+        libc::close(spawn.setup_r);
         check(
             w,
             step::PDEATHSIG,

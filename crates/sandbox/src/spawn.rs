@@ -25,8 +25,10 @@ use crate::spec::{NetworkMode, SandboxSpec, Stdio};
 use crate::status::ExitStatus;
 
 /// Set to a comma-separated list to pretend parts of the kernel are missing,
-/// so the degraded paths can be tested: `no-userns`, `no-landlock`.
-/// For tests only; documented in docs/sandbox.md.
+/// so the degraded paths can be tested: `no-userns`, `no-landlock`; or
+/// `pause-child=MS`, which holds the cloned child for MS milliseconds
+/// before it arms its parent-death signal, so a test can kill the caller
+/// in that window. For tests only; documented in docs/sandbox.md.
 pub const FORCE_ENV: &str = "CHOCK_SANDBOX_FORCE";
 
 /// What the child needs that does not change between spawns.
@@ -48,6 +50,12 @@ pub(crate) struct PerSpawn {
     pub(crate) namespaces: bool,
     pub(crate) filter: Arc<Filters>,
     pub(crate) setup_w: c_int,
+    /// The parent's end of the setup pipe, which the child closes first
+    /// (its copy would keep the pipe's reader alive; see `child::main`).
+    pub(crate) setup_r: c_int,
+    /// Milliseconds the child waits before arming its parent-death signal
+    /// (tests only, [`FORCE_ENV`]).
+    pub(crate) pause_ms: u32,
     pub(crate) status_w: c_int,
     pub(crate) landlock_fd: Option<c_int>,
     pub(crate) stdio: [Option<c_int>; 3],
@@ -75,6 +83,8 @@ pub struct Sandbox {
     spec: SandboxSpec,
     force_no_userns: bool,
     force_no_landlock: bool,
+    /// `pause-child=MS` of [`FORCE_ENV`], in milliseconds (0: none).
+    pause_child_ms: u32,
 }
 
 /// A running sandboxed command.
@@ -157,6 +167,11 @@ impl Sandbox {
         let force = std::env::var(FORCE_ENV).unwrap_or_default();
         let force_no_userns = force.split(',').any(|f| f.trim() == "no-userns");
         let force_no_landlock = force.split(',').any(|f| f.trim() == "no-landlock");
+        let pause_child_ms = force
+            .split(',')
+            .find_map(|f| f.trim().strip_prefix("pause-child="))
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or(0);
         let layout = plan::layout(&spec, ll::masks(ll::kernel_abi()))?;
         // SAFETY: geteuid/getegid cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -179,6 +194,7 @@ impl Sandbox {
             spec,
             force_no_userns,
             force_no_landlock,
+            pause_child_ms,
         })
     }
 
@@ -353,6 +369,8 @@ impl Sandbox {
             namespaces,
             filter,
             setup_w: setup_w.as_raw_fd(),
+            setup_r: setup_r.as_raw_fd(),
+            pause_ms: self.pause_child_ms,
             status_w: sw,
             landlock_fd: lfd,
             stdio,
