@@ -120,20 +120,11 @@ mod tests {
 
     #[test]
     fn the_front_takes_only_a_plain_sandbox_or_gate_line() {
-        assert!(own(&line(&["chock", "sandbox", "--", "true"])).is_some());
-        assert!(
-            own(&line(&[
-                "chock",
-                "gate",
-                "stop-check",
-                "--client",
-                "claude-code"
-            ]))
-            .is_some()
-        );
-        assert!(own(&line(&["chock", "gate", "git-check", "pre-push"])).is_some());
-        assert!(
-            own(&line(&[
+        for taken in [
+            &["chock", "sandbox", "--", "true"][..],
+            &["chock", "gate", "stop-check", "--client", "claude-code"],
+            &["chock", "gate", "git-check", "pre-push"],
+            &[
                 "chock",
                 "sandbox",
                 "--workspace",
@@ -143,10 +134,11 @@ mod tests {
                 "--",
                 "sh",
                 "-c",
-                "exit 3"
-            ]))
-            .is_some()
-        );
+                "exit 3",
+            ],
+        ] {
+            assert!(own(&line(taken)).is_some(), "{taken:?} was handed on");
+        }
         for handed in [
             &["chock"][..],
             &["chock", "--version"],
