@@ -111,6 +111,27 @@ pub(super) fn output<'a>(events: &'a [Value], call: &str) -> (bool, &'a str) {
     )
 }
 
+/// Asserts that `call` failed and its output says every one of `says`;
+/// returns the output.
+pub(super) fn failed_saying<'a>(events: &'a [Value], call: &str, says: &[&str]) -> &'a str {
+    let (ok, out) = output(events, call);
+    assert!(!ok, "{call} succeeded: {out}");
+    for part in says {
+        assert!(out.contains(part), "{call}: {part:?} missing from {out}");
+    }
+    out
+}
+
+/// The per-call push directories left beside the session's log.
+pub(super) fn push_dirs_left(state: &Path) -> Vec<String> {
+    let session_dir = only_log(state).parent().unwrap().to_owned();
+    std::fs::read_dir(&session_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("push-"))
+        .collect()
+}
+
 pub(super) fn server_ref(repo: &Path, name: &str) -> Option<String> {
     let out = Command::new("git")
         .args(["rev-parse", "--verify", "--quiet", name])
@@ -177,21 +198,15 @@ fn an_approved_push_gets_the_persons_credential_for_that_call_and_that_remote_on
     }
     // other.test has no stored credential: the push fails with git's own
     // sentence, and nothing arrived authorized or landed.
-    let (ok, other) = output(&events, "other");
-    assert!(!ok, "{other}");
-    assert!(
-        other.contains("could not read Username for 'http://other.test:"),
-        "{other}"
+    failed_saying(
+        &events,
+        "other",
+        &["could not read Username for 'http://other.test:"],
     );
     assert_eq!(server_ref(&repo, "refs/heads/other"), None);
     // The credential is nowhere in the log, and the per-call directory is gone.
     assert!(!log.contains(SECRET), "the credential is in the log");
-    let session_dir = only_log(state.path()).parent().unwrap().to_owned();
-    let left: Vec<_> = std::fs::read_dir(&session_dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("push-"))
-        .collect();
+    let left = push_dirs_left(state.path());
     assert!(
         left.is_empty(),
         "per-call directories left behind: {left:?}"

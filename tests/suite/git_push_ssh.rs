@@ -6,14 +6,13 @@
 //! sandbox; the connection goes through the session's router.
 
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chock_testkit::TempProject;
 
-use super::git_push::{output, server_ref, session_with};
-use super::kit::only_log;
+use super::git_push::{failed_saying, output, push_dirs_left, server_ref, session_with};
 
 const RESOLVE: &str = "allowed.test=127.0.0.1,unknown.test=127.0.0.1,denied.test=127.0.0.1";
 
@@ -180,15 +179,6 @@ fn home(server: &SshServer) -> tempfile::TempDir {
     home
 }
 
-fn push_dirs_left(state: &Path) -> Vec<String> {
-    let session_dir = only_log(state).parent().unwrap().to_owned();
-    std::fs::read_dir(&session_dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("push-"))
-        .collect()
-}
-
 #[test]
 fn an_approved_push_over_ssh_lands_with_the_persons_agent_and_known_hosts() {
     let server = SshServer::start();
@@ -265,41 +255,30 @@ fn an_unknown_host_key_a_denied_host_and_a_missing_agent_each_fail_with_a_clear_
             ),
         ],
     );
-    let (ok, unknown) = output(&events, "unknown");
-    assert!(!ok, "{unknown}");
-    assert!(
-        unknown.contains("Host key verification failed"),
-        "{unknown}"
+    failed_saying(
+        &events,
+        "unknown",
+        &[
+            "Host key verification failed",
+            &format!(
+                "the host key of unknown.test:{} is not in the person's known_hosts",
+                server.port
+            ),
+            "connect to it once themselves",
+        ],
     );
-    assert!(
-        unknown.contains(&format!(
-            "the host key of unknown.test:{} is not in the person's known_hosts",
-            server.port
-        )),
-        "{unknown}"
+    failed_saying(
+        &events,
+        "denied",
+        &[
+            &format!("the router refused denied.test:{}", server.port),
+            "net.connect.test.denied refused",
+        ],
     );
-    assert!(
-        unknown.contains("connect to it once themselves"),
-        "{unknown}"
-    );
-
-    let (ok, denied) = output(&events, "denied");
-    assert!(!ok, "{denied}");
-    assert!(
-        denied.contains(&format!("the router refused denied.test:{}", server.port)),
-        "{denied}"
-    );
-    assert!(
-        denied.contains("net.connect.test.denied refused"),
-        "{denied}"
-    );
-
-    let (ok, noagent) = output(&events, "noagent");
-    assert!(!ok, "{noagent}");
-    assert!(noagent.contains("Permission denied"), "{noagent}");
-    assert!(
-        noagent.contains("no ssh agent was handed to this push"),
-        "{noagent}"
+    failed_saying(
+        &events,
+        "noagent",
+        &["Permission denied", "no ssh agent was handed to this push"],
     );
     for name in ["unknown", "denied", "noagent"] {
         assert_eq!(

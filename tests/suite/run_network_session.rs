@@ -26,6 +26,43 @@ fn decisions_of(events: &[Value], action: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A session whose one command curls `reviewed.test` (an origin serving
+/// `body`), decided at `net.connect.test.reviewed` by `mode`, with the
+/// reviewer answering `verdict`: the state dir, the project (kept alive
+/// while the session runs), the session and its model.
+fn reviewed_curl(
+    body: &'static str,
+    mode: &'static str,
+    verdict: &str,
+) -> (
+    tempfile::TempDir,
+    chock_testkit::TempProject,
+    std::process::Child,
+    chock_testkit::FakeModel,
+) {
+    let port = origin(body);
+    let state = tempfile::tempdir().unwrap();
+    let mut rules = RULES.to_vec();
+    rules.push(("net.connect.test.reviewed", mode));
+    let project = project("", &rules);
+    let (child, fake) = start_with(
+        state.path(),
+        project.path(),
+        vec![
+            Turn::text("")
+                .call(
+                    "c1",
+                    "run_command",
+                    &curl(&format!("http://reviewed.test:{port}/")),
+                )
+                .into(),
+            Turn::text(verdict).into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    (state, project, child, fake)
+}
+
 #[test]
 fn a_promise_refuses_a_connection_the_policy_allows() {
     let port = origin("should not be reached");
@@ -111,25 +148,10 @@ fn a_grant_lets_through_a_connection_the_policy_asks_about() {
 
 #[test]
 fn agent_review_asks_the_reviewer_about_a_connection_and_its_no_refuses_it() {
-    let port = origin("should not be reached");
-    let state = tempfile::tempdir().unwrap();
-    let mut rules = RULES.to_vec();
-    rules.push(("net.connect.test.reviewed", "agent_review"));
-    let project = project("", &rules);
-    let (child, fake) = start_with(
-        state.path(),
-        project.path(),
-        vec![
-            Turn::text("")
-                .call(
-                    "c1",
-                    "run_command",
-                    &curl(&format!("http://reviewed.test:{port}/")),
-                )
-                .into(),
-            Turn::text("NO: the task needs no download.").into(),
-            Turn::text("Done.").into(),
-        ],
+    let (state, _project, child, fake) = reviewed_curl(
+        "should not be reached",
+        "agent_review",
+        "NO: the task needs no download.",
     );
     finish(child);
     let (_, log) = log_of(state.path());
@@ -213,25 +235,10 @@ fn a_foreground_run_is_asked_about_a_connection_on_its_terminal() {
 /// reviewer's reason; the person's yes lets the connection through.
 #[test]
 fn agent_then_human_asks_the_person_about_a_connection_after_the_reviewers_yes() {
-    let port = origin("reached after both yeses");
-    let state = tempfile::tempdir().unwrap();
-    let mut rules = RULES.to_vec();
-    rules.push(("net.connect.test.reviewed", "agent_then_human"));
-    let project = project("", &rules);
-    let (child, fake) = start_with(
-        state.path(),
-        project.path(),
-        vec![
-            Turn::text("")
-                .call(
-                    "c1",
-                    "run_command",
-                    &curl(&format!("http://reviewed.test:{port}/")),
-                )
-                .into(),
-            Turn::text("YES: the fixture is part of the task.").into(),
-            Turn::text("Done.").into(),
-        ],
+    let (state, _project, child, fake) = reviewed_curl(
+        "reached after both yeses",
+        "agent_then_human",
+        "YES: the fixture is part of the task.",
     );
     let (_, answered) = answer_pending(state.path(), "net.connect.test.reviewed", "y\n");
     assert_success(&answered);

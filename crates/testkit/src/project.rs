@@ -81,30 +81,37 @@ impl TempProject {
     /// Runs git in the project and returns its stdout; panics with git's
     /// stderr when it fails.
     pub fn run_git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=Chock Test",
-                "-c",
-                "user.email=test@chock.invalid",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap_or_else(|err| panic!("cannot run git {args:?}: {err}"));
-        if !out.status.success() {
-            panic!(
-                "git {args:?} failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        git(self.path(), args)
     }
+}
+
+/// Runs git in `dir` with a test identity and neither the person's nor the
+/// system's configuration, and returns its stdout; panics with git's
+/// stderr when it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Chock Test",
+            "-c",
+            "user.email=test@chock.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run git {args:?}: {err}"));
+    if !out.status.success() {
+        panic!(
+            "git {args:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 impl Default for TempProject {

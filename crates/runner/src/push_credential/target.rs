@@ -216,16 +216,7 @@ mod tests {
     fn a_remote_name_is_read_through_the_workspaces_config() {
         let tmp = tempfile::tempdir().unwrap();
         let run = |args: &[&str]| {
-            let out = Command::new("git")
-                .args(args)
-                .current_dir(tmp.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            chock_testkit::git(tmp.path(), args);
         };
         run(&["init", "-q"]);
         run(&["remote", "add", "origin", "http://fetch.test/r.git"]);

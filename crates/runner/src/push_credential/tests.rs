@@ -1,5 +1,4 @@
 use std::os::unix::fs::PermissionsExt as _;
-use std::process::Command;
 
 use super::*;
 
@@ -16,16 +15,7 @@ fn repo_with_store() -> tempfile::TempDir {
     )
     .unwrap();
     let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        chock_testkit::git(tmp.path(), args);
     };
     git(&["init", "-q"]);
     git(&[

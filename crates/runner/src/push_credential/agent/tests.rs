@@ -102,44 +102,38 @@ fn only_list_and_sign_requests_reach_the_persons_agent() {
     assert_eq!(mode, 0o600);
 }
 
-#[test]
-fn with_the_persons_agent_gone_a_request_gets_a_failure_not_a_hang() {
+/// Connects to a proxy whose person's agent does not exist and runs
+/// `client` on the connection while the proxy serves it.
+fn without_an_agent<F: Future<Output = T>, T>(client: impl FnOnce(UnixStream) -> F) -> T {
     let tmp = tempfile::tempdir().unwrap();
     let proxied = tmp.path().join("agent");
     runtime().block_on(async {
         let proxy = AgentProxy::bind(&proxied, &tmp.path().join("nobody")).unwrap();
-        let client = async {
-            let mut stream = UnixStream::connect(&proxied).await.unwrap();
-            ask(&mut stream, &[REQUEST_IDENTITIES]).await
-        };
-        let reply = tokio::select! {
-            reply = client => reply,
+        let client = async { client(UnixStream::connect(&proxied).await.unwrap()).await };
+        tokio::select! {
+            out = client => out,
             never = proxy.serve() => match never {},
-        };
-        assert_eq!(reply, vec![AGENT_FAILURE]);
-    });
+        }
+    })
+}
+
+#[test]
+fn with_the_persons_agent_gone_a_request_gets_a_failure_not_a_hang() {
+    let reply =
+        without_an_agent(|mut stream| async move { ask(&mut stream, &[REQUEST_IDENTITIES]).await });
+    assert_eq!(reply, vec![AGENT_FAILURE]);
 }
 
 #[test]
 fn an_oversized_or_empty_frame_ends_the_connection() {
-    let tmp = tempfile::tempdir().unwrap();
-    let proxied = tmp.path().join("agent");
-    runtime().block_on(async {
-        let proxy = AgentProxy::bind(&proxied, &tmp.path().join("nobody")).unwrap();
-        let client = async {
-            let mut stream = UnixStream::connect(&proxied).await.unwrap();
-            stream
-                .write_all(&(MAX_AGENT_MESSAGE + 1).to_be_bytes())
-                .await
-                .unwrap();
-            let mut rest = Vec::new();
-            stream.read_to_end(&mut rest).await.unwrap();
-            rest
-        };
-        let rest = tokio::select! {
-            rest = client => rest,
-            never = proxy.serve() => match never {},
-        };
-        assert!(rest.is_empty(), "{rest:?}");
+    let rest = without_an_agent(|mut stream| async move {
+        stream
+            .write_all(&(MAX_AGENT_MESSAGE + 1).to_be_bytes())
+            .await
+            .unwrap();
+        let mut rest = Vec::new();
+        stream.read_to_end(&mut rest).await.unwrap();
+        rest
     });
+    assert!(rest.is_empty(), "{rest:?}");
 }
