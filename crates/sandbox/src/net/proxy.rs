@@ -121,6 +121,19 @@ pub(crate) async fn accept_failed(e: io::Error) -> io::Result<()> {
 /// Decrements the active count when a connection's task ends.
 struct Slot(Arc<Inner>);
 
+impl Slot {
+    /// Counts one more connection; the flag says whether it is over the
+    /// cap (the connection is then refused, still holding its slot until
+    /// the refusal is sent).
+    fn take(inner: &Arc<Inner>) -> (Self, bool) {
+        let prev = inner.active.fetch_add(1, Ordering::AcqRel);
+        (
+            Self(Arc::clone(inner)),
+            prev >= inner.config.max_connections,
+        )
+    }
+}
+
 impl Drop for Slot {
     fn drop(&mut self) {
         self.0.active.fetch_sub(1, Ordering::AcqRel);
@@ -182,9 +195,7 @@ impl Proxy {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let prev = self.inner.active.fetch_add(1, Ordering::AcqRel);
-        let slot = Slot(Arc::clone(&self.inner));
-        let over = prev >= self.inner.config.max_connections;
+        let (slot, over) = Slot::take(&self.inner);
         let this = self.clone();
         tokio::spawn(async move {
             let _slot = slot;
@@ -201,9 +212,7 @@ impl Proxy {
     /// dialled like any other, under the same connection cap. A refusal is
     /// a reset; its reason is in the log.
     pub(crate) fn spawn_to(&self, stream: TcpStream, host: String, port: u16) {
-        let prev = self.inner.active.fetch_add(1, Ordering::AcqRel);
-        let slot = Slot(Arc::clone(&self.inner));
-        let over = prev >= self.inner.config.max_connections;
+        let (slot, over) = Slot::take(&self.inner);
         let this = self.clone();
         tokio::spawn(async move {
             let _slot = slot;
