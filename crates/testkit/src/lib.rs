@@ -23,3 +23,13 @@ pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
 pub use project::{TempProject, git};
 pub use site::{Page, Site};
 pub use wait::{wait_for, wait_for_async};
+
+/// A current-thread tokio runtime with I/O and timers, for a test that
+/// drives async code from a plain `#[test]`.
+#[must_use]
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|err| panic!("cannot build a current-thread runtime: {err}"))
+}

@@ -189,12 +189,7 @@ mod tests {
         }
     }
 
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    }
+    use chock_testkit::runtime;
 
     #[test]
     fn a_typed_answer_is_read_after_a_wrong_one() {

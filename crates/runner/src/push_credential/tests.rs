@@ -41,12 +41,7 @@ fn open_socket(parent: &Path, repo: &Path) -> PushSocket {
     PushSocket::open(parent, "push-1", remote("allowed.test:8080"), repo).unwrap()
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use chock_testkit::runtime;
 
 #[test]
 fn get_for_the_pushed_remote_is_answered_from_the_persons_helpers() {

@@ -9,12 +9,7 @@ use super::*;
 
 const WAIT: Duration = Duration::from_secs(5);
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use chock_testkit::runtime;
 
 /// Runs `test` with the socket served beside it, as `drive` does.
 fn served(test: impl AsyncFnOnce(&HandoverSocket, &Path)) {

@@ -10,12 +10,7 @@ const EXTENSION: u8 = 27;
 /// `SSH2_AGENT_IDENTITIES_ANSWER` with no keys.
 const NO_IDENTITIES: &[u8] = &[12, 0, 0, 0, 0];
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use chock_testkit::runtime;
 
 /// A stand-in for the person's agent: records every message it gets and
 /// answers each with an empty identities list.
