@@ -70,6 +70,11 @@ fn own(args: &[OsString]) -> Option<FrontCommand> {
     {
         return None;
     }
+    if args.get(1).is_some_and(|a| a == "sandbox")
+        && let Some(plain) = sandbox::Args::read_plain(args.get(2..).unwrap_or_default())
+    {
+        return Some(FrontCommand::Sandbox(plain));
+    }
     match Front::try_parse_from(args).ok()?.command {
         FrontCommand::Sandbox(args) if args.wants_network() => None,
         command => Some(command),
@@ -154,6 +159,85 @@ mod tests {
             &["chock", "gate", "stop-check"],
         ] {
             assert!(own(&line(handed)).is_none(), "{handed:?} was not handed on");
+        }
+    }
+
+    /// Every line the front's own reader takes, clap reads the same way:
+    /// each sequence of up to four words from a set of awkward ones after
+    /// `chock sandbox`.
+    #[test]
+    fn the_plain_reader_agrees_with_clap() {
+        use std::os::unix::ffi::OsStringExt;
+        let words: Vec<OsString> = [
+            &b"--workspace"[..],
+            b"/w",
+            b"--workspace=/v=x",
+            b"--allow-jit",
+            b"--report",
+            b"--",
+            b"true",
+            b"-x",
+            b"--net",
+            b"",
+            b"--workspace=",
+            b"\xff\xfe",
+        ]
+        .iter()
+        .map(|w| OsString::from_vec(w.to_vec()))
+        .collect();
+        let mut taken = 0;
+        let mut lines: Vec<Vec<OsString>> = vec![vec![]];
+        for _ in 0..4 {
+            let longer: Vec<Vec<OsString>> = lines
+                .iter()
+                .filter(|l| l.len() == lines.last().map_or(0, Vec::len))
+                .flat_map(|l| {
+                    words.iter().map(move |w| {
+                        let mut l = l.clone();
+                        l.push(w.clone());
+                        l
+                    })
+                })
+                .collect();
+            lines.extend(longer);
+        }
+        for rest in &lines {
+            let Some(plain) = sandbox::Args::read_plain(rest) else {
+                continue;
+            };
+            taken += 1;
+            let mut full = line(&["chock", "sandbox"]);
+            full.extend(rest.iter().cloned());
+            match Front::try_parse_from(&full).map(|f| f.command) {
+                Ok(FrontCommand::Sandbox(by_clap)) => {
+                    assert_eq!(plain, by_clap, "{rest:?}");
+                }
+                other => panic!("{rest:?}: the front read {plain:?}, clap {other:?}"),
+            }
+        }
+        assert!(taken > 100, "only {taken} lines were plain");
+    }
+
+    #[test]
+    fn the_plain_reader_leaves_clap_every_other_line() {
+        for rest in [
+            &[][..],
+            &["--"],
+            &["true"],
+            &["--workspace"],
+            &["--workspace", "--", "true"],
+            &["--workspace", "-w", "--", "true"],
+            &["--workspace=", "--", "true"],
+            &["--workspace", "a", "--workspace", "b", "--", "true"],
+            &["--allow-jit", "--allow-jit", "--", "true"],
+            &["--report", "--report", "--", "true"],
+            &["--report=yes", "--", "true"],
+            &["--work", "/tmp", "--", "true"],
+            &["--net", "--", "true"],
+            &["--help"],
+            &["-h", "--", "true"],
+        ] {
+            assert_eq!(sandbox::Args::read_plain(&line(rest)), None, "{rest:?}");
         }
     }
 

@@ -2,6 +2,8 @@
 //! person can see what an agent's command sees. Exits with the command's
 //! status (128 + signal when a signal ended it, named on stderr).
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,7 +20,7 @@ use crate::exit;
 /// the signal that killed it. Status 125 means the sandbox could not be
 /// built, 126 that the program could not be executed, 127 that it was not
 /// found.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, PartialEq, Eq, clap::Args)]
 #[command(
     after_help = "Examples:\n  chock sandbox -- ls -la\n  chock sandbox --workspace ~/src/app -- make test\n  chock sandbox --allow-jit -- node -e 'console.log(1)'"
 )]
@@ -41,13 +43,61 @@ pub(crate) struct Args {
 
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
-    command: Vec<std::ffi::OsString>,
+    command: Vec<OsString>,
 }
 
 impl Args {
     /// Whether `--net` was given.
     pub(crate) fn wants_network(&self) -> bool {
         self.net.wanted()
+    }
+
+    /// Reads the words after `sandbox` when they have the plain form a
+    /// shell or a script writes: `--workspace DIR` (or `--workspace=DIR`),
+    /// `--allow-jit` and `--report`, each at most once, then `--` and the
+    /// command. Anything else (help, the network's flags, a repeated or
+    /// unknown flag, a value that looks like a flag) is `None`, for clap to
+    /// read and answer. Building clap's command tree was a third of the
+    /// front's own time before the sandbox (docs/performance.md); clap reads
+    /// every line of this form the same way (a test compares the two).
+    pub(crate) fn read_plain(words: &[OsString]) -> Option<Self> {
+        let mut workspace = None;
+        let mut allow_jit = false;
+        let mut report = false;
+        let mut rest = words.iter();
+        while let Some(word) = rest.next() {
+            let bytes = word.as_bytes();
+            if bytes == b"--" {
+                let command: Vec<OsString> = rest.cloned().collect();
+                if command.is_empty() {
+                    return None;
+                }
+                return Some(Self {
+                    workspace,
+                    allow_jit,
+                    report,
+                    net: super::sandbox_net::NetArgs::default(),
+                    command,
+                });
+            }
+            let value = match bytes {
+                b"--allow-jit" if !allow_jit => {
+                    allow_jit = true;
+                    continue;
+                }
+                b"--report" if !report => {
+                    report = true;
+                    continue;
+                }
+                b"--workspace" => rest.next()?.as_bytes(),
+                _ => bytes.strip_prefix(b"--workspace=")?,
+            };
+            if workspace.is_some() || value.is_empty() || value.starts_with(b"-") {
+                return None;
+            }
+            workspace = Some(PathBuf::from(OsStr::from_bytes(value)));
+        }
+        None
     }
 }
 

@@ -13,7 +13,7 @@ use chock_sandbox::net::{
 };
 
 /// The network flags of `chock sandbox`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, PartialEq, Eq, clap::Args)]
 pub(crate) struct NetArgs {
     /// Give the command the network a session's command gets: a router
     /// when the workspace's policy permits a host (.policy.net.router), each
