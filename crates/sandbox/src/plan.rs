@@ -11,9 +11,9 @@
 //! under the host's `/tmp` is still reachable), then `/oldroot` is detached
 //! and `/` made read-only.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::ffi::{CString, OsStr, OsString};
-use std::fs::Metadata;
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -189,18 +189,18 @@ impl Builder {
         Ok(())
     }
 
-    /// Binds `src` (whose metadata, symlinks followed, is `meta`) at
+    /// Binds `src` (a directory when `is_dir`) at
     /// `dst`. Small `/etc` files are bound like the rest: copying them into
     /// the new root's tmpfs was cheaper only while every bind also took a
     /// landlock rule of its own (docs/performance.md, "Sandbox").
     fn bind(
         &mut self,
         src: &Path,
-        meta: &Metadata,
+        is_dir: bool,
         dst: &Path,
         mode: Mode,
     ) -> Result<(), SpecError> {
-        if meta.is_dir() {
+        if is_dir {
             self.mkdirs(dst, true)?;
         } else {
             self.mkdirs(dst, false)?;
@@ -230,13 +230,43 @@ impl Builder {
     }
 }
 
+/// What a directory entry is, without following it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    Link,
+    /// A regular file, a device, a socket...
+    Other,
+}
+
+impl Kind {
+    fn of(file_type: std::fs::FileType) -> Self {
+        if file_type.is_symlink() {
+            Kind::Link
+        } else if file_type.is_dir() {
+            Kind::Dir
+        } else {
+            Kind::Other
+        }
+    }
+
+    /// The kind `lstat` finds at `path`.
+    fn lstat(path: &Path) -> std::io::Result<Self> {
+        std::fs::symlink_metadata(path).map(|m| Self::of(m.file_type()))
+    }
+}
+
+/// How many symlinks one path may pass through, as the kernel allows.
+const MAX_LINKS: usize = 40;
+
 /// Resolves host paths to their real form (what `std::fs::canonicalize`
 /// gives) with as few system calls as the answer needs. `canonicalize`
-/// reads every component of every path anew (one `readlink` each, and a
-/// `stat` of the whole), and the plan resolves about forty paths that share
-/// a handful of parents. Here a path none of whose components is a symlink
-/// (or `..`) is already real: one `lstat` for the path, one per parent not
-/// seen before, and `canonicalize` only where a symlink does appear.
+/// reads every component of every path anew (one `lstat` or `readlink`
+/// each, and a `stat` of the whole), and the plan resolves about forty
+/// paths that share a handful of parents. Here a directory once found not
+/// to be a symlink is remembered, so a path costs one `lstat` for itself
+/// and one per parent not seen before; a symlink costs a `readlink`, and
+/// `..` after a real directory is its parent.
 #[derive(Default)]
 struct Resolver {
     /// Directories already known to be real (not symlinks), as bytes.
@@ -244,52 +274,172 @@ struct Resolver {
 }
 
 impl Resolver {
-    /// The real path and metadata (symlinks followed) of `path`, whose own
-    /// `lstat` is `lmeta`.
-    fn real_from(&mut self, path: &Path, lmeta: Metadata) -> std::io::Result<(PathBuf, Metadata)> {
-        if !lmeta.file_type().is_symlink()
-            && let Some(clean) = self.plain_path(path)
-        {
-            return Ok((clean, lmeta));
+    /// The real path of `path`, whose own kind (`lstat`) is `kind`, and
+    /// whether it is a directory.
+    fn real_from(&mut self, path: &Path, kind: Kind) -> std::io::Result<(PathBuf, bool)> {
+        let mut path = Cow::Borrowed(path);
+        let mut kind = kind;
+        for _ in 0..=MAX_LINKS {
+            let clean = self.plain_path(&path)?;
+            match kind {
+                Kind::Dir => {
+                    self.plain.insert(clean.as_os_str().to_owned());
+                    return Ok((clean, true));
+                }
+                Kind::Other => return Ok((clean, false)),
+                Kind::Link => {
+                    let target = std::fs::read_link(&clean)?;
+                    let next = match clean.parent() {
+                        Some(parent) => parent.join(target),
+                        None => target,
+                    };
+                    kind = Kind::lstat(&next)?;
+                    path = Cow::Owned(next);
+                }
+            }
         }
-        let real = std::fs::canonicalize(path)?;
-        let meta = std::fs::metadata(&real)?;
-        Ok((real, meta))
+        Err(std::io::Error::from_raw_os_error(libc::ELOOP))
     }
 
-    /// The real path and metadata of `path`.
-    fn real(&mut self, path: &Path) -> std::io::Result<(PathBuf, Metadata)> {
-        let lmeta = std::fs::symlink_metadata(path)?;
-        self.real_from(path, lmeta)
+    /// The real path of `path`, and whether it is a directory.
+    fn real(&mut self, path: &Path) -> std::io::Result<(PathBuf, bool)> {
+        self.real_from(path, Kind::lstat(path)?)
     }
 
-    /// `path` with its spelling normalised when it is absolute, has no `..`
-    /// and every parent directory is real; `None` when one is not (or
-    /// cannot be read), and the caller falls back to `canonicalize`.
-    fn plain_path(&mut self, path: &Path) -> Option<PathBuf> {
+    /// `path` with its spelling normalised, every parent directory checked
+    /// to be real and `..` taken lexically after one; where a parent is a
+    /// symlink, `canonicalize` resolves the parents (the last component is
+    /// left for the caller, which knows its kind).
+    fn plain_path(&mut self, path: &Path) -> std::io::Result<PathBuf> {
         let mut comps = path.components();
         if comps.next() != Some(Component::RootDir) {
-            return None;
+            return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
         }
         let mut cur = PathBuf::from("/");
         let mut names = comps.peekable();
         while let Some(comp) = names.next() {
-            let Component::Normal(name) = comp else {
-                return None;
-            };
-            cur.push(name);
+            match comp {
+                Component::Normal(name) => cur.push(name),
+                // Every directory in `cur` is real: its parent is `..`.
+                Component::ParentDir => {
+                    cur.pop();
+                    continue;
+                }
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => continue,
+            }
             if names.peek().is_none() {
                 break;
             }
             if !self.plain.contains(cur.as_os_str()) {
-                let m = std::fs::symlink_metadata(&cur).ok()?;
-                if m.file_type().is_symlink() {
-                    return None;
+                if Kind::lstat(&cur)? != Kind::Dir {
+                    // A symlinked parent: the C library resolves it, and
+                    // the rest is checked beneath the real directory.
+                    let rest: PathBuf = names.collect();
+                    let real_parent = std::fs::canonicalize(&cur)?;
+                    return self.plain_path(&real_parent.join(rest));
                 }
                 self.plain.insert(cur.as_os_str().to_owned());
             }
         }
-        Some(cur)
+        Ok(cur)
+    }
+}
+
+/// What the directory read found for one read-only path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    Found(Kind),
+    Absent,
+    /// Its directory was not read: `lstat` it.
+    Unread,
+}
+
+/// How many read-only paths must share a directory before it is read
+/// whole: one `opendir`/`readdir` pass over `/etc` costs less than the
+/// `lstat` of each of the thirty-odd names the default list asks for there.
+const LIST_AT: usize = 4;
+
+/// `path`'s directory and last name, when the name is a plain one: the
+/// `lstat` of `a/b/` or `a/..` is not a directory entry's own kind.
+fn split_name(path: &Path) -> Option<(&Path, &[u8])> {
+    if path.as_os_str().as_bytes().ends_with(b"/") {
+        return None;
+    }
+    match path.components().next_back()? {
+        Component::Normal(name) => Some((path.parent()?, name.as_bytes())),
+        _ => None,
+    }
+}
+
+/// For each of `paths`, what one read of its directory says it is, when
+/// enough of them share that directory ([`LIST_AT`]).
+fn listed_kinds(paths: &[PathBuf]) -> Vec<Listed> {
+    let mut out = vec![Listed::Unread; paths.len()];
+    let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| Some(split_name(p)?.0)).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    for dir in dirs {
+        let wanted: Vec<(usize, &[u8])> = paths
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| split_name(p).filter(|(d, _)| *d == dir).map(|(_, n)| (i, n)))
+            .collect();
+        if wanted.len() < LIST_AT {
+            continue;
+        }
+        let names: Vec<&[u8]> = wanted.iter().map(|(_, n)| *n).collect();
+        if let Some(kinds) = kinds_in(dir, &names) {
+            for ((i, _), kind) in wanted.iter().zip(kinds) {
+                if let Some(slot) = out.get_mut(*i) {
+                    *slot = kind.map_or(Listed::Absent, Listed::Found);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The kind of each of `names` in `dir` (`None` where absent), from one
+/// pass over the directory; `None` when it cannot be read through.
+fn kinds_in(dir: &Path, names: &[&[u8]]) -> Option<Vec<Option<Kind>>> {
+    let c_dir = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_unstable_by_key(|&i| names.get(i).copied().unwrap_or_default());
+    let mut kinds = vec![None; names.len()];
+    // SAFETY: a directory stream we open and close here; each entry is
+    // read before the next `readdir64` call may reuse its memory.
+    unsafe {
+        let stream = libc::opendir(c_dir.as_ptr());
+        if stream.is_null() {
+            return None;
+        }
+        let ok = loop {
+            *libc::__errno_location() = 0;
+            let entry = libc::readdir64(stream);
+            if entry.is_null() {
+                break *libc::__errno_location() == 0;
+            }
+            let name = CStr::from_ptr((*entry).d_name.as_ptr()).to_bytes();
+            let key = |i: &usize| names.get(*i).copied().unwrap_or_default();
+            let from = order.partition_point(|i| key(i) < name);
+            let upto = order.partition_point(|i| key(i) <= name);
+            if from == upto {
+                continue;
+            }
+            let kind = match (*entry).d_type {
+                libc::DT_DIR => Some(Kind::Dir),
+                libc::DT_LNK => Some(Kind::Link),
+                libc::DT_UNKNOWN => Kind::lstat(&dir.join(OsStr::from_bytes(name))).ok(),
+                _ => Some(Kind::Other),
+            };
+            for i in order.get(from..upto).unwrap_or_default() {
+                if let Some(slot) = kinds.get_mut(*i) {
+                    *slot = kind;
+                }
+            }
+        };
+        libc::closedir(stream);
+        ok.then_some(kinds)
     }
 }
 
@@ -308,16 +458,16 @@ fn depth(p: &Path) -> usize {
 /// closure or writable path, or a path that cannot be a C string.
 pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecError> {
     let mut res = Resolver::default();
-    let (workspace, ws_meta) = res
+    let (workspace, ws_dir) = res
         .real(&spec.workspace)
         .ok()
-        .filter(|(_, m)| m.is_dir())
+        .filter(|(_, is_dir)| *is_dir)
         .ok_or_else(|| SpecError::WorkspaceMissing {
             path: spec.workspace.clone(),
         })?;
 
-    // (destination, source, mode, the source's metadata)
-    let mut entries: Vec<(PathBuf, PathBuf, Mode, Metadata)> = Vec::new();
+    // (destination, source, mode, whether the source is a directory)
+    let mut entries: Vec<(PathBuf, PathBuf, Mode, bool)> = Vec::new();
     let mut symlinks: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut host_rules = HostRules::default();
 
@@ -325,54 +475,55 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         spec.network,
         crate::NetworkMode::Router { resolver: true, .. }
     );
-    for p in &spec.read_only {
+    let listed = listed_kinds(&spec.read_only);
+    for (p, listed) in spec.read_only.iter().zip(listed) {
         if !p.is_absolute() {
             return Err(SpecError::BadPath { path: p.clone() });
         }
         if fake_dns && p == Path::new(crate::net::RESOLV_CONF) {
             continue;
         }
-        let Ok(lmeta) = std::fs::symlink_metadata(p) else {
-            continue;
+        let kind = match listed {
+            Listed::Found(kind) => kind,
+            Listed::Absent => continue,
+            Listed::Unread => match Kind::lstat(p) {
+                Ok(kind) => kind,
+                Err(_) => continue,
+            },
         };
         let bytes = p.as_os_str().as_bytes();
-        if lmeta.file_type().is_symlink() && SYSTEM_PATHS.iter().any(|s| s.as_bytes() == bytes) {
+        if kind == Kind::Link && SYSTEM_PATHS.iter().any(|s| s.as_bytes() == bytes) {
             if let Ok(target) = std::fs::read_link(p) {
                 symlinks.push((p.clone(), target));
             }
             continue;
         }
-        let Ok((real, meta)) = res.real_from(p, lmeta) else {
+        let Ok((real, is_dir)) = res.real_from(p, kind) else {
             continue;
         };
-        entries.push((p.clone(), real, Mode::ReadOnly, meta));
+        entries.push((p.clone(), real, Mode::ReadOnly, is_dir));
     }
     for p in &spec.closure {
-        let (real, meta) = res.real(p).map_err(|_| SpecError::PathMissing {
+        let (real, is_dir) = res.real(p).map_err(|_| SpecError::PathMissing {
             what: "dev-shell closure path",
             path: p.clone(),
         })?;
-        entries.push((p.clone(), real, Mode::ReadOnly, meta));
+        entries.push((p.clone(), real, Mode::ReadOnly, is_dir));
     }
     for p in &spec.writable {
-        let (real, meta) = res.real(p).map_err(|_| SpecError::PathMissing {
+        let (real, is_dir) = res.real(p).map_err(|_| SpecError::PathMissing {
             what: "writable path",
             path: p.clone(),
         })?;
-        entries.push((real.clone(), real, Mode::Writable, meta));
+        entries.push((real.clone(), real, Mode::Writable, is_dir));
     }
-    entries.push((
-        workspace.clone(),
-        workspace.clone(),
-        Mode::Writable,
-        ws_meta,
-    ));
+    entries.push((workspace.clone(), workspace.clone(), Mode::Writable, ws_dir));
     if let TmpMode::Host(dir) = &spec.tmp {
-        let (real, meta) = res.real(dir).map_err(|_| SpecError::PathMissing {
+        let (real, is_dir) = res.real(dir).map_err(|_| SpecError::PathMissing {
             what: "temp dir",
             path: dir.clone(),
         })?;
-        entries.push((PathBuf::from("/tmp"), real, Mode::Writable, meta));
+        entries.push((PathBuf::from("/tmp"), real, Mode::Writable, is_dir));
     }
 
     // A read-only bind under a read-only ancestor adds nothing. Compared as
@@ -408,16 +559,16 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
     // trust store, the fake resolver's resolv.conf).
     let mut etc_written = false;
     let mut tmp_done = false;
-    for (dst, src, mode, meta) in &entries {
+    for (dst, src, mode, is_dir) in &entries {
         // /tmp (depth 2 with the root) goes in before anything beneath it.
         if fresh_tmp && !tmp_done && depth(dst) > 2 {
             tmp(&mut b)?;
             tmp_done = true;
         }
-        b.bind(src, meta, dst, *mode)?;
+        b.bind(src, *is_dir, dst, *mode)?;
         let rule = HostPath {
             path: src.clone(),
-            is_dir: meta.is_dir(),
+            is_dir: *is_dir,
         };
         match mode {
             Mode::ReadOnly if is_under(dst.as_os_str().as_bytes(), b"/etc") => {
@@ -662,7 +813,12 @@ mod tests {
         std::fs::write(base.join("real/sub/f"), b"x").unwrap();
         std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
         std::os::unix::fs::symlink("sub/f", base.join("real/flink")).unwrap();
-        let mut res = Resolver::default();
+        std::os::unix::fs::symlink("../../real/sub/f", base.join("real/sub/up")).unwrap();
+        std::os::unix::fs::symlink("flink", base.join("real/chain")).unwrap();
+        std::os::unix::fs::symlink("../../link/sub", base.join("real/sub/uplink")).unwrap();
+        std::os::unix::fs::symlink(base.join("real/sub"), base.join("deep")).unwrap();
+        std::os::unix::fs::symlink("loop2", base.join("loop1")).unwrap();
+        std::os::unix::fs::symlink("loop1", base.join("loop2")).unwrap();
         for rel in [
             "real/sub/f",
             "link/sub/f",
@@ -671,14 +827,59 @@ mod tests {
             "real/sub/../sub/f",
             "real//sub/./f",
             "real/sub",
+            "real/sub/up",
+            "link/sub/up",
+            "real/chain",
+            "real/sub/uplink",
+            "real/sub/uplink/f",
+            "link/sub/uplink/up",
+            "real/sub/..",
+            "link/..",
+            "deep/..",
+            "deep/../sub/f",
         ] {
             let p = base.join(rel);
-            let (real, meta) = res.real(&p).unwrap();
-            assert_eq!(real, std::fs::canonicalize(&p).unwrap(), "{rel}");
-            assert_eq!(meta.is_dir(), rel == "real/sub", "{rel}");
+            let mut res = Resolver::default();
+            let (real, is_dir) = res.real(&p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let want = std::fs::canonicalize(&p).unwrap();
+            assert_eq!(real, want, "{rel}");
+            assert_eq!(is_dir, want.is_dir(), "{rel}");
         }
+        let mut res = Resolver::default();
         assert!(res.real(&base.join("real/missing")).is_err());
         assert!(res.real(&base.join("link/missing")).is_err());
+        assert!(res.real(&base.join("real/sub/f/x")).is_err());
+        let looped = res.real(&base.join("loop1")).unwrap_err();
+        assert_eq!(looped.raw_os_error(), Some(libc::ELOOP));
+    }
+
+    #[test]
+    fn a_directory_read_finds_what_lstat_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        std::fs::create_dir(base.join("d")).unwrap();
+        std::fs::write(base.join("f"), b"").unwrap();
+        std::os::unix::fs::symlink("f", base.join("l")).unwrap();
+        let paths: Vec<PathBuf> = ["d", "f", "l", "missing", "f", "d/"]
+            .iter()
+            .map(|n| base.join(n))
+            .chain([PathBuf::from("/etc/passwd")])
+            .collect();
+        let listed = listed_kinds(&paths);
+        assert_eq!(
+            listed,
+            vec![
+                Listed::Found(Kind::Dir),
+                Listed::Found(Kind::Other),
+                Listed::Found(Kind::Link),
+                Listed::Absent,
+                Listed::Found(Kind::Other),
+                // A trailing slash follows the link: lstat decides.
+                Listed::Unread,
+                // Too few paths share /etc to read it whole.
+                Listed::Unread,
+            ]
+        );
     }
 
     #[test]
