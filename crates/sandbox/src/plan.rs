@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::ffi::{CStr, CString, OsStr, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -345,104 +345,6 @@ impl Resolver {
     }
 }
 
-/// What the directory read found for one read-only path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Listed {
-    Found(Kind),
-    Absent,
-    /// Its directory was not read: `lstat` it.
-    Unread,
-}
-
-/// How many read-only paths must share a directory before it is read
-/// whole: one `opendir`/`readdir` pass over `/etc` costs less than the
-/// `lstat` of each of the thirty-odd names the default list asks for there.
-const LIST_AT: usize = 4;
-
-/// `path`'s directory and last name, when the name is a plain one: the
-/// `lstat` of `a/b/` or `a/..` is not a directory entry's own kind.
-fn split_name(path: &Path) -> Option<(&Path, &[u8])> {
-    if path.as_os_str().as_bytes().ends_with(b"/") {
-        return None;
-    }
-    match path.components().next_back()? {
-        Component::Normal(name) => Some((path.parent()?, name.as_bytes())),
-        _ => None,
-    }
-}
-
-/// For each of `paths`, what one read of its directory says it is, when
-/// enough of them share that directory ([`LIST_AT`]).
-fn listed_kinds(paths: &[PathBuf]) -> Vec<Listed> {
-    let mut out = vec![Listed::Unread; paths.len()];
-    let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| Some(split_name(p)?.0)).collect();
-    dirs.sort_unstable();
-    dirs.dedup();
-    for dir in dirs {
-        let wanted: Vec<(usize, &[u8])> = paths
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| split_name(p).filter(|(d, _)| *d == dir).map(|(_, n)| (i, n)))
-            .collect();
-        if wanted.len() < LIST_AT {
-            continue;
-        }
-        let names: Vec<&[u8]> = wanted.iter().map(|(_, n)| *n).collect();
-        if let Some(kinds) = kinds_in(dir, &names) {
-            for ((i, _), kind) in wanted.iter().zip(kinds) {
-                if let Some(slot) = out.get_mut(*i) {
-                    *slot = kind.map_or(Listed::Absent, Listed::Found);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The kind of each of `names` in `dir` (`None` where absent), from one
-/// pass over the directory; `None` when it cannot be read through.
-fn kinds_in(dir: &Path, names: &[&[u8]]) -> Option<Vec<Option<Kind>>> {
-    let c_dir = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_unstable_by_key(|&i| names.get(i).copied().unwrap_or_default());
-    let mut kinds = vec![None; names.len()];
-    // SAFETY: a directory stream we open and close here; each entry is
-    // read before the next `readdir64` call may reuse its memory.
-    unsafe {
-        let stream = libc::opendir(c_dir.as_ptr());
-        if stream.is_null() {
-            return None;
-        }
-        let ok = loop {
-            *libc::__errno_location() = 0;
-            let entry = libc::readdir64(stream);
-            if entry.is_null() {
-                break *libc::__errno_location() == 0;
-            }
-            let name = CStr::from_ptr((*entry).d_name.as_ptr()).to_bytes();
-            let key = |i: &usize| names.get(*i).copied().unwrap_or_default();
-            let from = order.partition_point(|i| key(i) < name);
-            let upto = order.partition_point(|i| key(i) <= name);
-            if from == upto {
-                continue;
-            }
-            let kind = match (*entry).d_type {
-                libc::DT_DIR => Some(Kind::Dir),
-                libc::DT_LNK => Some(Kind::Link),
-                libc::DT_UNKNOWN => Kind::lstat(&dir.join(OsStr::from_bytes(name))).ok(),
-                _ => Some(Kind::Other),
-            };
-            for i in order.get(from..upto).unwrap_or_default() {
-                if let Some(slot) = kinds.get_mut(*i) {
-                    *slot = kind;
-                }
-            }
-        };
-        libc::closedir(stream);
-        ok.then_some(kinds)
-    }
-}
-
 /// True when `path` lies strictly beneath `root` (both absolute, as bytes).
 fn is_under(path: &[u8], root: &[u8]) -> bool {
     path.len() > root.len()
@@ -475,21 +377,15 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         spec.network,
         crate::NetworkMode::Router { resolver: true, .. }
     );
-    let listed = listed_kinds(&spec.read_only);
-    for (p, listed) in spec.read_only.iter().zip(listed) {
+    for p in &spec.read_only {
         if !p.is_absolute() {
             return Err(SpecError::BadPath { path: p.clone() });
         }
         if fake_dns && p == Path::new(crate::net::RESOLV_CONF) {
             continue;
         }
-        let kind = match listed {
-            Listed::Found(kind) => kind,
-            Listed::Absent => continue,
-            Listed::Unread => match Kind::lstat(p) {
-                Ok(kind) => kind,
-                Err(_) => continue,
-            },
+        let Ok(kind) = Kind::lstat(p) else {
+            continue;
         };
         let bytes = p.as_os_str().as_bytes();
         if kind == Kind::Link && SYSTEM_PATHS.iter().any(|s| s.as_bytes() == bytes) {
@@ -851,35 +747,6 @@ mod tests {
         assert!(res.real(&base.join("real/sub/f/x")).is_err());
         let looped = res.real(&base.join("loop1")).unwrap_err();
         assert_eq!(looped.raw_os_error(), Some(libc::ELOOP));
-    }
-
-    #[test]
-    fn a_directory_read_finds_what_lstat_finds() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path();
-        std::fs::create_dir(base.join("d")).unwrap();
-        std::fs::write(base.join("f"), b"").unwrap();
-        std::os::unix::fs::symlink("f", base.join("l")).unwrap();
-        let paths: Vec<PathBuf> = ["d", "f", "l", "missing", "f", "d/"]
-            .iter()
-            .map(|n| base.join(n))
-            .chain([PathBuf::from("/etc/passwd")])
-            .collect();
-        let listed = listed_kinds(&paths);
-        assert_eq!(
-            listed,
-            vec![
-                Listed::Found(Kind::Dir),
-                Listed::Found(Kind::Other),
-                Listed::Found(Kind::Link),
-                Listed::Absent,
-                Listed::Found(Kind::Other),
-                // A trailing slash follows the link: lstat decides.
-                Listed::Unread,
-                // Too few paths share /etc to read it whole.
-                Listed::Unread,
-            ]
-        );
     }
 
     #[test]
