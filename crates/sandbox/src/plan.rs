@@ -137,9 +137,50 @@ fn c(s: &str) -> CString {
 }
 
 fn old(path: &Path) -> Result<CString, SpecError> {
-    let mut p = PathBuf::from(OLD_ROOT);
-    p.push(path.strip_prefix("/").unwrap_or(path));
-    cstring(&p)
+    let bytes = path.as_os_str().as_bytes();
+    let rel = bytes.strip_prefix(b"/").unwrap_or(bytes);
+    let mut full = Vec::with_capacity(OLD_ROOT.len() + rel.len() + 2);
+    full.extend_from_slice(OLD_ROOT.as_bytes());
+    full.push(b'/');
+    full.extend_from_slice(rel);
+    CString::new(full).map_err(|_| SpecError::BadPath {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Whether `bytes` is an absolute path spelt the one way `components`
+/// would rebuild it: no empty, `.` or `..` name and no trailing slash.
+/// Most paths are, and their parents are then found by looking for `/`
+/// rather than by `Path::components`, which with the allocator was most of
+/// the plan's time.
+fn is_normal(bytes: &[u8]) -> bool {
+    bytes.len() > 1
+        && bytes.first() == Some(&b'/')
+        && bytes
+            .get(1..)
+            .unwrap_or_default()
+            .split(|b| *b == b'/')
+            .all(|name| !name.is_empty() && name != b"." && name != b"..")
+}
+
+/// `path` spelt the normal way ([`is_normal`]), borrowed when it already is.
+fn normal(path: &Path) -> Cow<'_, Path> {
+    if is_normal(path.as_os_str().as_bytes()) {
+        Cow::Borrowed(path)
+    } else {
+        Cow::Owned(path.components().collect())
+    }
+}
+
+/// The parent directories of a normal path, shortest first (`/a`, `/a/b`
+/// for `/a/b/c`); none for `/` or `/a`.
+fn parents(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, b)| **b == b'/')
+        .filter_map(move |(i, _)| bytes.get(..i))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,26 +206,22 @@ impl Builder {
 
     /// `mkdir -p` of every ancestor of `path`, then `path` itself if `dir`.
     pub(crate) fn mkdirs(&mut self, path: &Path, include_self: bool) -> Result<(), SpecError> {
-        let mut cur = PathBuf::from("/");
-        let comps: Vec<Component<'_>> = path.components().collect();
-        let upto = if include_self {
-            comps.len()
-        } else {
-            comps.len().saturating_sub(1)
-        };
-        for comp in comps.iter().take(upto) {
-            if let Component::Normal(name) = comp {
-                cur.push(name);
-                if self.made.insert(cur.as_os_str().to_owned()) {
-                    self.push(
-                        Op::Mkdir {
-                            path: cstring(&cur)?,
-                            mode: 0o755,
-                        },
-                        "create mount point {path}",
-                    );
-                }
+        let path = normal(path);
+        let bytes = path.as_os_str().as_bytes();
+        let itself = include_self.then_some(bytes);
+        for dir in parents(bytes).chain(itself) {
+            let dir = OsStr::from_bytes(dir);
+            if dir.as_bytes() == b"/" || self.made.contains(dir) {
+                continue;
             }
+            self.made.insert(dir.to_owned());
+            self.push(
+                Op::Mkdir {
+                    path: cstring(Path::new(dir))?,
+                    mode: 0o755,
+                },
+                "create mount point {path}",
+            );
         }
         Ok(())
     }
@@ -311,6 +348,24 @@ impl Resolver {
     /// symlink, `canonicalize` resolves the parents (the last component is
     /// left for the caller, which knows its kind).
     fn plain_path(&mut self, path: &Path) -> std::io::Result<PathBuf> {
+        let bytes = path.as_os_str().as_bytes();
+        if is_normal(bytes) {
+            let mut all_real = true;
+            for parent in parents(bytes) {
+                let parent = OsStr::from_bytes(parent);
+                if self.plain.contains(parent) {
+                    continue;
+                }
+                if Kind::lstat(Path::new(parent))? != Kind::Dir {
+                    all_real = false;
+                    break;
+                }
+                self.plain.insert(parent.to_owned());
+            }
+            if all_real {
+                return Ok(path.to_path_buf());
+            }
+        }
         let mut comps = path.components();
         if comps.next() != Some(Component::RootDir) {
             return Err(std::io::Error::from_raw_os_error(libc::ENOENT));
@@ -352,8 +407,15 @@ fn is_under(path: &[u8], root: &[u8]) -> bool {
         && (root.ends_with(b"/") || path.get(root.len()) == Some(&b'/'))
 }
 
+/// How deep a normal path lies, counted as `components` counts: `/` is
+/// 1, `/usr` 2.
 fn depth(p: &Path) -> usize {
-    p.components().count()
+    1 + p
+        .as_os_str()
+        .as_bytes()
+        .split(|b| *b == b'/')
+        .filter(|name| !name.is_empty())
+        .count()
 }
 
 /// Builds the layout for `spec`. Fails on a missing workspace, a missing
@@ -397,14 +459,14 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         let Ok((real, is_dir)) = res.real_from(p, kind) else {
             continue;
         };
-        entries.push((p.clone(), real, Mode::ReadOnly, is_dir));
+        entries.push((normal(p).into_owned(), real, Mode::ReadOnly, is_dir));
     }
     for p in &spec.closure {
         let (real, is_dir) = res.real(p).map_err(|_| SpecError::PathMissing {
             what: "dev-shell closure path",
             path: p.clone(),
         })?;
-        entries.push((p.clone(), real, Mode::ReadOnly, is_dir));
+        entries.push((normal(p).into_owned(), real, Mode::ReadOnly, is_dir));
     }
     for p in &spec.writable {
         let (real, is_dir) = res.real(p).map_err(|_| SpecError::PathMissing {
@@ -422,19 +484,22 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         entries.push((PathBuf::from("/tmp"), real, Mode::Writable, is_dir));
     }
 
-    // A read-only bind under a read-only ancestor adds nothing. Compared as
-    // bytes: `Path::starts_with` walks components and this runs n^2 times.
-    let ro_roots: Vec<Vec<u8>> = entries
+    // A read-only bind under a read-only ancestor adds nothing. Every
+    // destination is normal: compared as bytes.
+    let keep: Vec<bool> = entries
         .iter()
-        .filter(|(_, _, m, _)| *m == Mode::ReadOnly)
-        .map(|(d, _, _, _)| d.as_os_str().as_bytes().to_vec())
+        .map(|(dst, _, mode, _)| {
+            let d = dst.as_os_str().as_bytes();
+            *mode == Mode::Writable
+                || !entries.iter().any(|(r, _, m, _)| {
+                    *m == Mode::ReadOnly && is_under(d, r.as_os_str().as_bytes())
+                })
+        })
         .collect();
-    entries.retain(|(dst, _, mode, _)| {
-        let d = dst.as_os_str().as_bytes();
-        *mode == Mode::Writable || !ro_roots.iter().any(|r| is_under(d, r))
-    });
+    let mut keep = keep.into_iter();
+    entries.retain(|_| keep.next().unwrap_or(true));
     entries.sort_by_cached_key(|(dst, _, _, _)| depth(dst));
-    entries.dedup_by(|a, b| a.0 == b.0);
+    entries.dedup_by(|a, b| a.0.as_os_str() == b.0.as_os_str());
 
     let mut b = Builder {
         steps: Vec::new(),
@@ -759,6 +824,32 @@ mod tests {
             what: "link {path} -> {target}",
         };
         assert_eq!(step.describe(), "link /dev/fd -> /proc/self/fd");
+    }
+
+    #[test]
+    fn normal_paths_are_read_by_their_slashes() {
+        for (path, is) in [
+            ("/usr", true),
+            ("/etc/ssl/certs", true),
+            ("/", false),
+            ("usr", false),
+            ("/etc/ssl/", false),
+            ("/etc//ssl", false),
+            ("/etc/./ssl", false),
+            ("/etc/../ssl", false),
+        ] {
+            assert_eq!(is_normal(path.as_bytes()), is, "{path}");
+            let n = normal(Path::new(path));
+            assert_eq!(n.as_ref(), Path::new(path), "{path}");
+            let rebuilt: PathBuf = Path::new(path).components().collect();
+            assert_eq!(n.as_os_str(), rebuilt.as_os_str(), "{path}");
+            if path.starts_with('/') {
+                assert_eq!(depth(&n), Path::new(path).components().count(), "{path}");
+            }
+        }
+        let found: Vec<&[u8]> = parents(b"/a/b/c").collect();
+        assert_eq!(found, [&b"/a"[..], b"/a/b"]);
+        assert_eq!(parents(b"/a").count(), 0);
     }
 
     #[test]
