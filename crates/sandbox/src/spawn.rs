@@ -103,7 +103,25 @@ pub struct SandboxChild {
     pub stdout: Option<OwnedFd>,
     /// The read end of the command's stderr, when piped.
     pub stderr: Option<OwnedFd>,
+    /// What the spawn prepared for the child, freed with this handle rather
+    /// than right after the clone: until pid 1 exits it shares this
+    /// process's pages copy-on-write, and freeing writes to them, so each
+    /// page touched would be copied for nothing.
+    _spawned: Spawned,
 }
+
+/// The memory a spawn prepared for the child ([`SandboxChild::_spawned`]).
+#[derive(Debug)]
+struct Spawned {
+    _per: PerSpawn,
+    _env: Vec<(OsString, OsString)>,
+}
+
+// SAFETY: `PerSpawn`'s raw pointers point into the vectors it owns and are
+// never read again once the child has been spawned; nothing here is shared.
+unsafe impl Send for Spawned {}
+// SAFETY: as above; `Spawned` is never read at all.
+unsafe impl Sync for Spawned {}
 
 fn os(what: &'static str) -> SpawnError {
     SpawnError::Os {
@@ -437,6 +455,10 @@ impl Sandbox {
             stdin,
             stdout,
             stderr,
+            _spawned: Spawned {
+                _per: per,
+                _env: env,
+            },
         };
         if let Some((st, errno)) = failure {
             // The child exits right after writing; reap it so nothing lingers.

@@ -184,6 +184,11 @@ fn execute<R>(
     let status = child
         .wait_command()
         .context("waiting for the sandboxed command")?;
+    // This process ends next. Pid 1 is still exiting and shares its pages
+    // copy-on-write: freeing the plan now would copy each page it writes
+    // to, for memory the exit returns anyway.
+    std::mem::forget(child);
+    std::mem::forget(sandbox);
     Ok(match status {
         ExitStatus::Code(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
         ExitStatus::Signal(s) => {
