@@ -42,20 +42,21 @@ pub(crate) mod step {
     pub(crate) const EXEC: u32 = 18;
     pub(crate) const LOOPBACK: u32 = 19;
     pub(crate) const ROUTER: u32 = 20;
+    pub(crate) const NETNS: u32 = 21;
     pub(crate) const OP_BASE: u32 = 1000;
 }
 
 /// The pid of the command, for pid 1's signal forwarding.
 static COMMAND_PID: AtomicI32 = AtomicI32::new(0);
 
-fn errno() -> i32 {
+pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)
 }
 
 /// Writes the failure record and exits. Never returns.
-fn fail(setup_w: c_int, step: u32, err: i32) -> ! {
+pub(crate) fn fail(setup_w: c_int, step: u32, err: i32) -> ! {
     let mut rec = [0u8; 8];
     let (a, b) = rec.split_at_mut(4);
     a.copy_from_slice(&step.to_ne_bytes());
@@ -234,10 +235,7 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
         if !ok {
             fail(w, step::UID_MAP, errno());
         }
-        loopback_up(w);
-        if spawn.net_fd >= 0 {
-            crate::net::inside::start(spawn.net_fd, spawn.net_port, spawn.net_resolver, w);
-        }
+        let netns = crate::netns::Helper::start(spawn.netns);
         let rc = libc::mount(
             nul,
             c"/".as_ptr(),
@@ -285,36 +283,10 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
             set_attrs(c"/".as_ptr(), ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, false),
         );
         libc::umask(0o022);
-    }
-}
-
-/// `struct ifreq` with the flags member, padded to the kernel's 40 bytes.
-#[repr(C)]
-struct IfReqFlags {
-    name: [u8; 16],
-    flags: libc::c_short,
-    _pad: [u8; 22],
-}
-
-/// Brings up `lo` in the new network namespace (it starts down), so a
-/// command can serve and reach its own loopback. The namespace has no other
-/// interface: nothing leaves it.
-unsafe fn loopback_up(w: c_int) {
-    // SAFETY: socket/ioctl/close on a stack struct.
-    unsafe {
-        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        check(w, step::LOOPBACK, s.into());
-        let mut req = IfReqFlags {
-            name: [0; 16],
-            flags: 0,
-            _pad: [0; 22],
-        };
-        req.name[0] = b'l';
-        req.name[1] = b'o';
-        req.flags = (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as libc::c_short;
-        let rc = libc::ioctl(s, libc::SIOCSIFFLAGS, &raw mut req);
-        check(w, step::LOOPBACK, rc.into());
-        libc::close(s);
+        netns.join(w);
+        if spawn.net_fd >= 0 {
+            crate::net::inside::start(spawn.net_fd, spawn.net_port, spawn.net_resolver, w);
+        }
     }
 }
 

@@ -16,6 +16,7 @@ mod child;
 mod error;
 mod landlock;
 pub mod net;
+mod netns;
 mod plan;
 mod report;
 mod seccomp;

@@ -230,13 +230,7 @@ impl Builder {
     /// `dst`. Small `/etc` files are bound like the rest: copying them into
     /// the new root's tmpfs was cheaper only while every bind also took a
     /// landlock rule of its own (docs/performance.md, "Sandbox").
-    fn bind(
-        &mut self,
-        src: &Path,
-        is_dir: bool,
-        dst: &Path,
-        mode: Mode,
-    ) -> Result<(), SpecError> {
+    fn bind(&mut self, src: &Path, is_dir: bool, dst: &Path, mode: Mode) -> Result<(), SpecError> {
         if is_dir {
             self.mkdirs(dst, true)?;
         } else {

@@ -25,7 +25,9 @@ use crate::spec::{NetworkMode, SandboxSpec, Stdio};
 use crate::status::ExitStatus;
 
 /// Set to a comma-separated list to pretend parts of the kernel are missing,
-/// so the degraded paths can be tested: `no-userns`, `no-landlock`; or
+/// so the degraded paths can be tested: `no-userns`, `no-landlock`,
+/// `no-netns-helper` (pid 1 makes the network namespace itself),
+/// `netns-refused` (the helper reports the namespace refused); or
 /// `pause-child=MS`, which holds the cloned child for MS milliseconds
 /// before it arms its parent-death signal, so a test can kill the caller
 /// in that window. For tests only; documented in docs/sandbox.md.
@@ -56,6 +58,8 @@ pub(crate) struct PerSpawn {
     /// Milliseconds the child waits before arming its parent-death signal
     /// (tests only, [`FORCE_ENV`]).
     pub(crate) pause_ms: u32,
+    /// How pid 1 gets its network namespace (tests only, [`FORCE_ENV`]).
+    pub(crate) netns: crate::netns::Mode,
     pub(crate) status_w: c_int,
     pub(crate) landlock_fd: Option<c_int>,
     pub(crate) stdio: [Option<c_int>; 3],
@@ -85,6 +89,8 @@ pub struct Sandbox {
     force_no_landlock: bool,
     /// `pause-child=MS` of [`FORCE_ENV`], in milliseconds (0: none).
     pause_child_ms: u32,
+    /// `no-netns-helper` or `netns-refused` of [`FORCE_ENV`].
+    netns: crate::netns::Mode,
 }
 
 /// A running sandboxed command.
@@ -190,6 +196,13 @@ impl Sandbox {
             .find_map(|f| f.trim().strip_prefix("pause-child="))
             .and_then(|ms| ms.parse().ok())
             .unwrap_or(0);
+        let netns = if force.split(',').any(|f| f.trim() == "netns-refused") {
+            crate::netns::Mode::Refused
+        } else if force.split(',').any(|f| f.trim() == "no-netns-helper") {
+            crate::netns::Mode::Itself
+        } else {
+            crate::netns::Mode::Helper
+        };
         let layout = plan::layout(&spec, ll::masks(ll::kernel_abi()))?;
         // SAFETY: geteuid/getegid cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
@@ -213,6 +226,7 @@ impl Sandbox {
             force_no_userns,
             force_no_landlock,
             pause_child_ms,
+            netns,
         })
     }
 
@@ -221,6 +235,18 @@ impl Sandbox {
     pub fn force_missing(&mut self, no_userns: bool, no_landlock: bool) {
         self.force_no_userns |= no_userns;
         self.force_no_landlock |= no_landlock;
+    }
+
+    /// Makes pid 1 unshare the network namespace itself (`itself`), or has
+    /// its helper report the namespace refused (`refused`), as
+    /// [`FORCE_ENV`]'s `no-netns-helper` and `netns-refused` do: for
+    /// testing those paths only.
+    pub fn force_netns(&mut self, itself: bool, refused: bool) {
+        if refused {
+            self.netns = crate::netns::Mode::Refused;
+        } else if itself {
+            self.netns = crate::netns::Mode::Itself;
+        }
     }
 
     /// The spec this sandbox was built from.
@@ -389,6 +415,7 @@ impl Sandbox {
             setup_w: setup_w.as_raw_fd(),
             setup_r: setup_r.as_raw_fd(),
             pause_ms: self.pause_child_ms,
+            netns: self.netns,
             status_w: sw,
             landlock_fd: lfd,
             stdio,
@@ -410,8 +437,9 @@ impl Sandbox {
                 | libc::CLONE_NEWNS
                 | libc::CLONE_NEWPID
                 | libc::CLONE_NEWIPC
-                | libc::CLONE_NEWUTS
-                | libc::CLONE_NEWNET) as libc::c_ulong;
+                | libc::CLONE_NEWUTS) as libc::c_ulong;
+            // The network namespace is made by pid 1's helper, in parallel
+            // with the root (see `child::NetnsHelper`).
         }
         let mut pidfd: c_int = -1;
         // SAFETY: a fork-style clone (no new stack); the child only runs
@@ -473,7 +501,9 @@ impl Sandbox {
                     program: name,
                     source,
                 },
-                step::UID_MAP | step::PRIVATE | step::BASE if namespaces && refused(&source) => {
+                step::UID_MAP | step::PRIVATE | step::BASE | step::NETNS
+                    if namespaces && refused(&source) =>
+                {
                     // User namespaces exist but confer nothing (an LSM
                     // restriction): degrade like a refused clone.
                     if landlock == LandlockState::Unavailable {
@@ -549,6 +579,7 @@ impl Sandbox {
             ),
             step::STDIO => "connect standard input and output".into(),
             step::LOOPBACK => "bring up the loopback interface".into(),
+            step::NETNS => "create the network namespace".into(),
             step::ROUTER => "open the router's listener inside the namespace".into(),
             n if n >= step::OP_BASE => self
                 .prep

@@ -166,6 +166,7 @@ fn run(name: &str, a: &[String]) -> Res {
         },
         "spawn-sandboxed" => spawn_sandboxed(arg(a, 1), arg(a, 2)),
         "spawn-plain" => spawn_plain(arg(a, 1)),
+        "netns" => netns(),
         "tcp" => tcp(arg(a, 1), true),
         "tcp-leaves" => tcp(arg(a, 1), false),
         "udp" => udp(arg(a, 1)),
@@ -496,6 +497,17 @@ fn spawn_plain(marker: &str) -> Res {
     let _ = std::io::stdout().flush();
     let _ = child.wait();
     Ok(String::new())
+}
+
+/// This network namespace's identity, once its own loopback has carried a
+/// connection.
+fn netns() -> Res {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| io(&e))?;
+    let addr = l.local_addr().map_err(|e| io(&e))?;
+    TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| io(&e))?;
+    std::fs::read_link("/proc/self/ns/net")
+        .map(|p| p.to_string_lossy().into_owned())
+        .map_err(|e| io(&e))
 }
 
 fn tcp(addr: &str, full: bool) -> Res {

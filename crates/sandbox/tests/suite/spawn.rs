@@ -256,3 +256,46 @@ fn wait_command_reports_before_teardown_and_wait_agrees() {
         ExitStatus::Signal(libc::SIGKILL)
     );
 }
+
+/// The network namespace comes from pid 1's helper, or where there is none
+/// from pid 1 itself: fresh either way, with a working loopback, and the
+/// host's loopback out of reach.
+#[test]
+fn the_network_namespace_is_fresh_with_its_loopback_up_by_either_path() {
+    let fx = Fx::new();
+    let host = fx.outside(&["netns"]).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    for itself in [false, true] {
+        let mut s = fx.sandbox();
+        s.force_netns(itself, false);
+        let inside = fx.inside_of(&s, &["netns"]).unwrap();
+        assert!(inside.starts_with("net:["), "{inside}");
+        assert_ne!(inside, host, "pid 1 made it itself: {itself}");
+        assert_eq!(
+            fx.inside_of(&s, &["tcp", &addr]),
+            Err(libc::ECONNREFUSED),
+            "pid 1 made it itself: {itself}"
+        );
+    }
+}
+
+/// A network namespace refused (an LSM rule, a sysctl) is a user-namespace
+/// sandbox that cannot be built: the command runs in the degraded mode,
+/// which says so, as when user namespaces are refused.
+#[test]
+fn a_refused_network_namespace_degrades_and_says_so() {
+    let fx = Fx::new();
+    let mut s = fx.sandbox();
+    s.force_netns(false, true);
+    let mut child = s.spawn(&[fx.probe.to_str().unwrap(), "euid"]).unwrap();
+    let r = child.report().clone();
+    assert!(!r.namespaces, "{r}");
+    assert!(
+        r.degraded
+            .iter()
+            .any(|d| d.contains("user namespaces unavailable")),
+        "{r}"
+    );
+    assert_eq!(child.wait().unwrap(), ExitStatus::Code(0));
+}
