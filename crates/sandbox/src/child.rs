@@ -228,6 +228,9 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
     let nul = std::ptr::null::<c_char>();
     // SAFETY: raw mount-namespace calls on prepared C strings.
     unsafe {
+        // First, so that the helper's half millisecond overlaps as much of
+        // pid 1's set-up as it can.
+        let netns = crate::netns::Helper::start(spawn.netns);
         // The maps: ourselves only, as the same uid and gid as outside.
         let ok = write_file(c"/proc/self/setgroups", c"deny")
             && write_file(c"/proc/self/uid_map", &prep.uid_map)
@@ -235,7 +238,6 @@ unsafe fn build_root(prep: &Prepared, spawn: &PerSpawn) {
         if !ok {
             fail(w, step::UID_MAP, errno());
         }
-        let netns = crate::netns::Helper::start(spawn.netns);
         let rc = libc::mount(
             nul,
             c"/".as_ptr(),

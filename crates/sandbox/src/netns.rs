@@ -5,25 +5,31 @@
 //! 0.4 ms on the machines measured, against 0.06 ms for the user, pid,
 //! mount, ipc and uts namespaces together (docs/performance.md), and the
 //! kernel spends it in the process that asks. So the parent's `clone`
-//! leaves the network out, and pid 1 starts a helper that unshares one and
-//! brings up its loopback while pid 1 mounts the new root on another CPU.
-//! Pid 1 then joins the helper's namespace through its pidfd (`setns`)
-//! before anything of the command's runs, and the helper exits. Where the
-//! helper cannot be started or joined (a kernel before 5.8 has no `setns`
-//! on a pidfd, another architecture), pid 1 makes the namespace itself.
+//! leaves the network out, and pid 1 starts a helper that unshares one,
+//! brings up its loopback and opens a descriptor of it (`SIOCGSKNS` on the
+//! loopback's socket) while pid 1 mounts the new root on another CPU. Pid 1
+//! then waits for the helper to exit, enters the namespace by that
+//! descriptor (`setns`) before anything of the command's runs, and closes
+//! it. Where the helper cannot be started or fails to open the descriptor
+//! (an architecture without the raw calls below), pid 1 makes the namespace
+//! itself; a namespace the kernel refuses is reported like a refused user
+//! namespace.
 //!
-//! The helper shares pid 1's memory (`CLONE_VM`: no page tables to copy)
-//! and runs at the same time as pid 1, so it must not touch anything pid 1
-//! uses: it runs on a stack of its own, takes its two descriptors by value,
-//! and makes its system calls with the `syscall` instruction directly,
-//! never through the C library, which would write `errno` in the thread
-//! storage both processes point at.
+//! The helper shares pid 1's memory and descriptor table (`CLONE_VM |
+//! CLONE_FILES`: nothing to copy, nothing to tear down) and runs at the
+//! same time as pid 1, so it touches nothing pid 1 uses: it runs on a stack
+//! of its own, leaves its result in that stack's mapping, which pid 1 reads
+//! only after reaping it, and makes its system calls with the `syscall`
+//! instruction directly, never through the C library, which would write
+//! `errno` in the thread storage both processes point at.
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::child::{fail, step};
+use crate::child::{errno, fail, step};
 
-/// The helper's stack: its code uses a few hundred bytes.
+/// The helper's mapping: its result in the first eight bytes, its stack
+/// above (its code uses a few hundred bytes).
 const STACK: usize = 16 * 1024;
 
 /// How pid 1 gets its network namespace: [`Mode::Helper`] but in tests
@@ -39,19 +45,49 @@ pub(crate) enum Mode {
 
 /// A started helper, or none (pid 1 then makes the namespace itself).
 pub(crate) struct Helper {
-    /// The helper's pidfd, or -1.
-    pidfd: c_int,
-    /// The helper's report: `(step, errno)`, errno 0 when ready.
-    ready_r: c_int,
-    /// Closed once pid 1 has joined; the helper then exits.
-    done_w: c_int,
+    /// The helper's pid, or -1.
+    pid: libc::pid_t,
+    /// Where the helper leaves its result ([`Outcome`]).
+    result: *const AtomicU64,
+}
+
+/// What the helper leaves for pid 1, packed in 64 bits: the namespace's
+/// descriptor when it succeeded, else the step that failed and its errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Ready(c_int),
+    Failed(u32, i32),
+}
+
+impl Outcome {
+    const READY: u64 = 1 << 63;
+
+    fn pack(self) -> u64 {
+        match self {
+            Outcome::Ready(fd) => Self::READY | u64::from(fd as u32),
+            Outcome::Failed(st, err) => (u64::from(st) << 32) | u64::from(err as u32),
+        }
+    }
+
+    /// `None` for 0: the helper died before it wrote anything.
+    fn unpack(v: u64) -> Option<Self> {
+        if v == 0 {
+            None
+        } else if v & Self::READY != 0 {
+            Some(Outcome::Ready((v & 0xffff_ffff) as u32 as c_int))
+        } else {
+            Some(Outcome::Failed(
+                (v >> 32) as u32,
+                (v & 0xffff_ffff) as u32 as i32,
+            ))
+        }
+    }
 }
 
 impl Helper {
     const NONE: Self = Self {
-        pidfd: -1,
-        ready_r: -1,
-        done_w: -1,
+        pid: -1,
+        result: std::ptr::null(),
     };
 
     /// Starts the helper; never fails (see [`Self::join`]).
@@ -62,20 +98,9 @@ impl Helper {
         if !raw::SUPPORTED || mode == Mode::Itself {
             return Self::NONE;
         }
-        // SAFETY: raw calls on fresh descriptors and a fresh mapping.
+        // SAFETY: raw calls on a fresh mapping.
         unsafe {
-            let mut ready = [-1; 2];
-            let mut done = [-1; 2];
-            if libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) < 0 {
-                return Self::NONE;
-            }
-            if libc::pipe2(done.as_mut_ptr(), libc::O_CLOEXEC) < 0 {
-                close_all(&ready);
-                return Self::NONE;
-            }
-            let [ready_r, ready_w] = ready;
-            let [done_r, done_w] = done;
-            let stack = libc::mmap(
+            let base = libc::mmap(
                 std::ptr::null_mut(),
                 STACK,
                 libc::PROT_READ | libc::PROT_WRITE,
@@ -83,36 +108,24 @@ impl Helper {
                 -1,
                 0,
             );
-            if stack == libc::MAP_FAILED {
-                close_all(&[ready_r, ready_w, done_r, done_w]);
+            if base == libc::MAP_FAILED {
                 return Self::NONE;
             }
-            let top = stack.cast::<u8>().add(STACK).cast();
-            // Both descriptors travel in the argument itself: nothing of
-            // pid 1's memory is read after the clone.
-            let refused = u64::from(mode == Mode::Refused) << 63;
-            let arg = refused | (u64::from(ready_w as u32) << 32) | u64::from(done_r as u32);
-            let mut pidfd: c_int = -1;
+            let result = base.cast::<AtomicU64>();
+            // The slot starts as the helper's one instruction.
+            (*result).store(u64::from(mode == Mode::Refused), Ordering::Relaxed);
+            let top = base.cast::<u8>().add(STACK).cast();
             let pid = libc::clone(
                 helper_main,
                 top,
-                libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD,
-                arg as usize as *mut libc::c_void,
-                &raw mut pidfd,
+                libc::CLONE_VM | libc::CLONE_FILES | libc::SIGCHLD,
+                result.cast(),
             );
-            // The mapping stays: the helper may still be on it, and it
-            // goes with pid 1.
-            libc::close(ready_w);
-            libc::close(done_r);
+            // The mapping stays: it goes with pid 1.
             if pid < 0 {
-                close_all(&[ready_r, done_w]);
                 return Self::NONE;
             }
-            Self {
-                pidfd,
-                ready_r,
-                done_w,
-            }
+            Self { pid, result }
         }
     }
 
@@ -122,95 +135,74 @@ impl Helper {
     /// # Safety
     /// Only in pid 1.
     pub(crate) unsafe fn join(self, w: c_int) {
-        // SAFETY: raw calls on descriptors this struct owns.
+        // SAFETY: raw calls; `result` is in the helper's mapping, read once
+        // the helper has been reaped.
         unsafe {
-            let mut joined = false;
-            if self.pidfd >= 0 {
-                let mut rec = [0u8; 8];
-                let n = libc::read(self.ready_r, rec.as_mut_ptr().cast(), rec.len());
-                let (st, err) = decode(rec);
-                if n == rec.len() as isize && err != 0 {
-                    fail(w, st, err);
-                }
-                joined =
-                    n == rec.len() as isize && libc::setns(self.pidfd, libc::CLONE_NEWNET) == 0;
-                close_all(&[self.done_w, self.ready_r, self.pidfd]);
-            }
-            if !joined {
-                let (st, err) = make(|nr, a, b, c| {
-                    let rc = libc::syscall(nr, a, b, c);
-                    if rc < 0 {
-                        -libc::c_long::from(crate::child::errno())
-                    } else {
-                        rc
+            if self.pid > 0 {
+                let mut status = 0;
+                while libc::waitpid(self.pid, &raw mut status, libc::__WALL) < 0
+                    && errno() == libc::EINTR
+                {}
+                match Outcome::unpack((*self.result).load(Ordering::Acquire)) {
+                    Some(Outcome::Failed(st, err)) => fail(w, st, err),
+                    Some(Outcome::Ready(fd)) => {
+                        let joined = libc::setns(fd, libc::CLONE_NEWNET) == 0;
+                        libc::close(fd);
+                        if joined {
+                            return;
+                        }
                     }
-                });
-                if err != 0 {
-                    fail(w, st, err);
+                    None => {}
                 }
+            }
+            match make(|nr, a, b, c| {
+                let rc = libc::syscall(nr, a, b, c);
+                if rc < 0 {
+                    -libc::c_long::from(errno())
+                } else {
+                    rc
+                }
+            }) {
+                Ok(sock) => {
+                    libc::close(sock as c_int);
+                }
+                Err((st, err)) => fail(w, st, err),
             }
         }
     }
 }
 
-fn close_all(fds: &[c_int]) {
-    for fd in fds {
-        // SAFETY: closing descriptors we own.
-        unsafe { libc::close(*fd) };
-    }
-}
+/// `ioctl` on a socket that opens its network namespace (Linux 4.9).
+const SIOCGSKNS: libc::c_long = 0x894c;
 
-fn encode(st: u32, err: i32) -> [u8; 8] {
-    let mut rec = [0u8; 8];
-    let (a, b) = rec.split_at_mut(4);
-    a.copy_from_slice(&st.to_ne_bytes());
-    b.copy_from_slice(&err.to_ne_bytes());
-    rec
-}
-
-fn decode(rec: [u8; 8]) -> (u32, i32) {
-    let (a, b) = rec.split_at(4);
-    (
-        u32::from_ne_bytes(a.try_into().unwrap_or_default()),
-        i32::from_ne_bytes(b.try_into().unwrap_or_default()),
-    )
-}
-
-/// The helper: make the namespace, report, wait for pid 1 to join (or to
-/// be gone: EOF either way), exit. Raw system calls only (module comment).
-extern "C" fn helper_main(arg: *mut libc::c_void) -> c_int {
-    let arg = arg as usize as u64;
-    let refused = arg >> 63 == 1;
-    let ready_w = ((arg >> 32) as u32 & 0x7fff_ffff) as libc::c_long;
-    let done_r = (arg & 0xffff_ffff) as u32 as libc::c_long;
-    // SAFETY: raw system calls on the helper's own descriptors and stack.
-    unsafe {
-        // Only the two pipes: a copy of the setup, status or stdio pipes
-        // here would hold back the EOF their readers wait for.
-        let (lo, hi) = (ready_w.min(done_r), ready_w.max(done_r));
-        if lo > 0 {
-            raw::call3(libc::SYS_close_range, 0, lo - 1, 0);
+/// The helper: make the namespace, leave the outcome, exit. Raw system
+/// calls only (see the module comment).
+extern "C" fn helper_main(result: *mut libc::c_void) -> c_int {
+    // SAFETY: `result` is the start of this helper's own mapping, which pid
+    // 1 reads only after reaping the helper.
+    let slot = unsafe { &*result.cast::<AtomicU64>() };
+    let call = |nr, a, b, c| {
+        // SAFETY: the calls below, on the helper's own stack data.
+        unsafe { raw::call3(nr, a, b, c) }
+    };
+    let outcome = if slot.load(Ordering::Relaxed) == 1 {
+        Some(Outcome::Failed(step::NETNS, libc::EPERM))
+    } else {
+        match make(call) {
+            Err((st, err)) => Some(Outcome::Failed(st, err)),
+            Ok(sock) => {
+                let ns = call(libc::SYS_ioctl, sock, SIOCGSKNS, 0);
+                call(libc::SYS_close, sock, 0, 0);
+                // Without the descriptor pid 1 makes a namespace itself.
+                c_int::try_from(ns)
+                    .ok()
+                    .filter(|fd| *fd >= 0)
+                    .map(Outcome::Ready)
+            }
         }
-        if hi > lo + 1 {
-            raw::call3(libc::SYS_close_range, lo + 1, hi - 1, 0);
-        }
-        raw::call3(
-            libc::SYS_close_range,
-            hi + 1,
-            libc::c_long::from(u32::MAX),
-            0,
-        );
-        let (st, err) = if refused {
-            (step::NETNS, libc::EPERM)
-        } else {
-            make(|nr, a, b, c| raw::call3(nr, a, b, c))
-        };
-        let rec = encode(st, err);
-        raw::call3(libc::SYS_write, ready_w, rec.as_ptr() as libc::c_long, 8);
-        let mut byte = 0u8;
-        raw::call3(libc::SYS_read, done_r, (&raw mut byte) as libc::c_long, 1);
-        raw::call3(libc::SYS_exit, 0, 0, 0);
-    }
+    };
+    slot.store(outcome.map_or(0, Outcome::pack), Ordering::Release);
+    call(libc::SYS_exit, 0, 0, 0);
     0
 }
 
@@ -225,11 +217,13 @@ struct IfReqFlags {
 /// Unshares a network namespace and brings up its loopback (it starts
 /// down), so a command can serve and reach its own loopback; the namespace
 /// has no other interface, nothing leaves it. `call` makes a system call
-/// and returns the result or `-errno`. Returns `(step, 0)` on success, else
-/// the step that failed and its errno.
+/// and returns the result or `-errno`. Returns the socket that brought the
+/// loopback up (the caller closes it), or the step that failed and its
+/// errno.
 fn make(
     call: impl Fn(libc::c_long, libc::c_long, libc::c_long, libc::c_long) -> libc::c_long,
-) -> (u32, i32) {
+) -> Result<libc::c_long, (u32, i32)> {
+    let errno = |rc: libc::c_long| i32::try_from(-rc).unwrap_or(libc::EIO);
     let rc = call(
         libc::SYS_unshare,
         libc::c_long::from(libc::CLONE_NEWNET),
@@ -237,16 +231,16 @@ fn make(
         0,
     );
     if rc < 0 {
-        return (step::NETNS, -rc as i32);
+        return Err((step::NETNS, errno(rc)));
     }
-    let s = call(
+    let sock = call(
         libc::SYS_socket,
         libc::c_long::from(libc::AF_INET),
         libc::c_long::from(libc::SOCK_DGRAM | libc::SOCK_CLOEXEC),
         0,
     );
-    if s < 0 {
-        return (step::LOOPBACK, -s as i32);
+    if sock < 0 {
+        return Err((step::LOOPBACK, errno(sock)));
     }
     let mut req = IfReqFlags {
         name: [0; 16],
@@ -257,16 +251,15 @@ fn make(
     req.name[1] = b'o';
     let rc = call(
         libc::SYS_ioctl,
-        s,
+        sock,
         libc::SIOCSIFFLAGS as libc::c_long,
         (&raw mut req) as libc::c_long,
     );
-    call(libc::SYS_close, s, 0, 0);
     if rc < 0 {
-        (step::LOOPBACK, -rc as i32)
-    } else {
-        (step::LOOPBACK, 0)
+        call(libc::SYS_close, sock, 0, 0);
+        return Err((step::LOOPBACK, errno(rc)));
     }
+    Ok(sock)
 }
 
 /// System calls without the C library: the result, or `-errno`.
