@@ -41,25 +41,7 @@ PY
 # taking turns (bare, chock, bwrap, bare, ...) exposes all three to the same
 # load. Wall-clock medians.
 echo "== interleaved, ${ROUNDS:=300} rounds, wall-clock medians"
-python3 - "$chock" "$ws" "$ROUNDS" <<'PY'
-import statistics, subprocess, sys, time
-chock, ws, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-cmds = {
-    "bare": ["true"],
-    "chock": [chock, "sandbox", "--workspace", ws, "--", "true"],
-    "bwrap": ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"],
-}
-wall = {k: [] for k in cmds}
-for _ in range(rounds):
-    for k, c in cmds.items():
-        t = time.perf_counter()
-        subprocess.run(c, check=True)
-        wall[k].append(time.perf_counter() - t)
-m = {k: statistics.median(v) * 1e3 for k, v in wall.items()}
-oc, ob = m["chock"] - m["bare"], m["bwrap"] - m["bare"]
-print(f"bare {m['bare']:.3f} ms, chock {m['chock']:.3f} ms, bwrap {m['bwrap']:.3f} ms;"
-      f" overhead chock {oc:.3f} ms, bwrap {ob:.3f} ms, ratio {oc / ob:.2f}")
-PY
+tests/perf/sandbox_turns.py "$ROUNDS" "$chock"
 
 # CPU time of the whole process tree (perf stat's task-clock follows every
 # child, including ones a namespace's init reaps), which load inflates far

@@ -273,63 +273,52 @@ mod raw {
 
     /// # Safety
     /// As the system call `nr` with these arguments.
-    #[cfg(target_arch = "x86_64")]
     pub(super) unsafe fn call3(
         nr: libc::c_long,
         a: libc::c_long,
         b: libc::c_long,
         c: libc::c_long,
     ) -> libc::c_long {
-        let ret;
-        // SAFETY: the x86-64 system call convention; rcx and r11 clobbered.
-        unsafe {
-            std::arch::asm!(
-                "syscall",
-                inlateout("rax") nr => ret,
-                in("rdi") a,
-                in("rsi") b,
-                in("rdx") c,
-                lateout("rcx") _,
-                lateout("r11") _,
-                options(nostack),
-            );
+        #[cfg(target_arch = "x86_64")]
+        {
+            let ret;
+            // SAFETY: the x86-64 system call convention; rcx and r11
+            // clobbered.
+            unsafe {
+                std::arch::asm!(
+                    "syscall",
+                    inlateout("rax") nr => ret,
+                    in("rdi") a,
+                    in("rsi") b,
+                    in("rdx") c,
+                    lateout("rcx") _,
+                    lateout("r11") _,
+                    options(nostack),
+                );
+            }
+            ret
         }
-        ret
-    }
-
-    /// # Safety
-    /// As the system call `nr` with these arguments.
-    #[cfg(target_arch = "aarch64")]
-    pub(super) unsafe fn call3(
-        nr: libc::c_long,
-        a: libc::c_long,
-        b: libc::c_long,
-        c: libc::c_long,
-    ) -> libc::c_long {
-        let ret;
-        // SAFETY: the aarch64 system call convention.
-        unsafe {
-            std::arch::asm!(
-                "svc 0",
-                in("x8") nr,
-                inlateout("x0") a => ret,
-                in("x1") b,
-                in("x2") c,
-                options(nostack),
-            );
+        #[cfg(target_arch = "aarch64")]
+        {
+            let ret;
+            // SAFETY: the aarch64 system call convention.
+            unsafe {
+                std::arch::asm!(
+                    "svc 0",
+                    in("x8") nr,
+                    inlateout("x0") a => ret,
+                    in("x1") b,
+                    in("x2") c,
+                    options(nostack),
+                );
+            }
+            ret
         }
-        ret
-    }
-
-    /// # Safety
-    /// Never called: [`SUPPORTED`] is false here.
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    pub(super) unsafe fn call3(
-        _: libc::c_long,
-        _: libc::c_long,
-        _: libc::c_long,
-        _: libc::c_long,
-    ) -> libc::c_long {
-        -libc::c_long::from(libc::ENOSYS)
+        // Never called: `SUPPORTED` is false here.
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            let _ = (nr, a, b, c);
+            -libc::c_long::from(libc::ENOSYS)
+        }
     }
 }
