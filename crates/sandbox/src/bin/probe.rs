@@ -249,6 +249,7 @@ fn run(name: &str, a: &[String]) -> Res {
                 Err(libc::ESRCH)
             }
         }
+        "pids" => pids(),
         "env" => std::env::var(arg(a, 1))
             .map(|_| String::new())
             .map_err(|_| libc::ENOENT),
@@ -497,6 +498,18 @@ fn spawn_plain(marker: &str) -> Res {
     let _ = std::io::stdout().flush();
     let _ = child.wait();
     Ok(String::new())
+}
+
+/// The processes this one can see in /proc, in order, and its own pid:
+/// `1 3 (self 3)`.
+fn pids() -> Res {
+    let mut pids: Vec<u32> = std::fs::read_dir("/proc")
+        .map_err(|e| io(&e))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    Ok(format!("{} (self {})", list.join(" "), std::process::id()))
 }
 
 /// This network namespace's identity, once its own loopback has carried a

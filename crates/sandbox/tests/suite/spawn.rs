@@ -280,6 +280,24 @@ fn the_network_namespace_is_fresh_with_its_loopback_up_by_either_path() {
     }
 }
 
+/// The network namespace's helper is gone before the command starts: the
+/// command sees pid 1 and itself, nothing else.
+#[test]
+fn the_command_sees_only_pid_1_and_itself() {
+    let fx = Fx::new();
+    for itself in [false, true] {
+        let mut s = fx.sandbox();
+        s.force_netns(itself, false);
+        let seen = fx.inside_of(&s, &["pids"]).unwrap();
+        let own = seen
+            .split("(self ")
+            .nth(1)
+            .and_then(|p| p.strip_suffix(')'))
+            .unwrap();
+        assert_eq!(seen, format!("1 {own} (self {own})"), "helper: {}", !itself);
+    }
+}
+
 /// A network namespace refused (an LSM rule, a sysctl) is a user-namespace
 /// sandbox that cannot be built: the command runs in the degraded mode,
 /// which says so, as when user namespaces are refused.
