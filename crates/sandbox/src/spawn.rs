@@ -33,6 +33,10 @@ use crate::status::ExitStatus;
 /// in that window. For tests only; documented in docs/sandbox.md.
 pub const FORCE_ENV: &str = "CHOCK_SANDBOX_FORCE";
 
+/// The report's words for a sandbox without namespaces, by the reason.
+const NO_USERNS: &str = "user namespaces unavailable";
+const NO_NETNS: &str = "network namespaces refused by the kernel";
+
 /// What the child needs that does not change between spawns.
 #[derive(Debug)]
 pub(crate) struct Prepared {
@@ -269,7 +273,7 @@ impl Sandbox {
             .to_owned();
         let landlock = ll::state(self.force_no_landlock);
         if !self.force_no_userns {
-            match self.spawn_mode(argv, true, landlock) {
+            match self.spawn_mode(argv, true, landlock, NO_USERNS) {
                 Err(SpawnError::Os {
                     what: "clone",
                     source,
@@ -283,14 +287,17 @@ impl Sandbox {
                 missing: "user namespaces are refused and landlock is unavailable".to_owned(),
             });
         }
-        self.spawn_mode(argv, false, landlock)
+        self.spawn_mode(argv, false, landlock, NO_USERNS)
     }
 
+    /// Spawns with or without namespaces; `without` says in the report why
+    /// there are none ([`NO_USERNS`], [`NO_NETNS`]).
     fn spawn_mode<S: AsRef<OsStr>>(
         &self,
         argv: &[S],
         namespaces: bool,
         landlock: LandlockState,
+        without: &'static str,
     ) -> Result<SandboxChild, SpawnError> {
         let program = argv
             .first()
@@ -470,7 +477,7 @@ impl Sandbox {
         drop(net_child);
 
         let failure = read_failure(setup_r.as_fd())?;
-        let report = self.report(namespaces, landlock);
+        let report = self.report(namespaces, landlock, without);
         let [stdin, stdout, stderr] = ours;
         let mut child = SandboxChild {
             pid: pid as i32,
@@ -505,16 +512,20 @@ impl Sandbox {
                     if namespaces && refused(&source) =>
                 {
                     // User namespaces exist but confer nothing (an LSM
-                    // restriction): degrade like a refused clone.
+                    // restriction), or the kernel refuses a network
+                    // namespace: degrade like a refused clone.
+                    let (what, without) = if st == step::NETNS {
+                        ("network namespaces are refused", NO_NETNS)
+                    } else {
+                        ("user namespaces do not work", NO_USERNS)
+                    };
                     if landlock == LandlockState::Unavailable {
                         return Err(SpawnError::NoIsolation {
                             program: name,
-                            missing: format!(
-                                "user namespaces do not work ({source}) and landlock is unavailable"
-                            ),
+                            missing: format!("{what} ({source}) and landlock is unavailable"),
                         });
                     }
-                    return self.spawn_mode(argv, false, landlock);
+                    return self.spawn_mode(argv, false, landlock, without);
                 }
                 _ => SpawnError::Setup {
                     step: self.describe(st),
@@ -525,13 +536,12 @@ impl Sandbox {
         Ok(child)
     }
 
-    fn report(&self, namespaces: bool, landlock: LandlockState) -> SandboxReport {
+    fn report(&self, namespaces: bool, landlock: LandlockState, without: &str) -> SandboxReport {
         let mut degraded = Vec::new();
         if !namespaces {
-            degraded.push(
-                "user namespaces unavailable: running with landlock and seccomp only (no private root, pid, network or /tmp; processes may outlive the command; TCP and UDP refused by seccomp)"
-                    .to_owned(),
-            );
+            degraded.push(format!(
+                "{without}: running with landlock and seccomp only (no private root, pid, network or /tmp; processes may outlive the command; TCP and UDP refused by seccomp)"
+            ));
         }
         match landlock {
             LandlockState::Full { .. } => {}
