@@ -422,7 +422,12 @@ impl Sandbox {
             setup_w: setup_w.as_raw_fd(),
             setup_r: setup_r.as_raw_fd(),
             pause_ms: self.pause_child_ms,
-            netns: self.netns,
+            netns: match self.netns {
+                // The helper saves time only on a second CPU; on one it
+                // would only add its start and exit.
+                crate::netns::Mode::Helper if cpus_allowed() < 2 => crate::netns::Mode::Itself,
+                mode => mode,
+            },
             status_w: sw,
             landlock_fd: lfd,
             stdio,
@@ -628,6 +633,18 @@ fn refused(e: &io::Error) -> bool {
 fn mdwe_available() -> bool {
     // SAFETY: PR_GET_MDWE only reads.
     unsafe { libc::prctl(66, 0, 0, 0, 0) >= 0 }
+}
+
+/// How many CPUs this thread may run on (1 when that cannot be read).
+fn cpus_allowed() -> usize {
+    // SAFETY: sched_getaffinity into a zeroed set of the size we pass.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &raw mut set) < 0 {
+            return 1;
+        }
+        usize::try_from(libc::CPU_COUNT(&set)).unwrap_or(1)
+    }
 }
 
 /// Reads the setup pipe to EOF: `None` when the command was executed.

@@ -298,6 +298,36 @@ fn the_command_sees_only_pid_1_and_itself() {
     }
 }
 
+/// On one CPU there is nothing to run the helper beside pid 1: pid 1 makes
+/// the network namespace itself, and the command is pid 2.
+#[test]
+fn on_one_cpu_pid_1_makes_the_network_namespace_itself() {
+    let fx = Fx::new();
+    let s = fx.sandbox();
+    // SAFETY: this test's process (nextest runs each test alone) pins
+    // itself to its first allowed CPU.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        let first = (0..libc::CPU_SETSIZE as usize)
+            .find(|&c| libc::CPU_ISSET(c, &set))
+            .unwrap();
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(first, &mut one);
+        assert_eq!(
+            libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &one),
+            0
+        );
+    }
+    let seen = fx.inside_of(&s, &["pids"]).unwrap();
+    assert_eq!(seen, "1 2 (self 2)");
+    let inside = fx.inside_of(&s, &["netns"]).unwrap();
+    assert_ne!(inside, fx.outside(&["netns"]).unwrap());
+}
+
 /// A network namespace refused (an LSM rule, a sysctl) is a user-namespace
 /// sandbox that cannot be built: the command runs in the degraded mode,
 /// which says so, as when user namespaces are refused.
