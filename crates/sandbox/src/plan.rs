@@ -38,14 +38,14 @@ pub(crate) enum Op {
         path: CString,
         mode: u32,
     },
-    /// An empty file to bind a file onto.
-    /// A small file written into the root's tmpfs: cheaper than a bind
-    /// mount (no mount to make, seal and tear down), for `/etc` files.
+    /// A file written into the root's tmpfs: the trust store, the fake
+    /// resolver's `resolv.conf`.
     Copy {
         path: CString,
         contents: Vec<u8>,
         mode: u32,
     },
+    /// An empty file to bind a file onto.
     Touch {
         path: CString,
     },
@@ -226,10 +226,10 @@ impl Builder {
         Ok(())
     }
 
-    /// Binds `src` (a directory when `is_dir`) at
-    /// `dst`. Small `/etc` files are bound like the rest: copying them into
-    /// the new root's tmpfs was cheaper only while every bind also took a
-    /// landlock rule of its own (docs/performance.md, "Sandbox").
+    /// Binds `src` (a directory when `is_dir`) at `dst`. Small `/etc` files
+    /// are bound like the rest: copying them into the new root's tmpfs was
+    /// cheaper only while every bind also took a landlock rule of its own
+    /// (docs/performance.md, "Sandbox").
     fn bind(&mut self, src: &Path, is_dir: bool, dst: &Path, mode: Mode) -> Result<(), SpecError> {
         if is_dir {
             self.mkdirs(dst, true)?;
@@ -346,15 +346,10 @@ impl Resolver {
         if is_normal(bytes) {
             let mut all_real = true;
             for parent in parents(bytes) {
-                let parent = OsStr::from_bytes(parent);
-                if self.plain.contains(parent) {
-                    continue;
-                }
-                if Kind::lstat(Path::new(parent))? != Kind::Dir {
+                if !self.is_real_dir(OsStr::from_bytes(parent))? {
                     all_real = false;
                     break;
                 }
-                self.plain.insert(parent.to_owned());
             }
             if all_real {
                 return Ok(path.to_path_buf());
@@ -379,18 +374,28 @@ impl Resolver {
             if names.peek().is_none() {
                 break;
             }
-            if !self.plain.contains(cur.as_os_str()) {
-                if Kind::lstat(&cur)? != Kind::Dir {
-                    // A symlinked parent: the C library resolves it, and
-                    // the rest is checked beneath the real directory.
-                    let rest: PathBuf = names.collect();
-                    let real_parent = std::fs::canonicalize(&cur)?;
-                    return self.plain_path(&real_parent.join(rest));
-                }
-                self.plain.insert(cur.as_os_str().to_owned());
+            if !self.is_real_dir(cur.as_os_str())? {
+                // A symlinked parent: the C library resolves it, and the
+                // rest is checked beneath the real directory.
+                let rest: PathBuf = names.collect();
+                let real_parent = std::fs::canonicalize(&cur)?;
+                return self.plain_path(&real_parent.join(rest));
             }
         }
         Ok(cur)
+    }
+
+    /// Whether `dir` is a directory and not a symlink, remembered once
+    /// found; an error when it cannot be read.
+    fn is_real_dir(&mut self, dir: &OsStr) -> std::io::Result<bool> {
+        if self.plain.contains(dir) {
+            return Ok(true);
+        }
+        let real = Kind::lstat(Path::new(dir))? == Kind::Dir;
+        if real {
+            self.plain.insert(dir.to_owned());
+        }
+        Ok(real)
     }
 }
 

@@ -193,16 +193,17 @@ impl Sandbox {
     /// Prepares `spec`: checks paths, plans the new root, compiles seccomp.
     pub fn new(spec: SandboxSpec) -> Result<Self, SpecError> {
         let force = std::env::var(FORCE_ENV).unwrap_or_default();
-        let force_no_userns = force.split(',').any(|f| f.trim() == "no-userns");
-        let force_no_landlock = force.split(',').any(|f| f.trim() == "no-landlock");
-        let pause_child_ms = force
-            .split(',')
-            .find_map(|f| f.trim().strip_prefix("pause-child="))
+        let forced = || force.split(',').map(str::trim);
+        let has = |name: &str| forced().any(|f| f == name);
+        let force_no_userns = has("no-userns");
+        let force_no_landlock = has("no-landlock");
+        let pause_child_ms = forced()
+            .find_map(|f| f.strip_prefix("pause-child="))
             .and_then(|ms| ms.parse().ok())
             .unwrap_or(0);
-        let netns = if force.split(',').any(|f| f.trim() == "netns-refused") {
+        let netns = if has("netns-refused") {
             crate::netns::Mode::Refused
-        } else if force.split(',').any(|f| f.trim() == "no-netns-helper") {
+        } else if has("no-netns-helper") {
             crate::netns::Mode::Itself
         } else {
             crate::netns::Mode::Helper
@@ -425,7 +426,9 @@ impl Sandbox {
             netns: match self.netns {
                 // The helper saves time only on a second CPU; on one it
                 // would only add its start and exit.
-                crate::netns::Mode::Helper if cpus_allowed() < 2 => crate::netns::Mode::Itself,
+                crate::netns::Mode::Helper if namespaces && cpus_allowed() < 2 => {
+                    crate::netns::Mode::Itself
+                }
                 mode => mode,
             },
             status_w: sw,
@@ -451,7 +454,7 @@ impl Sandbox {
                 | libc::CLONE_NEWIPC
                 | libc::CLONE_NEWUTS) as libc::c_ulong;
             // The network namespace is made by pid 1's helper, in parallel
-            // with the root (see `child::NetnsHelper`).
+            // with the root (see `netns::Helper`).
         }
         let mut pidfd: c_int = -1;
         // SAFETY: a fork-style clone (no new stack); the child only runs
