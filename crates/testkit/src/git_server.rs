@@ -65,18 +65,8 @@ impl GitServer {
 
     /// Makes an empty bare repository `name` (e.g. `repo.git`) under the root.
     pub fn create_repo(&self, name: &str) -> PathBuf {
-        let path = self.root.join(name);
-        let out = Command::new("git")
-            .args(["init", "-q", "--bare"])
-            .arg(&path)
-            .output()
-            .unwrap_or_else(|err| panic!("cannot run git init: {err}"));
-        assert!(
-            out.status.success(),
-            "git init --bare failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        path
+        crate::git(&self.root, &["init", "-q", "--bare", name]);
+        self.root.join(name)
     }
 
     /// The port the server listens on.

@@ -24,6 +24,22 @@ pub use project::{TempProject, git};
 pub use site::{Page, Site};
 pub use wait::{wait_for, wait_for_async};
 
+/// Runs `command` to its end and returns its stdout; panics naming `what`
+/// when it cannot start or fails, with its stderr.
+pub(crate) fn stdout_of(command: &mut std::process::Command, what: &str) -> String {
+    let out = command
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run {what}: {err}"));
+    if !out.status.success() {
+        panic!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A current-thread tokio runtime with I/O and timers, for a test that
 /// drives async code from a plain `#[test]`.
 #[must_use]

@@ -46,18 +46,11 @@ pub fn other_uid() -> u32 {
 /// it from `spawn_blocking` in an async test.
 pub fn exchange_as_other_user(socket: &Path, text: &str) -> String {
     other_uid();
-    let out = Command::new("runuser")
-        .args(["-u", OTHER_USER, "--", "/usr/bin/python3", "-c", CONNECT])
-        .arg(socket)
-        .arg(text)
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run runuser: {err}"));
-    if !out.status.success() {
-        panic!(
-            "connecting as {OTHER_USER} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    crate::stdout_of(
+        Command::new("runuser")
+            .args(["-u", OTHER_USER, "--", "/usr/bin/python3", "-c", CONNECT])
+            .arg(socket)
+            .arg(text),
+        &format!("runuser to connect as {OTHER_USER}"),
+    )
 }

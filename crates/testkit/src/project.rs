@@ -89,29 +89,22 @@ impl TempProject {
 /// system's configuration, and returns its stdout; panics with git's
 /// stderr when it fails.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Chock Test",
-            "-c",
-            "user.email=test@chock.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run git {args:?}: {err}"));
-    if !out.status.success() {
-        panic!(
-            "git {args:?} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    crate::stdout_of(
+        Command::new("git")
+            .args([
+                "-c",
+                "user.name=Chock Test",
+                "-c",
+                "user.email=test@chock.invalid",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1"),
+        &format!("git {args:?}"),
+    )
 }
 
 impl Default for TempProject {
