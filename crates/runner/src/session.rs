@@ -137,7 +137,7 @@ pub async fn run_new(
         writer,
         id,
         &root,
-        Checkout::Ready,
+        Checkout::Ready(None),
         conversation,
         on_text,
         interrupt,
@@ -151,12 +151,39 @@ pub async fn run_new(
 /// beside its `workspace.open` once it is.
 #[derive(Debug)]
 pub(crate) enum Checkout {
-    Ready,
+    /// There already; with the checkout's git directories and starting
+    /// commit when it is a session's worktree.
+    Ready(Option<(crate::workspace::GitPaths, String)>),
     Pending {
         pending: Pending,
         integrate: LogDecision,
     },
     Opened(Opened),
+}
+
+impl Checkout {
+    /// The private git directory commands of this checkout use.
+    fn sandbox_git(
+        &self,
+        session_dir: &Path,
+        id: &SessionId,
+    ) -> Option<crate::workspace::SandboxGit> {
+        let (paths, start) = match self {
+            Checkout::Ready(known) => known.clone()?,
+            Checkout::Pending { pending, .. } => (
+                pending.checked().paths().clone(),
+                pending.checked().commit().to_owned(),
+            ),
+            Checkout::Opened(opened) => (opened.paths.clone(), opened.commit.clone()),
+        };
+        let branch = crate::workspace::branch_name(id.as_str());
+        Some(crate::workspace::SandboxGit::new(
+            session_dir,
+            paths,
+            &branch,
+            &start,
+        ))
+    }
 }
 
 /// Runs the turn for a session whose log is open and whose opening events
@@ -185,7 +212,7 @@ pub(crate) async fn drive(
 ) -> Result<(SessionOutcome, Option<Opened>), SessionError> {
     let workspace = match &checkout {
         Checkout::Pending { .. } => Workspace::planned(root.to_owned()),
-        Checkout::Ready | Checkout::Opened(_) => {
+        Checkout::Ready(_) | Checkout::Opened(_) => {
             Workspace::new(root).map_err(|err| SessionError::Workspace {
                 path: root.to_owned(),
                 detail: err.to_string(),
@@ -202,9 +229,12 @@ pub(crate) async fn drive(
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
-    let commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
+    let mut commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
         .with_network(NetSetup::new(setup.policy, records))
         .with_push_credentials(&setup.state.session_dir(&id));
+    if let Some(git) = checkout.sandbox_git(&setup.state.session_dir(&id), &id) {
+        commands = commands.with_git(git);
+    }
     let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
@@ -296,9 +326,9 @@ pub(crate) async fn drive(
     // Ctrl-C) still waits for its checkout, so the log names the workspace
     // that exists, or says why none does.
     let end = end.and_then(|end| hooks.settle().map(|()| end));
-    let opened = match std::mem::replace(&mut hooks.checkout, Checkout::Ready) {
+    let opened = match std::mem::replace(&mut hooks.checkout, Checkout::Ready(None)) {
         Checkout::Opened(opened) => Some(opened),
-        Checkout::Ready | Checkout::Pending { .. } => None,
+        Checkout::Ready(_) | Checkout::Pending { .. } => None,
     };
     let end = match end {
         Ok(end) => Ok(end),
@@ -309,8 +339,14 @@ pub(crate) async fn drive(
     // Background jobs do not outlive the session: each still running is
     // killed, and its end recorded. A session that hands over holds none:
     // it said ready only once the log showed every job ended.
-    commands.finish().await;
+    let said = commands.finish().await;
     net::drain(&mut net_records, &writer, &judge).await?;
+    if !said.is_empty() {
+        writer.borrow_mut().append(Notice {
+            subject: "sandbox".to_owned(),
+            text: said.join("\n"),
+        })?;
+    }
     let mut writer = writer.into_inner();
     writer.append(LogTurnEnd {})?;
     let end = match end {
@@ -498,7 +534,7 @@ impl<F> LogHooks<'_, F> {
     /// wait blocks the session's thread, which has nothing else to do: the
     /// model has answered and no tool may run yet.
     pub(crate) fn settle(&mut self) -> Result<(), SessionError> {
-        match std::mem::replace(&mut self.checkout, Checkout::Ready) {
+        match std::mem::replace(&mut self.checkout, Checkout::Ready(None)) {
             Checkout::Pending { pending, integrate } => {
                 let opened = pending.finish().map_err(SessionError::Checkout)?;
                 self.append(opened.event())?;

@@ -427,6 +427,11 @@ unsafe fn pid_one(prep: &Prepared, spawn: &PerSpawn) -> ! {
     unsafe {
         // Nothing inside may read this process's memory through /proc/1/mem.
         libc::prctl(libc::PR_SET_DUMPABLE, 0);
+        // Nor its command line, which is the caller's: blank every argument
+        // after the program's name in this copy of the caller's memory.
+        if let Some((start, len)) = prep.args_tail {
+            std::ptr::write_bytes(start as *mut u8, 0, len);
+        }
         let pid = spawn_command(prep, spawn);
         if pid < 0 {
             fail(w, step::FORK, errno());

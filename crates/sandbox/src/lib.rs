@@ -28,5 +28,7 @@ pub use error::{SpawnError, SpecError};
 pub use report::{LandlockState, SandboxReport};
 pub use seccomp::denied_names;
 pub use spawn::{FORCE_ENV, Sandbox, SandboxChild};
-pub use spec::{ENV_ALLOW, ETC_PATHS, NetworkMode, SYSTEM_PATHS, SandboxSpec, Stdio, TmpMode};
+pub use spec::{
+    Bind, ENV_ALLOW, ETC_PATHS, NetworkMode, SYSTEM_PATHS, SandboxSpec, Stdio, TmpMode,
+};
 pub use status::{ExitStatus, signal_name};

@@ -475,6 +475,23 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         entries.push((real.clone(), real, Mode::Writable, is_dir));
     }
     entries.push((workspace.clone(), workspace.clone(), Mode::Writable, ws_dir));
+    for bind in &spec.binds {
+        if !bind.dst.is_absolute() {
+            return Err(SpecError::BadPath {
+                path: bind.dst.clone(),
+            });
+        }
+        let (real, is_dir) = res.real(&bind.src).map_err(|_| SpecError::PathMissing {
+            what: "bound path",
+            path: bind.src.clone(),
+        })?;
+        let mode = if bind.writable {
+            Mode::Writable
+        } else {
+            Mode::ReadOnly
+        };
+        entries.push((normal(&bind.dst).into_owned(), real, mode, is_dir));
+    }
     if let TmpMode::Host(dir) = &spec.tmp {
         let (real, is_dir) = res.real(dir).map_err(|_| SpecError::PathMissing {
             what: "temp dir",

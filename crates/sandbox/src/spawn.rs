@@ -47,6 +47,29 @@ pub(crate) struct Prepared {
     pub(crate) filters_degraded: OnceLock<Arc<Filters>>,
     pub(crate) jit: bool,
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlim_t, libc::rlim_t)>,
+    /// This process's argument strings after the program's name (start,
+    /// length), which pid 1 blanks: it is a copy of the caller, and
+    /// `/proc/1/cmdline` inside would show the caller's whole command line
+    /// (a session's `chock run ... "<message>"`).
+    pub(crate) args_tail: Option<(usize, usize)>,
+}
+
+/// Where this process's argument strings lie past `argv[0]`, read once
+/// from `/proc/self/stat` (fields 48 and 49, `arg_start` and `arg_end`).
+fn args_tail() -> Option<(usize, usize)> {
+    static TAIL: OnceLock<Option<(usize, usize)>> = OnceLock::new();
+    *TAIL.get_or_init(|| {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // The name (field 2) may hold spaces and parentheses: the fields
+        // that follow start after the last ')', at field 3.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let mut fields = rest.split_ascii_whitespace().skip(48 - 3);
+        let start: usize = fields.next()?.parse().ok()?;
+        let end: usize = fields.next()?.parse().ok()?;
+        let first = std::env::args_os().next()?.len() + 1;
+        let from = start.checked_add(first)?;
+        (end > from).then(|| (from, end - from))
+    })
 }
 
 /// What one spawn hands the child. Raw pointers into `_argv`/`_envp` stay
@@ -224,6 +247,7 @@ impl Sandbox {
                 (libc::RLIMIT_NOFILE, 1024, 4096),
                 (libc::RLIMIT_NPROC, nproc, nproc),
             ],
+            args_tail: args_tail(),
         };
         Ok(Self {
             prep,

@@ -64,6 +64,10 @@ pub struct SandboxSpec {
     pub read_only: Vec<PathBuf>,
     /// Extra host paths bound read-write at the same path.
     pub writable: Vec<PathBuf>,
+    /// Host paths bound at another path inside: what a caller places at a
+    /// path of its choosing (a session's private git directory, a file
+    /// over the workspace's `.git`). A missing source is an error.
+    pub binds: Vec<Bind>,
     /// The session's dev-shell closure (store paths), bound read-only. Unlike
     /// `read_only`, a missing path here is an error: the session asked for it.
     pub closure: Vec<PathBuf>,
@@ -88,6 +92,17 @@ pub struct SandboxSpec {
     pub stdout: Stdio,
     /// Standard error.
     pub stderr: Stdio,
+}
+
+/// One host path bound at a path of the caller's choosing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    /// The host path (a directory or a file), resolved through symlinks.
+    pub src: PathBuf,
+    /// Where it appears inside: absolute, taken as written.
+    pub dst: PathBuf,
+    /// Whether the command may write through it.
+    pub writable: bool,
 }
 
 /// System directories every command needs, bound read-only when present.
@@ -177,6 +192,7 @@ impl SandboxSpec {
                 .map(PathBuf::from)
                 .collect(),
             writable: Vec::new(),
+            binds: Vec::new(),
             closure: Vec::new(),
             env_allow: ENV_ALLOW.iter().map(|s| (*s).to_owned()).collect(),
             env: vec![("HOME".to_owned(), "/tmp".to_owned())],

@@ -68,10 +68,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Verb::List => list(&state),
         Verb::Show { session } => {
             let entry = manage::find(&state, &session)?;
+            caught_up(&state, &entry);
             print(&manage::show(&entry)?)
         }
         Verb::Diff { session } => {
             let entry = manage::find(&state, &session)?;
+            caught_up(&state, &entry);
             print(&manage::diff(&entry)?)
         }
         Verb::Apply { session, yes } => apply(&state, &session, yes),
@@ -114,9 +116,23 @@ fn list(state: &StateDir) -> anyhow::Result<ExitCode> {
     print(&text)
 }
 
+/// Brings back what a session that is not running left in its private
+/// git directory, saying so; a refusal is said and nothing moves.
+fn caught_up(state: &StateDir, entry: &Entry) {
+    match manage::catch_up(state, entry) {
+        Ok(Some(tip)) => eprintln!(
+            "chock: brought back the session's commits up to {} from its sandbox's git directory",
+            tip.get(..7).unwrap_or(&tip)
+        ),
+        Ok(None) => {}
+        Err(err) => eprintln!("chock: {err}"),
+    }
+}
+
 fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode> {
     let entry: Entry = manage::find(state, session)?;
     manage::require_exists(&entry)?;
+    caught_up(state, &entry);
     let log = state.log_path(&entry.session);
     let project = entry
         .project
@@ -129,10 +145,10 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
         .unwrap_or_else(|| policy.decision(&Action::workspace_integrate()) != Decision::Deny);
     let mode = ApplyMode::for_project(&project)?;
     let repo = manage::repo_of(&entry)?;
-    let plan = ApplyPlan::new(
+    let plan = ApplyPlan::for_paths(
         entry.session.as_str(),
         &repo,
-        &entry.dir,
+        &entry.paths()?,
         &entry.branch,
         &entry.commit,
         Landing::new(mode, permitted),

@@ -134,6 +134,7 @@ fn every_known_type_round_trips() {
             dir: "/w".into(),
             commit: "abc".into(),
             branch: Some("chock/x".into()),
+            ..Default::default()
         }
         .into(),
         WorkspaceApply {

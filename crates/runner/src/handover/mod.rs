@@ -73,6 +73,7 @@ mod tests {
                 dir: "/w".into(),
                 commit: "c".repeat(40),
                 branch: None,
+                ..Default::default()
             })
             .unwrap();
         assert_eq!(

@@ -43,7 +43,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
 pub use ssh_call::SshCall;
-pub use target::{HttpRemote, PushRemote, push_remote};
+pub use target::{HttpRemote, PushRemote, push_remote, push_remote_with};
 
 /// The hidden `chock` subcommand git runs as its credential helper.
 pub const HELPER_SUBCOMMAND: &str = "git-credential";

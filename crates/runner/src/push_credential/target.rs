@@ -64,17 +64,33 @@ pub fn repository_word(argv: &[String]) -> Option<String> {
     repo
 }
 
-/// The remote `argv` (a `git push`) reaches from `workspace`.
+/// The remote `argv` (a `git push`) reaches from `workspace`, asking the
+/// git found there (a repository of the person's own).
 pub fn push_remote(workspace: &Path, argv: &[String]) -> PushRemote {
-    let word = repository_word(argv).unwrap_or_else(|| default_remote(workspace));
-    let url = git_out(workspace, &["remote", "get-url", "--push", "--", &word]).unwrap_or(word);
+    push_remote_with(
+        &|args: &[&str]| {
+            let mut cmd = Command::new("git");
+            cmd.args(args)
+                .current_dir(workspace)
+                .env("GIT_TERMINAL_PROMPT", "0");
+            cmd
+        },
+        argv,
+    )
+}
+
+/// [`push_remote`], asking the git `git` makes (for a session's checkout,
+/// one pointed at the git directories the host recorded).
+pub fn push_remote_with(git: &dyn Fn(&[&str]) -> Command, argv: &[String]) -> PushRemote {
+    let word = repository_word(argv).unwrap_or_else(|| default_remote(git));
+    let url = git_out(git, &["remote", "get-url", "--push", "--", &word]).unwrap_or(word);
     classify_url(&url)
 }
 
 /// The remote a bare `git push` uses: the branch's push remote, the
 /// repository's push default, the branch's remote, then `origin`.
-fn default_remote(workspace: &Path) -> String {
-    let branch = git_out(workspace, &["symbolic-ref", "--quiet", "--short", "HEAD"]);
+fn default_remote(git: &dyn Fn(&[&str]) -> Command) -> String {
+    let branch = git_out(git, &["symbolic-ref", "--quiet", "--short", "HEAD"]);
     let mut keys = Vec::new();
     if let Some(branch) = &branch {
         keys.push(format!("branch.{branch}.pushRemote"));
@@ -84,16 +100,14 @@ fn default_remote(workspace: &Path) -> String {
         keys.push(format!("branch.{branch}.remote"));
     }
     keys.iter()
-        .find_map(|key| git_out(workspace, &["config", "--get", key]))
+        .find_map(|key| git_out(git, &["config", "--get", key]))
         .unwrap_or_else(|| "origin".to_owned())
 }
 
-fn git_out(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
+fn git_out(git: &dyn Fn(&[&str]) -> Command, args: &[&str]) -> Option<String> {
+    let out = git(args)
         .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
     let text = String::from_utf8(out.stdout).ok()?;

@@ -20,7 +20,8 @@ use chock_sandbox::Sandbox;
 
 use crate::git_shim::{self, Carry, GitClass};
 use crate::push_credential::ssh::{self, SshTarget};
-use crate::push_credential::{PushRemote, PushSocket, SshCall, push_remote};
+use crate::push_credential::{PushRemote, PushSocket, SshCall, push_remote, push_remote_with};
+use crate::workspace::GitPaths;
 
 /// A push's own sandbox and the sockets it asks.
 #[derive(Debug)]
@@ -74,10 +75,20 @@ pub(super) fn prepare(
     base: &Sandbox,
     argv: &[String],
     workspace: &Path,
+    git: Option<&GitPaths>,
     parent: &Path,
     name: &str,
 ) -> Result<Option<PushCall>, String> {
-    let remote = push_remote(workspace, argv);
+    // A session's checkout is asked through the git directories the host
+    // recorded, and its credentials are asked in the person's repository:
+    // the checkout's own `.git` is a file a command could have rewritten.
+    let (remote, credential_dir) = match git {
+        Some(paths) => (
+            push_remote_with(&|args: &[&str]| paths.command(args), argv),
+            paths.common.as_path(),
+        ),
+        None => (push_remote(workspace, argv), workspace),
+    };
     if remote == PushRemote::Other {
         return Ok(None);
     }
@@ -88,7 +99,7 @@ pub(super) fn prepare(
     spec.read_only.push(exe.clone());
     let sockets = match remote {
         PushRemote::Http(remote) => {
-            let socket = PushSocket::open(parent, name, remote, workspace).map_err(|err| {
+            let socket = PushSocket::open(parent, name, remote, credential_dir).map_err(|err| {
                 format!(
                     "git push was not run: the push's credential socket could not be made in {} ({err})",
                     parent.display()

@@ -34,11 +34,12 @@ use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
-use super::git_binds::git_binds;
+use super::git_binds::git_env;
 use super::jobs::{self, Jobs};
 use super::push_call::{self, PushCall};
 use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
 use crate::net::NetSetup;
+use crate::workspace::SandboxGit;
 
 /// Seconds a command may run when the model names no timeout.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -158,6 +159,19 @@ pub struct Commands {
     /// no credential.
     push_dir: Option<PathBuf>,
     pushes: Cell<u64>,
+    /// The session's private git directory and what the host has brought
+    /// back from it (`None` for a session outside a worktree).
+    git: Option<GitState>,
+}
+
+/// The private git directory's bookkeeping: the tip last brought back, the
+/// loose objects already carried, what was already said about it.
+#[derive(Debug)]
+struct GitState {
+    git: SandboxGit,
+    known: RefCell<Option<String>>,
+    imported: RefCell<std::collections::BTreeSet<String>>,
+    said: RefCell<std::collections::BTreeSet<String>>,
 }
 
 impl Commands {
@@ -175,7 +189,53 @@ impl Commands {
             jobs: RefCell::new(Jobs::default()),
             push_dir: None,
             pushes: Cell::new(0),
+            git: None,
         }
+    }
+
+    /// Gives commands the session's private git directory (builder style):
+    /// see [`SandboxGit`].
+    #[must_use]
+    pub fn with_git(mut self, git: SandboxGit) -> Self {
+        self.git = Some(GitState {
+            git,
+            known: RefCell::new(None),
+            imported: RefCell::new(std::collections::BTreeSet::new()),
+            said: RefCell::new(std::collections::BTreeSet::new()),
+        });
+        self
+    }
+
+    /// Brings back the commits commands made in the private git directory
+    /// and says, once each, what the host ignored there; the sentences go
+    /// in a notice.
+    pub fn bring_back_git(&self) -> Vec<String> {
+        let Some(state) = &self.git else {
+            return Vec::new();
+        };
+        let git = &state.git;
+        let mut said = Vec::new();
+        let known = match state.known.borrow().clone() {
+            Some(known) => Ok(known),
+            None => git.real_tip(),
+        };
+        let result = known.and_then(|known| {
+            let moved = git.import(&known, &mut state.imported.borrow_mut())?;
+            *state.known.borrow_mut() = Some(moved.unwrap_or(known));
+            Ok(())
+        });
+        if let Err(err) = result {
+            said.push(format!(
+                "the commits of the sandbox's git were not brought back: {err}; branch {} stays where it was",
+                git.branch
+            ));
+        }
+        for finding in git.inspect() {
+            if state.said.borrow_mut().insert(finding.clone()) {
+                said.push(format!("the sandbox's git directory changed: {finding}"));
+            }
+        }
+        said
     }
 
     /// Makes each permitted foreground `git push` a directory of its own in
@@ -202,6 +262,7 @@ impl Commands {
             base,
             &args.command,
             &self.workspace,
+            self.git.as_ref().map(|state| &state.git.paths),
             parent,
             &format!("push-{n}"),
         )
@@ -227,10 +288,10 @@ impl Commands {
         let cell = if routed { &self.routed } else { &self.sandbox };
         cell.get_or_init(|| {
             let mut spec = SandboxSpec::new(&self.workspace);
-            if let Some(git) = git_binds(&self.workspace) {
-                spec.read_only.extend(git.read_only);
-                spec.writable.extend(git.writable);
-                spec.env.extend(git.env);
+            if let Some(state) = &self.git {
+                state.git.ensure().map_err(|err| err.to_string())?;
+                spec.binds.extend(state.git.binds(&self.workspace));
+                spec.env.extend(git_env(&state.git.paths.common));
             }
             spec.jit = self.jit;
             spec.stdin = Stdio::Null;
@@ -288,9 +349,10 @@ impl Commands {
 
     /// Kills the background jobs still running (the session is ending) and
     /// waits until each end is recorded.
-    pub async fn finish(&self) {
+    pub async fn finish(&self) -> Vec<String> {
         let mut jobs = std::mem::take(&mut *self.jobs.borrow_mut());
         jobs.finish().await;
+        self.bring_back_git()
     }
 
     /// Runs the model's call (raw JSON arguments) to its end.
@@ -360,10 +422,17 @@ impl Commands {
             drop(push);
             output
         };
-        if let Some(report) = notice {
+        let mut said: Vec<String> = notice
+            .map(|report| format!("commands run in a sandbox with {report}"))
+            .into_iter()
+            .collect();
+        if !args.background {
+            said.extend(self.bring_back_git());
+        }
+        if !said.is_empty() {
             output = output.with_effect(Effect::Notice {
                 subject: "sandbox".to_owned(),
-                text: format!("commands run in a sandbox with {report}"),
+                text: said.join("\n"),
             });
         }
         output

@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use chock_log::event::WorkspaceApply;
 use serde::Deserialize;
 
+use super::host_git::GitPaths;
 use super::{
-    WorkspaceError, changed_files, git, git_ok, git_output, identity_args, parked_ref, rev, short,
-    summarize,
+    WorkspaceError, changed_files_in, git, git_ok, git_output, identity_args, parked_ref, rev,
+    short, summarize,
 };
 
 /// Where an approved apply lands (`.apply.mode` in chock.zon).
@@ -115,6 +116,8 @@ pub struct ApplyPlan {
     pub session: String,
     pub repo: PathBuf,
     pub dir: PathBuf,
+    /// The checkout's git directories, as the host recorded them.
+    pub paths: GitPaths,
     pub branch: String,
     pub start: String,
     pub tip: String,
@@ -127,7 +130,8 @@ pub struct ApplyPlan {
 
 impl ApplyPlan {
     /// Works out the apply of session `session`'s workspace `dir` (on
-    /// `branch`, started at `start`) into `repo`.
+    /// `branch`, started at `start`) into `repo`, its git directories
+    /// found from `repo` (never from the checkout's own `.git`).
     pub fn new(
         session: &str,
         repo: &Path,
@@ -136,7 +140,28 @@ impl ApplyPlan {
         start: &str,
         landing: Landing,
     ) -> Result<ApplyPlan, WorkspaceError> {
-        let dirty = changed_files(dir)?;
+        let paths = GitPaths::derive(repo, dir).ok_or_else(|| {
+            WorkspaceError::Refused(format!(
+                "{} is not a worktree of {}: its git directory is not among the repository's worktrees",
+                dir.display(),
+                repo.display()
+            ))
+        })?;
+        ApplyPlan::for_paths(session, repo, &paths, branch, start, landing)
+    }
+
+    /// [`ApplyPlan::new`] for a checkout whose git directories the log
+    /// recorded.
+    pub fn for_paths(
+        session: &str,
+        repo: &Path,
+        paths: &GitPaths,
+        branch: &str,
+        start: &str,
+        landing: Landing,
+    ) -> Result<ApplyPlan, WorkspaceError> {
+        let dir = paths.work_tree.as_path();
+        let dirty = changed_files_in(paths)?;
         if !dirty.is_empty() {
             return Err(WorkspaceError::Uncommitted {
                 dir: dir.to_owned(),
@@ -182,6 +207,7 @@ impl ApplyPlan {
             session: session.to_owned(),
             repo: repo.to_owned(),
             dir: dir.to_owned(),
+            paths: paths.clone(),
             branch: branch.to_owned(),
             start: start.to_owned(),
             tip,
@@ -285,12 +311,20 @@ impl ApplyPlan {
                 git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch])?;
             }
             ApplyMode::Rebase => {
-                let ids = identity_args(&self.dir)?;
+                // The rebase runs in the workspace, whose files a command
+                // wrote: through the recorded git directories only.
+                let ids = identity_args(&self.repo)?;
                 let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
                 args.extend(["rebase", "--quiet", "--onto", &target_tip, &self.start]);
-                let out = git_output(&self.dir, &args)?;
+                let out = self
+                    .paths
+                    .command(&args)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .output()
+                    .map_err(WorkspaceError::NoGit)?;
                 if !out.status.success() {
-                    let _ = git_output(&self.dir, &["rebase", "--abort"]);
+                    let _ = self.paths.command(["rebase", "--abort"]).output();
                     return Err(WorkspaceError::Refused(format!(
                         "rebasing the session's commits onto {name} conflicts: {}; the rebase was aborted and nothing moved. Set .apply = .{{ .mode = .merge }} or resolve it by hand on branch {}",
                         String::from_utf8_lossy(&out.stderr).trim(),

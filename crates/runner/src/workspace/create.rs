@@ -22,6 +22,7 @@ use std::process::Child;
 use chock_log::event::WorkspaceOpen;
 use chock_log::{SessionId, StateDir};
 
+use super::host_git::GitPaths;
 use super::{
     WorkspaceError, branch_name, git, git_ok, git_output, porcelain_lines, rev, spawn_git,
     summarize, toplevel,
@@ -53,6 +54,8 @@ pub struct Opened {
     pub branch: String,
     /// Files `--allow-dirty` copied in.
     pub copied: Vec<String>,
+    /// The checkout's git directories, as the host made them.
+    pub paths: GitPaths,
 }
 
 impl Opened {
@@ -62,24 +65,28 @@ impl Opened {
             dir: self.dir.clone(),
             commit: self.commit.clone(),
             branch: Some(self.branch.clone()),
+            git_dir: Some(self.paths.git_dir.clone()),
+            common_dir: Some(self.paths.common.clone()),
         }
     }
 }
 
 /// The facts of the person's repository a new workspace starts from,
 /// asked with one `git rev-parse` (its top level, the commit `HEAD` names,
-/// whether `HEAD` is a branch); `None` when git could not answer all three.
-fn head_facts(out: &std::process::Output) -> Option<(PathBuf, String, bool)> {
+/// whether `HEAD` is a branch, its common git directory); `None` when git
+/// could not answer all four.
+fn head_facts(out: &std::process::Output) -> Option<(PathBuf, String, bool, PathBuf)> {
     if !out.status.success() {
         return None;
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
-    match (lines.next(), lines.next(), lines.next()) {
-        (Some(repo), Some(commit), Some(head)) => Some((
+    match (lines.next(), lines.next(), lines.next(), lines.next()) {
+        (Some(repo), Some(commit), Some(head), Some(common)) => Some((
             PathBuf::from(repo),
             commit.to_owned(),
             head.starts_with("refs/heads/"),
+            PathBuf::from(common),
         )),
         _ => None,
     }
@@ -94,6 +101,8 @@ pub struct Checked {
     dir: PathBuf,
     branch: String,
     session: String,
+    /// The git directories the checkout will have.
+    paths: GitPaths,
     /// What `--allow-dirty` will copy in (empty without it).
     dirty: Vec<String>,
 }
@@ -134,10 +143,12 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
         &project,
         &[
             "rev-parse",
+            "--path-format=absolute",
             "--show-toplevel",
             "HEAD^{commit}",
             "--symbolic-full-name",
             "HEAD",
+            "--git-common-dir",
         ],
     )?;
     // Porcelain paths are relative to the top level from any directory in
@@ -148,7 +159,7 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
     )?;
     let facts = facts.wait_with_output().map_err(WorkspaceError::NoGit)?;
     let status = status.wait_with_output().map_err(WorkspaceError::NoGit)?;
-    let (repo, commit, on_branch) = match head_facts(&facts) {
+    let (repo, commit, on_branch, common) = match head_facts(&facts) {
         Some(facts) => facts,
         // Asked one by one only when the one call failed, so the error
         // says which.
@@ -162,7 +173,11 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
             }
             let commit = rev(&repo, "HEAD")?;
             let on_branch = git_ok(&repo, &["symbolic-ref", "--quiet", "HEAD"])?;
-            (repo, commit, on_branch)
+            let common = git(
+                &repo,
+                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            )?;
+            (repo, commit, on_branch, PathBuf::from(common.trim_end()))
         }
     };
     let prefix = project
@@ -192,7 +207,27 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
         return Err(WorkspaceError::DirTaken { dir, session });
     }
     options.state.ensure_workspaces()?;
+    // git names the worktree's own directory after the checkout's; one
+    // already there would make it pick another name than the one recorded.
+    let common = common.canonicalize().map_err(|source| WorkspaceError::Io {
+        what: "use the git directory",
+        path: common.clone(),
+        source,
+    })?;
+    let git_dir = common.join("worktrees").join(&session);
+    if fs::symlink_metadata(&git_dir).is_ok() {
+        return Err(WorkspaceError::DirTaken {
+            dir: git_dir,
+            session,
+        });
+    }
+    let paths = GitPaths {
+        common,
+        git_dir,
+        work_tree: dir.clone(),
+    };
     Ok(Checked {
+        paths,
         repo,
         commit,
         prefix,
@@ -216,6 +251,11 @@ impl Checked {
     /// The commit the checkout starts at.
     pub fn commit(&self) -> &str {
         &self.commit
+    }
+
+    /// The git directories the checkout will have.
+    pub fn paths(&self) -> &GitPaths {
+        &self.paths
     }
 
     /// Where the tools will work, before it exists: the checkout's same
@@ -254,6 +294,11 @@ impl Checked {
 }
 
 impl Pending {
+    /// The checkout being made, as checked.
+    pub fn checked(&self) -> &Checked {
+        &self.checked
+    }
+
     /// Waits for the checkout and copies the person's uncommitted work in
     /// (`--allow-dirty`). A branch that already exists is told apart from
     /// other failures by asking git once more, only when the checkout
@@ -301,6 +346,7 @@ impl Pending {
             }
         };
         Ok(Opened {
+            paths: checked.paths,
             root: checked.dir.join(&checked.prefix),
             repo: checked.repo,
             dir: checked.dir,

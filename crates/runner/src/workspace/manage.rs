@@ -13,7 +13,9 @@ use chock_log::event::EndReason;
 use chock_log::fold::Status;
 use chock_log::{SessionId, SessionState, StateDir, fold_log, list_sessions, locks};
 
-use super::{WorkspaceError, branch_name, changed_files, git, git_output, toplevel};
+use super::host_git::GitPaths;
+use super::sandbox_git::SandboxGit;
+use super::{WorkspaceError, branch_name, changed_files_in, git, git_output, git_result, toplevel};
 
 /// One session's workspace as the log names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +30,38 @@ pub struct Entry {
     pub applied: bool,
     /// `running`, `waiting`, `ended: <reason>` or `crashed` (not ended, no owner).
     pub status: String,
+    /// The git directories the log recorded for the checkout.
+    pub git_dir: Option<PathBuf>,
+    pub common_dir: Option<PathBuf>,
+}
+
+impl Entry {
+    /// The checkout's git directories: as the log recorded them, or, for a
+    /// session from before they were recorded, found from the person's
+    /// repository (never from the checkout's own `.git`).
+    pub fn paths(&self) -> Result<GitPaths, WorkspaceError> {
+        if let (Some(git_dir), Some(common)) = (&self.git_dir, &self.common_dir) {
+            return Ok(GitPaths {
+                common: common.clone(),
+                git_dir: git_dir.clone(),
+                work_tree: self.dir.clone(),
+            });
+        }
+        let project = self.project.as_deref().ok_or_else(|| {
+            WorkspaceError::Refused(format!(
+                "session {} names no project in its log",
+                self.session.as_str()
+            ))
+        })?;
+        GitPaths::derive(project, &self.dir).ok_or_else(|| {
+            WorkspaceError::Refused(format!(
+                "the workspace {} of session {} is not among the worktrees of {}: run `git worktree prune` there",
+                self.dir.display(),
+                self.session.as_str(),
+                project.display()
+            ))
+        })
+    }
 }
 
 fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
@@ -49,6 +83,8 @@ fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
         exists: ws.dir.is_dir(),
         applied: ws.applied,
         status,
+        git_dir: ws.git_dir.clone(),
+        common_dir: ws.common_dir.clone(),
         session: id,
     })
 }
@@ -125,13 +161,11 @@ pub fn show(entry: &Entry) -> Result<String, WorkspaceError> {
         out.push_str(&format!("{}\n", missing(entry)));
         return Ok(out);
     }
-    let log = git(
-        &entry.dir,
-        &[
-            "log",
-            "--format=  %h %s",
-            &format!("{}..HEAD", entry.commit),
-        ],
+    let paths = entry.paths()?;
+    let range = format!("{}..refs/heads/{}", entry.commit, entry.branch);
+    let log = run(
+        &paths,
+        &["log", "--no-ext-diff", "--format=  %h %s", &range],
     )?;
     if log.is_empty() {
         out.push_str("commits:  none yet\n");
@@ -139,7 +173,7 @@ pub fn show(entry: &Entry) -> Result<String, WorkspaceError> {
         out.push_str("commits:\n");
         out.push_str(&log);
     }
-    let changed = changed_files(&entry.dir)?;
+    let changed = changed_files_in(&paths)?;
     if !changed.is_empty() {
         out.push_str("uncommitted:\n");
         for file in changed {
@@ -155,7 +189,51 @@ pub fn diff(entry: &Entry) -> Result<String, WorkspaceError> {
     if !entry.exists {
         return Err(missing(entry));
     }
-    git(&entry.dir, &["diff", "--no-color", &entry.commit])
+    let paths = entry.paths()?;
+    run(
+        &paths,
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--ignore-submodules=all",
+            &entry.commit,
+        ],
+    )
+}
+
+/// A hardened git in a session's checkout, its stdout.
+fn run(paths: &GitPaths, args: &[&str]) -> Result<String, WorkspaceError> {
+    let out = paths
+        .command(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(WorkspaceError::NoGit)?;
+    git_result(&paths.work_tree, &args.join(" "), out)
+}
+
+/// Brings back commits a session's commands made in its private git
+/// directory that its process did not (it crashed, or is from before
+/// imports): only while no process holds the session. A refusal is said
+/// and nothing moves.
+pub fn catch_up(state: &StateDir, entry: &Entry) -> Result<Option<String>, WorkspaceError> {
+    if !entry.exists || locks::is_owned(&state.log_path(&entry.session)).unwrap_or(true) {
+        return Ok(None);
+    }
+    let git = SandboxGit::new(
+        &state.session_dir(&entry.session),
+        entry.paths()?,
+        &entry.branch,
+        &entry.commit,
+    );
+    if !git.dir.is_dir() {
+        return Ok(None);
+    }
+    let refused = |err: super::sandbox_git::ImportError| WorkspaceError::Refused(err.to_string());
+    let known = git.real_tip().map_err(refused)?;
+    git.import(&known, &mut Default::default()).map_err(refused)
 }
 
 /// What a discard did.
@@ -182,6 +260,12 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
         git(&repo, &["worktree", "remove", "--force", &dir])?;
     } else {
         git(&repo, &["worktree", "prune"])?;
+    }
+    // The session's private git directory goes with the checkout.
+    let session_dir = state.session_dir(&entry.session);
+    for name in ["git", "git-pointer", "git-import"] {
+        let path = session_dir.join(name);
+        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
     }
     let out = git_output(&repo, &["branch", "-d", &entry.branch])?;
     let exists = git_output(

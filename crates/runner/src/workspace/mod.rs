@@ -15,7 +15,9 @@
 
 pub mod apply;
 pub mod create;
+pub mod host_git;
 pub mod manage;
+pub mod sandbox_git;
 pub mod session;
 pub mod takeover;
 
@@ -24,6 +26,8 @@ use std::process::{Child, Command, Stdio};
 
 pub use apply::{ApplyMode, ApplyPlan, Landing};
 pub use create::{Checked, CreateOptions, Opened, Pending, check, create};
+pub use host_git::GitPaths;
+pub use sandbox_git::SandboxGit;
 pub use takeover::{Takeover, TakeoverError, check_takeover};
 
 /// The branch a session's workspace is on.
@@ -165,13 +169,6 @@ pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> Result<bool, WorkspaceError> 
 pub(crate) const FALLBACK_NAME: &str = "Chock";
 pub(crate) const FALLBACK_EMAIL: &str = "chock@localhost";
 
-/// One config value as git in `dir` reads it, when set and not empty.
-pub(crate) fn config_value(dir: &Path, key: &str) -> Option<String> {
-    let out = git_output(dir, &["config", "--get", key]).ok()?;
-    let value = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    (out.status.success() && !value.is_empty()).then_some(value)
-}
-
 /// The commits Chock itself makes (a merge) need an identity; the person's
 /// own is used when git has one, else a neutral one.
 pub(crate) fn identity_args(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
@@ -195,10 +192,43 @@ pub(crate) fn identity_args(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
 }
 
 /// `git status --porcelain` entries of tracked changes and untracked files
-/// that are not ignored, as one short list for a message.
-pub(crate) fn changed_files(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
-    let out = git(dir, &["status", "--porcelain=v1", "--untracked-files=all"])?;
-    Ok(porcelain_lines(&out))
+/// that are not ignored in a session's checkout, asked through the git
+/// directories the host recorded (`host_git`).
+pub(crate) fn changed_files_in(paths: &GitPaths) -> Result<Vec<String>, WorkspaceError> {
+    let out = paths
+        .command([
+            "status",
+            "--porcelain=v1",
+            "--untracked-files=all",
+            "--ignore-submodules=all",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(WorkspaceError::NoGit)?;
+    git_result(
+        &paths.work_tree,
+        "status --porcelain=v1 --untracked-files=all",
+        out,
+    )
+    .map(|text| porcelain_lines(&text))
+}
+
+/// Stdout of a finished git, or the error naming what failed.
+pub(crate) fn git_result(
+    dir: &Path,
+    args: &str,
+    out: std::process::Output,
+) -> Result<String, WorkspaceError> {
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(WorkspaceError::Git {
+            args: args.to_owned(),
+            dir: dir.to_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
 }
 
 /// The entries of `git status --porcelain` output.

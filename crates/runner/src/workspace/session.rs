@@ -18,7 +18,7 @@ use chock_log::fold::Message as Folded;
 use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after};
 
 use super::takeover::{TakeoverError, check_takeover};
-use super::{CreateOptions, Opened, WorkspaceError, check, toplevel};
+use super::{CreateOptions, GitPaths, Opened, WorkspaceError, check, toplevel};
 use crate::history;
 use crate::provider::Message;
 use crate::session::{Checkout, SessionError, SessionOutcome, SessionSetup, drive};
@@ -182,10 +182,23 @@ pub async fn run_carried_on(
         )));
     }
     writer.append(open_event(setup, &id, &project))?;
+    // The git directories come from the host's own record, or, for a
+    // session from before they were recorded, from the person's
+    // repository: never from the checkout's `.git`, which a command wrote.
+    let paths = match (&taken.git_dir, &taken.common_dir) {
+        (Some(git_dir), Some(common)) => Some(GitPaths {
+            common: common.clone(),
+            git_dir: git_dir.clone(),
+            work_tree: taken.dir.clone(),
+        }),
+        _ => GitPaths::derive(&project, &taken.dir),
+    };
     writer.append(chock_log::event::WorkspaceOpen {
         dir: taken.dir.clone(),
         commit: taken.commit.clone(),
         branch: Some(branch),
+        git_dir: paths.as_ref().map(|p| p.git_dir.clone()),
+        common_dir: paths.as_ref().map(|p| p.common.clone()),
     })?;
     writer.append(integrate_decision(setup.policy))?;
     for (call_id, name) in cut {
@@ -233,7 +246,7 @@ pub async fn run_carried_on(
         writer,
         id,
         &root,
-        Checkout::Ready,
+        Checkout::Ready(paths.map(|paths| (paths, taken.commit.clone()))),
         conversation,
         on_text,
         interrupt,

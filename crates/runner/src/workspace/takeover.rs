@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use chock_log::event::{EndReason, Event, EventBody};
+use chock_log::event::{EndReason, Event, EventBody, WorkspaceOpen};
 use chock_log::{EventId, SessionId};
 
 /// A workspace the log proves nobody is in.
@@ -23,6 +23,9 @@ pub struct Takeover {
     pub dir: PathBuf,
     pub commit: String,
     pub branch: Option<String>,
+    /// The git directories the host recorded, when it did.
+    pub git_dir: Option<PathBuf>,
+    pub common_dir: Option<PathBuf>,
     /// How the previous owner ended.
     pub ended: EndReason,
 }
@@ -47,9 +50,9 @@ pub enum TakeoverError {
 
 /// The facts the rule reads: the newest `workspace.open` and the newest
 /// `session.end`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facts {
-    pub workspace: Option<(EventId, PathBuf, String, Option<String>)>,
+    pub workspace: Option<(EventId, WorkspaceOpen)>,
     pub ending: Option<(EventId, EndReason)>,
 }
 
@@ -60,8 +63,7 @@ impl Facts {
         for event in events {
             match &event.body {
                 EventBody::WorkspaceOpen(w) => {
-                    facts.workspace =
-                        Some((event.id, w.dir.clone(), w.commit.clone(), w.branch.clone()));
+                    facts.workspace = Some((event.id, w.clone()));
                 }
                 EventBody::SessionEnd(end) => facts.ending = Some((event.id, end.reason)),
                 _ => {}
@@ -74,16 +76,18 @@ impl Facts {
 /// Applies the rule to a log's events.
 pub fn check_takeover(session: &SessionId, events: &[Event]) -> Result<Takeover, TakeoverError> {
     let facts = Facts::from_events(events);
-    let Some((opened, dir, commit, branch)) = facts.workspace else {
+    let Some((opened, open)) = facts.workspace else {
         return Err(TakeoverError::NoWorkspace {
             session: session.as_str().to_owned(),
         });
     };
     match facts.ending {
         Some((ended, reason)) if opened < ended => Ok(Takeover {
-            dir,
-            commit,
-            branch,
+            dir: open.dir,
+            commit: open.commit,
+            branch: open.branch,
+            git_dir: open.git_dir,
+            common_dir: open.common_dir,
             ended: reason,
         }),
         other => Err(TakeoverError::InUse {
@@ -97,7 +101,7 @@ pub fn check_takeover(session: &SessionId, events: &[Event]) -> Result<Takeover,
 #[cfg(test)]
 mod tests {
     use chock_log::Timestamp;
-    use chock_log::event::{SessionEnd, SessionOpen, UserMessage, WorkspaceOpen};
+    use chock_log::event::{SessionEnd, SessionOpen, UserMessage};
 
     use super::*;
 
@@ -129,6 +133,7 @@ mod tests {
             dir: dir.into(),
             commit: "c".repeat(40),
             branch: Some("chock/x".into()),
+            ..Default::default()
         }
         .into()
     }

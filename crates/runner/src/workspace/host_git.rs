@@ -1,0 +1,197 @@
+//! The one way the host runs git in a session's workspace.
+//!
+//! A workspace's files are written by sandboxed commands, so the host reads
+//! none of git's own pointers there: the worktree's `.git` file, its git
+//! directory's `commondir`, `gitdir` and `HEAD` are all things a command
+//! could have rewritten. Every git the host runs for a session names the
+//! three directories from its own record ([`GitPaths`], recorded in
+//! `workspace.open` when the checkout was made) through `GIT_DIR`,
+//! `GIT_COMMON_DIR` and `GIT_WORK_TREE`, which git obeys over any file.
+//!
+//! The configuration git may read is the person's repository's own (which
+//! no sandbox can write: it is never bound in) and nothing else: no system
+//! file (`GIT_CONFIG_NOSYSTEM`), no global one (`GIT_CONFIG_GLOBAL` is
+//! `/dev/null`), and on the command line every key that runs a program or
+//! reaches another host is forced off, so a key that slipped into a file
+//! git reads still does nothing: hooks, fsmonitor, external diff and
+//! textconv, pagers, editors, credential helpers, ssh commands, every
+//! transport, submodules. `safe.directory` is left as git has it: the host
+//! runs as the owner of every directory it names.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The directories of one session's checkout, as the host recorded them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitPaths {
+    /// The person's repository's common git directory (objects, refs, config).
+    pub common: PathBuf,
+    /// The worktree's own git directory inside it (`worktrees/<name>`).
+    pub git_dir: PathBuf,
+    /// The worktree.
+    pub work_tree: PathBuf,
+}
+
+/// Keys forced on every host git in a workspace, whatever any file says.
+const FORCED: &[(&str, &str)] = &[
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("core.untrackedCache", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", "true"),
+    ("sequence.editor", "true"),
+    ("core.sshCommand", "false"),
+    ("core.askPass", "false"),
+    ("core.gitProxy", "false"),
+    ("credential.helper", ""),
+    ("protocol.allow", "never"),
+    ("submodule.recurse", "false"),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("diff.external", ""),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+];
+
+/// Environment variables git reads that could point it elsewhere; the host
+/// sets its own or none.
+const CLEARED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_COMMON_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_PAGER",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_GRAFT_FILE",
+];
+
+impl GitPaths {
+    /// A git command for this checkout, hardened as the module says; `args`
+    /// follow the forced keys.
+    pub fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = hardened();
+        cmd.env("GIT_DIR", &self.git_dir)
+            .env("GIT_COMMON_DIR", &self.common)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .current_dir(&self.work_tree)
+            .args(args);
+        cmd
+    }
+
+    /// The worktree's name, as git named its directory.
+    pub fn name(&self) -> Option<&str> {
+        self.git_dir.file_name()?.to_str()
+    }
+
+    /// Derives the paths for a checkout the log recorded only by its
+    /// directory (a session from before they were recorded), from places no
+    /// sandbox can write: the person's repository (asked in `project`) and
+    /// its `worktrees/` entries, whose `gitdir` file must name `dir`.
+    pub fn derive(project: &Path, dir: &Path) -> Option<GitPaths> {
+        let out = hardened()
+            .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+            .current_dir(project)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let common = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim_end());
+        let common = common.canonicalize().ok()?;
+        let pointer = dir.join(".git");
+        let names = std::fs::read_dir(common.join("worktrees")).ok()?;
+        let git_dir = names.flatten().map(|e| e.path()).find(|own| {
+            std::fs::read_to_string(own.join("gitdir"))
+                .is_ok_and(|text| Path::new(text.trim_end()) == pointer)
+        })?;
+        Some(GitPaths {
+            common,
+            git_dir,
+            work_tree: dir.to_owned(),
+        })
+    }
+}
+
+/// A git command with no repository of its own named yet, hardened: for
+/// the person's repository (whose configuration is theirs) and for the
+/// checks above.
+pub(crate) fn hardened() -> Command {
+    let mut cmd = Command::new("git");
+    for key in CLEARED {
+        cmd.env_remove(key);
+    }
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_ATTR_NOSYSTEM", "1")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_EDITOR", "true")
+        .env("GIT_PAGER", "cat")
+        .stdin(Stdio::null());
+    for (key, value) in FORCED {
+        cmd.arg("-c").arg(format!("{key}={value}"));
+    }
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_forced_key_reaches_git_on_its_command_line() {
+        let paths = GitPaths {
+            common: "/r/.git".into(),
+            git_dir: "/r/.git/worktrees/s".into(),
+            work_tree: "/ws".into(),
+        };
+        let cmd = paths.command(["status"]);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for (key, _) in FORCED {
+            assert!(
+                args.iter().any(|a| a.starts_with(&format!("{key}="))),
+                "{key}"
+            );
+        }
+        assert_eq!(args.last().map(String::as_str), Some("status"));
+        let env: Vec<(String, Option<String>)> = cmd
+            .get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect();
+        assert!(env.contains(&("GIT_DIR".into(), Some("/r/.git/worktrees/s".into()))));
+        assert!(env.contains(&("GIT_COMMON_DIR".into(), Some("/r/.git".into()))));
+        assert!(env.contains(&("GIT_CONFIG_GLOBAL".into(), Some("/dev/null".into()))));
+        assert!(env.contains(&("GIT_SSH_COMMAND".into(), None)));
+    }
+}

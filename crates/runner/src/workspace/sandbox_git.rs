@@ -1,0 +1,677 @@
+//! The git directory a session's sandboxed commands use, and how their
+//! commits come back.
+//!
+//! A command's git never touches the person's repository. It works in a
+//! private git directory of the session's own (`<session dir>/git`, bound
+//! read-write at [`INSIDE_GIT`]), which the host fills once, when it does
+//! not exist yet: `HEAD` on the session's branch, the branch at its tip, a
+//! snapshot of the person's branches and tags as packed refs, the index,
+//! and an alternate naming the person's object store, bound read-only at
+//! [`INSIDE_OBJECTS`], so history is read in place and new objects land in
+//! the private directory. The worktree's `.git` is covered, inside, by a
+//! read-only file naming [`INSIDE_GIT`], so the command cannot point its
+//! git anywhere else either.
+//!
+//! After a command, the host looks at one thing in that directory: the
+//! session branch's ref, read without following links, bounded, and only
+//! if it is a bare object id. When it moved, the host copies the private
+//! objects (regular files only, opened beneath a directory it opened, never
+//! through a link) into a directory of its own, has git repack them with
+//! `index-pack --strict` into the person's store (which names every object
+//! by its content and refuses malformed ones), checks that the new tip
+//! descends from the session's starting commit and that everything it
+//! reaches is present, and only then moves `refs/heads/chock/<id>`. No
+//! git of the host ever reads the private directory's config, hooks, HEAD
+//! or alternates. Anything else a command changed there is named in a
+//! notice ([`SandboxGit::inspect`]) and otherwise ignored.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use chock_sandbox::Bind;
+use rustix::fs::{Mode, OFlags};
+
+use super::host_git::GitPaths;
+
+/// Where the private git directory appears inside the sandbox.
+pub const INSIDE_GIT: &str = "/run/chock/git";
+/// Where the person's object store appears inside, read-only.
+pub const INSIDE_OBJECTS: &str = "/run/chock/objects";
+/// The most bytes of private objects one import copies.
+const IMPORT_LIMIT: u64 = 2 << 30;
+
+const CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n";
+
+/// One session's private git directory and the checkout it serves.
+#[derive(Debug, Clone)]
+pub struct SandboxGit {
+    /// The private git directory on the host.
+    pub dir: PathBuf,
+    /// The file bound over the worktree's `.git` inside.
+    pointer: PathBuf,
+    /// A directory of the host's own, for imports.
+    scratch: PathBuf,
+    pub paths: GitPaths,
+    /// `chock/<id>`.
+    pub branch: String,
+    /// The commit the session started at.
+    pub start: String,
+}
+
+/// Why a command's commits did not come back; the session says so in a
+/// notice, and the branch stays where it was.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{0}")]
+    Refused(String),
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl SandboxGit {
+    /// The private git directory of the session whose own directory is
+    /// `session_dir`.
+    pub fn new(session_dir: &Path, paths: GitPaths, branch: &str, start: &str) -> SandboxGit {
+        SandboxGit {
+            dir: session_dir.join("git"),
+            pointer: session_dir.join("git-pointer"),
+            scratch: session_dir.join("git-import"),
+            paths,
+            branch: branch.to_owned(),
+            start: start.to_owned(),
+        }
+    }
+
+    fn branch_ref(&self) -> String {
+        format!("refs/heads/{}", self.branch)
+    }
+
+    /// Fills the private directory when it does not exist yet. An existing
+    /// one is never written by the host: a command may have put links in it.
+    pub fn ensure(&self) -> Result<(), ImportError> {
+        if fs::symlink_metadata(&self.dir).is_ok() {
+            return Ok(());
+        }
+        let io = |what, path: &Path| {
+            let path = path.to_owned();
+            move |source| ImportError::Io { what, path, source }
+        };
+        let tip = self.real_tip()?;
+        let building = self.dir.with_extension("new");
+        let _ = fs::remove_dir_all(&building);
+        let mut dirs = fs::DirBuilder::new();
+        dirs.recursive(true).mode(0o700);
+        for sub in [
+            "objects/info",
+            "objects/pack",
+            "refs/tags",
+            "info",
+            &format!("refs/heads/{}", parent_of(&self.branch)),
+        ] {
+            dirs.create(building.join(sub))
+                .map_err(io("create", &building.join(sub)))?;
+        }
+        let write = |rel: &str, text: &[u8]| {
+            let path = building.join(rel);
+            fs::write(&path, text).map_err(io("write", &path))
+        };
+        write("HEAD", format!("ref: {}\n", self.branch_ref()).as_bytes())?;
+        write("config", self.config()?.as_bytes())?;
+        write(
+            "objects/info/alternates",
+            format!("{INSIDE_OBJECTS}\n").as_bytes(),
+        )?;
+        write(&self.branch_ref(), format!("{tip}\n").as_bytes())?;
+        write("packed-refs", self.snapshot()?.as_bytes())?;
+        for (from, to) in [
+            (self.paths.git_dir.join("index"), "index"),
+            (self.paths.common.join("shallow"), "shallow"),
+            (self.paths.common.join("info/exclude"), "info/exclude"),
+        ] {
+            if from.is_file() {
+                fs::copy(&from, building.join(to)).map_err(io("copy", &from))?;
+            }
+        }
+        fs::write(&self.pointer, format!("gitdir: {INSIDE_GIT}\n"))
+            .map_err(io("write", &self.pointer))?;
+        fs::rename(&building, &self.dir).map_err(io("make", &self.dir))
+    }
+
+    fn config(&self) -> Result<String, ImportError> {
+        let format = self.git_text(&["rev-parse", "--show-object-format"])?;
+        let mut config = expected_config(format.trim() == "sha256");
+        // The person's remotes, so a push inside names the same remote; the
+        // host decides a push's credential from the person's own config,
+        // whatever a command later writes here.
+        let remotes = self
+            .git_text(&[
+                "config",
+                "--get-regexp",
+                r"^remote\.[^.]+\.(url|pushurl|fetch)$",
+            ])
+            .unwrap_or_default();
+        for line in remotes.lines() {
+            let Some((key, value)) = line.split_once(' ') else {
+                continue;
+            };
+            let Some((name, field)) = key
+                .strip_prefix("remote.")
+                .and_then(|rest| rest.rsplit_once('.'))
+            else {
+                continue;
+            };
+            if name.contains(['"', '\\', '\n']) || value.contains('\n') {
+                continue;
+            }
+            let value = value.replace('\\', "\\\\").replace('"', "\\\"");
+            config.push_str(&format!("[remote \"{name}\"]\n\t{field} = \"{value}\"\n"));
+        }
+        Ok(config)
+    }
+
+    /// The person's branches, tags and remote branches as packed refs, so a
+    /// command can read them; other sessions' branches are left out.
+    fn snapshot(&self) -> Result<String, ImportError> {
+        let refs = self.git_text(&[
+            "for-each-ref",
+            "--format=%(objectname) %(refname)",
+            "refs/heads",
+            "refs/tags",
+            "refs/remotes",
+        ])?;
+        let mut out = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+        for line in refs.lines() {
+            if !line.contains(" refs/heads/chock/") {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        Ok(out)
+    }
+
+    /// What a command inside sees: the private directory, the person's
+    /// objects read-only, and the pointer over the worktree's `.git` (only
+    /// where the sandbox's workspace is the worktree itself).
+    pub fn binds(&self, workspace: &Path) -> Vec<Bind> {
+        let mut binds = vec![
+            Bind {
+                src: self.dir.clone(),
+                dst: INSIDE_GIT.into(),
+                writable: true,
+            },
+            Bind {
+                src: self.paths.common.join("objects"),
+                dst: INSIDE_OBJECTS.into(),
+                writable: false,
+            },
+        ];
+        if same_dir(workspace, &self.paths.work_tree) {
+            binds.push(Bind {
+                src: self.pointer.clone(),
+                dst: workspace.join(".git"),
+                writable: false,
+            });
+        }
+        binds
+    }
+
+    /// The session branch's tip in the person's repository.
+    pub fn real_tip(&self) -> Result<String, ImportError> {
+        let text = self.git_text(&[
+            "rev-parse",
+            "--verify",
+            &format!("{}^{{commit}}", self.branch_ref()),
+        ])?;
+        Ok(text.trim().to_owned())
+    }
+
+    /// The tip a command left on the session branch in the private
+    /// directory, if it is an object id; the ref is read without following
+    /// a link, and a packed one is looked up in `packed-refs`.
+    pub fn private_tip(&self) -> Result<Option<String>, ImportError> {
+        let name = self.branch_ref();
+        if let Some(text) = read_private(&self.dir, &name, 4096)? {
+            return object_id(text.trim()).map(Some);
+        }
+        let Some(packed) = read_private(&self.dir, "packed-refs", 64 << 20)? else {
+            return Ok(None);
+        };
+        for line in packed.lines() {
+            if let Some((id, refname)) = line.split_once(' ')
+                && refname == name
+            {
+                return object_id(id).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Brings the session branch's commits back from the private directory
+    /// when its tip moved past `known` (the tip last seen); returns the tip
+    /// now on the person's side. `imported` holds the loose objects already
+    /// carried over by this process, so each is copied once.
+    pub fn import(
+        &self,
+        known: &str,
+        imported: &mut BTreeSet<String>,
+    ) -> Result<Option<String>, ImportError> {
+        let Some(tip) = self.private_tip()? else {
+            return Err(ImportError::Refused(format!(
+                "the session branch {} is gone from the sandbox's git directory",
+                self.branch
+            )));
+        };
+        if tip == known {
+            return Ok(None);
+        }
+        let present = self
+            .paths
+            .command(["cat-file", "-e", &format!("{tip}^{{commit}}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !present {
+            self.carry_objects(&tip, known, imported)?;
+        }
+        let ancestor = self
+            .paths
+            .command(["merge-base", "--is-ancestor", &self.start, &tip])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ancestor {
+            return Err(ImportError::Refused(format!(
+                "the sandbox's branch {} points at {tip}, which does not descend from the session's starting commit {}",
+                self.branch, self.start
+            )));
+        }
+        let complete = self
+            .paths
+            .command([
+                "rev-list",
+                "--objects",
+                "--quiet",
+                &tip,
+                &format!("^{}", self.start),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !complete {
+            return Err(ImportError::Refused(format!(
+                "commit {tip} on the sandbox's branch {} reaches objects that are missing or malformed",
+                self.branch
+            )));
+        }
+        self.git_text(&["update-ref", &self.branch_ref(), &tip])?;
+        // The host's own index of the worktree follows the branch, so a
+        // status on the host compares the files with the new commit.
+        self.git_text(&["read-tree", &tip])?;
+        Ok(Some(tip))
+    }
+
+    /// Copies the private loose objects and packs into the scratch
+    /// directory and has git index them into the person's store.
+    fn carry_objects(
+        &self,
+        tip: &str,
+        known: &str,
+        imported: &mut BTreeSet<String>,
+    ) -> Result<(), ImportError> {
+        let _ = fs::remove_dir_all(&self.scratch);
+        let objects = self.scratch.join("objects");
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(objects.join("pack"))
+            .map_err(|source| ImportError::Io {
+                what: "create",
+                path: objects.clone(),
+                source,
+            })?;
+        let copied = copy_objects(&self.dir.join("objects"), &objects, imported);
+        let result = copied.and_then(|fresh| {
+            let packed = self.repack(&objects, tip, known);
+            if packed.is_ok() {
+                imported.extend(fresh);
+            }
+            packed
+        });
+        let _ = fs::remove_dir_all(&self.scratch);
+        result
+    }
+
+    /// `pack-objects` reading the copies as an alternate, piped into
+    /// `index-pack --strict` in the person's repository, which names each
+    /// object by its content.
+    fn repack(&self, objects: &Path, tip: &str, known: &str) -> Result<(), ImportError> {
+        let refused = |what: &str, detail: String| {
+            ImportError::Refused(format!(
+                "the sandbox's commit {tip} could not be brought back ({what}): {detail}"
+            ))
+        };
+        let mut pack = self
+            .paths
+            .command(["pack-objects", "--revs", "--stdout", "--quiet"])
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| refused("pack-objects", err.to_string()))?;
+        if let Some(mut stdin) = pack.stdin.take() {
+            let _ = write!(stdin, "{tip}\n^{known}\n^{}\n", self.start);
+        }
+        let Some(stdout) = pack.stdout.take() else {
+            return Err(refused("pack-objects", "no output".to_owned()));
+        };
+        let index = self
+            .paths
+            .command(["index-pack", "--stdin", "--strict"])
+            .stdin(Stdio::from(OwnedFd::from(stdout)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|err| refused("index-pack", err.to_string()))?;
+        let packed = pack
+            .wait_with_output()
+            .map_err(|err| refused("pack-objects", err.to_string()))?;
+        if !packed.status.success() {
+            return Err(refused(
+                "pack-objects",
+                String::from_utf8_lossy(&packed.stderr).trim().to_owned(),
+            ));
+        }
+        if !index.status.success() {
+            return Err(refused(
+                "index-pack",
+                String::from_utf8_lossy(&index.stderr).trim().to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sentences about what a command changed in the private directory
+    /// that the host ignores: its HEAD, config, alternates, hooks, and
+    /// pointers git would follow in a linked worktree.
+    pub fn inspect(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        let head = format!("ref: {}", self.branch_ref());
+        match read_private(&self.dir, "HEAD", 4096) {
+            Ok(Some(text)) if text.trim() == head => {}
+            _ => found.push(format!(
+                "its HEAD no longer names {}; the host reads only that branch, never HEAD",
+                self.branch
+            )),
+        }
+        let alternates = format!("{INSIDE_OBJECTS}\n");
+        if !matches!(read_private(&self.dir, "objects/info/alternates", 4096), Ok(Some(t)) if t == alternates)
+        {
+            found.push(
+                "its objects/info/alternates was changed; the host never follows it".to_owned(),
+            );
+        }
+        let config = read_private(&self.dir, "config", 1 << 20);
+        let planted = [
+            "fsmonitor",
+            "hookspath",
+            "sshcommand",
+            "external",
+            "[filter",
+            "pager",
+            "[include",
+            "askpass",
+        ];
+        if !matches!(&config, Ok(Some(t)) if !planted.iter().any(|k| t.to_ascii_lowercase().contains(k)))
+        {
+            found.push("its config was changed; no git of the host reads it".to_owned());
+        }
+        for name in ["commondir", "gitdir", "hooks"] {
+            if fs::symlink_metadata(self.dir.join(name)).is_ok() {
+                found.push(format!("it holds {name}, which the host never reads"));
+            }
+        }
+        found
+    }
+
+    /// Runs a hardened git for the person's side and hands back its output.
+    fn git_text(&self, args: &[&str]) -> Result<String, ImportError> {
+        let out = self
+            .paths
+            .command(args)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::piped())
+            .output()
+            .map_err(|source| ImportError::Io {
+                what: "run git in",
+                path: self.paths.work_tree.clone(),
+                source,
+            })?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(ImportError::Refused(format!(
+                "`git {}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )))
+        }
+    }
+}
+
+/// The private directory's config as the host writes it.
+fn expected_config(sha256: bool) -> String {
+    if sha256 {
+        format!(
+            "{}[extensions]\n\tobjectformat = sha256\n",
+            CONFIG.replace("= 0\n\tfilemode", "= 1\n\tfilemode")
+        )
+    } else {
+        CONFIG.to_owned()
+    }
+}
+
+fn parent_of(branch: &str) -> &str {
+    branch.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+}
+
+/// `text` if it is a full object id (40 or 64 lower-case hex digits).
+fn object_id(text: &str) -> Result<String, ImportError> {
+    let hex = text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if hex && (text.len() == 40 || text.len() == 64) {
+        Ok(text.to_owned())
+    } else {
+        Err(ImportError::Refused(format!(
+            "the sandbox's session branch holds {:?}, which is not an object id",
+            text.chars().take(80).collect::<String>()
+        )))
+    }
+}
+
+/// Opens `rel` beneath `root`, one component at a time, never through a
+/// link; `None` when a component is missing.
+fn open_beneath(root: &Path, rel: &str, flags: OFlags) -> std::io::Result<Option<OwnedFd>> {
+    let nofollow = OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::open(
+        root,
+        OFlags::DIRECTORY | OFlags::RDONLY | nofollow,
+        Mode::empty(),
+    )?;
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    for (n, part) in parts.iter().enumerate() {
+        if *part == ".." || *part == "." {
+            return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        }
+        let last = n + 1 == parts.len();
+        let want = if last {
+            flags
+        } else {
+            OFlags::DIRECTORY | OFlags::RDONLY
+        };
+        match rustix::fs::openat(&dir, *part, want | nofollow, Mode::empty()) {
+            Ok(fd) => dir = fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(Some(dir))
+}
+
+/// Reads a regular file beneath the private directory, at most `limit`
+/// bytes; `None` when it is missing. A link or anything but a regular file
+/// is an error.
+fn read_private(root: &Path, rel: &str, limit: u64) -> Result<Option<String>, ImportError> {
+    let io = |source| ImportError::Io {
+        what: "read",
+        path: root.join(rel),
+        source,
+    };
+    let Some(fd) = open_beneath(root, rel, OFlags::RDONLY | OFlags::NONBLOCK).map_err(io)? else {
+        return Ok(None);
+    };
+    let file = fs::File::from(fd);
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(ImportError::Refused(format!(
+            "{rel} in the sandbox's git directory is not a regular file"
+        )));
+    }
+    let mut text = String::new();
+    file.take(limit).read_to_string(&mut text).map_err(io)?;
+    Ok(Some(text))
+}
+
+/// Copies the loose objects and pack files of `from` (the private store)
+/// into `to`, regular files only, each opened beneath `from` without
+/// following a link; skips loose objects already in `imported`. Returns the
+/// loose objects it copied.
+fn copy_objects(
+    from: &Path,
+    to: &Path,
+    imported: &BTreeSet<String>,
+) -> Result<Vec<String>, ImportError> {
+    let io = |what, path: PathBuf| move |source| ImportError::Io { what, path, source };
+    let Some(root) = open_beneath(from, "", OFlags::DIRECTORY | OFlags::RDONLY)
+        .map_err(io("open", from.to_owned()))?
+    else {
+        return Ok(Vec::new());
+    };
+    let mut budget = IMPORT_LIMIT;
+    let mut fresh = Vec::new();
+    let names = list_dir(&root).map_err(io("list", from.to_owned()))?;
+    for dir in names {
+        let loose = dir.len() == 2 && dir.bytes().all(|b| b.is_ascii_hexdigit());
+        if !loose && dir != "pack" {
+            continue;
+        }
+        let Ok(sub) = rustix::fs::openat(
+            &root,
+            dir.as_str(),
+            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        for name in list_dir(&sub).map_err(io("list", from.join(&dir)))? {
+            let wanted = if loose {
+                name.bytes().all(|b| b.is_ascii_hexdigit())
+                    && !imported.contains(&format!("{dir}{name}"))
+            } else {
+                name.starts_with("pack-") && name.ends_with(".pack")
+            };
+            if !wanted {
+                continue;
+            }
+            let Ok(fd) = rustix::fs::openat(
+                &sub,
+                name.as_str(),
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                continue;
+            };
+            let mut file = fs::File::from(fd);
+            let meta = file
+                .metadata()
+                .map_err(io("read", from.join(&dir).join(&name)))?;
+            if !meta.is_file() {
+                continue;
+            }
+            if meta.len() > budget {
+                return Err(ImportError::Refused(format!(
+                    "the sandbox's git objects are over {} GiB; nothing was brought back",
+                    IMPORT_LIMIT >> 30
+                )));
+            }
+            budget -= meta.len();
+            let target_dir = to.join(&dir);
+            fs::create_dir_all(&target_dir).map_err(io("create", target_dir.clone()))?;
+            let target = target_dir.join(&name);
+            let mut out = fs::File::create(&target).map_err(io("write", target.clone()))?;
+            std::io::copy(&mut (&mut file).take(meta.len()), &mut out)
+                .map_err(io("copy", target.clone()))?;
+            if loose {
+                fresh.push(format!("{dir}{name}"));
+            }
+        }
+    }
+    // A pack needs its index to be read as an alternate: made here, from
+    // the pack's content, by git.
+    let packs = to.join("pack");
+    if let Ok(entries) = fs::read_dir(&packs) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "pack") {
+                let ok = super::host_git::hardened()
+                    .arg("index-pack")
+                    .arg(&path)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok {
+                    let _ = fs::remove_file(&path);
+                }
+            }
+        }
+    }
+    Ok(fresh)
+}
+
+fn list_dir(dir: &OwnedFd) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    let fd = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    for entry in rustix::fs::Dir::new(fd)? {
+        let entry = entry?;
+        if let Ok(name) = entry.file_name().to_str()
+            && name != "."
+            && name != ".."
+        {
+            names.push(name.to_owned());
+        }
+    }
+    Ok(names)
+}
