@@ -8,6 +8,7 @@ mod daemon_run;
 mod detach;
 mod gateway;
 mod git_dispatcher;
+mod git_metadata;
 mod git_push;
 mod git_push_ssh;
 mod git_shim;

@@ -102,8 +102,6 @@ pub struct Workspace {
     pub commit: String,
     /// Its branch, when it has one.
     pub branch: Option<String>,
-    /// The worktree's own git directory, when the log recorded it.
-    pub git_dir: Option<PathBuf>,
     /// The repository's common git directory, when the log recorded it.
     pub common_dir: Option<PathBuf>,
     /// The `workspace.open` event (a handover test compares it to endings).
@@ -302,7 +300,6 @@ impl SessionState {
                     dir: w.dir,
                     commit: w.commit,
                     branch: w.branch,
-                    git_dir: w.git_dir,
                     common_dir: w.common_dir,
                     event_id: event.id,
                     applied: false,

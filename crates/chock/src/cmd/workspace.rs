@@ -69,12 +69,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Verb::Show { session } => {
             let entry = manage::find(&state, &session)?;
             caught_up(&state, &entry);
-            print(&manage::show(&entry)?)
+            print(&manage::show(&state, &entry)?)
         }
         Verb::Diff { session } => {
             let entry = manage::find(&state, &session)?;
             caught_up(&state, &entry);
-            print(&manage::diff(&entry)?)
+            print(&manage::diff(&state, &entry)?)
         }
         Verb::Apply { session, yes } => apply(&state, &session, yes),
         Verb::Discard { session } => {
@@ -148,7 +148,7 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
     let plan = ApplyPlan::for_paths(
         entry.session.as_str(),
         &repo,
-        &entry.paths()?,
+        &entry.paths(state)?,
         &entry.branch,
         &entry.commit,
         Landing::new(mode, permitted),

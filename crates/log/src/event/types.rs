@@ -411,12 +411,9 @@ pub struct WorkspaceOpen {
     /// The branch of the checkout, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// The worktree's own git directory in the person's repository, as the
-    /// host made it; git of the host is pointed here, never at what the
-    /// checkout's `.git` file says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub git_dir: Option<PathBuf>,
-    /// The person's repository's common git directory.
+    /// The person's repository's common git directory, as the host found
+    /// it when it made the checkout: every git of the host for this
+    /// checkout is pointed here, never where the checkout's `.git` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub common_dir: Option<PathBuf>,
 }

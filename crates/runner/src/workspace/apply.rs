@@ -140,13 +140,20 @@ impl ApplyPlan {
         start: &str,
         landing: Landing,
     ) -> Result<ApplyPlan, WorkspaceError> {
-        let paths = GitPaths::derive(repo, dir).ok_or_else(|| {
-            WorkspaceError::Refused(format!(
-                "{} is not a worktree of {}: its git directory is not among the repository's worktrees",
-                dir.display(),
-                repo.display()
-            ))
+        let common = GitPaths::common_of(repo).ok_or_else(|| WorkspaceError::NotARepo {
+            path: repo.to_owned(),
         })?;
+        // A view of the host's own beside the checkout, for a plan made
+        // without a session's directory.
+        let view = dir.with_extension("host-git");
+        let paths = GitPaths::of_session(&view, &common, dir);
+        paths
+            .ensure_view(branch)
+            .map_err(|source| WorkspaceError::Io {
+                what: "make the host's view of",
+                path: paths.git_dir.clone(),
+                source,
+            })?;
         ApplyPlan::for_paths(session, repo, &paths, branch, start, landing)
     }
 

@@ -65,7 +65,6 @@ impl Opened {
             dir: self.dir.clone(),
             commit: self.commit.clone(),
             branch: Some(self.branch.clone()),
-            git_dir: Some(self.paths.git_dir.clone()),
             common_dir: Some(self.paths.common.clone()),
         }
     }
@@ -207,25 +206,12 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
         return Err(WorkspaceError::DirTaken { dir, session });
     }
     options.state.ensure_workspaces()?;
-    // git names the worktree's own directory after the checkout's; one
-    // already there would make it pick another name than the one recorded.
     let common = common.canonicalize().map_err(|source| WorkspaceError::Io {
         what: "use the git directory",
         path: common.clone(),
         source,
     })?;
-    let git_dir = common.join("worktrees").join(&session);
-    if fs::symlink_metadata(&git_dir).is_ok() {
-        return Err(WorkspaceError::DirTaken {
-            dir: git_dir,
-            session,
-        });
-    }
-    let paths = GitPaths {
-        common,
-        git_dir,
-        work_tree: dir.clone(),
-    };
+    let paths = GitPaths::of_session(&options.state.session_dir(options.session), &common, &dir);
     Ok(Checked {
         paths,
         repo,
@@ -345,6 +331,14 @@ impl Pending {
                 }
             }
         };
+        checked
+            .paths
+            .ensure_view(&checked.branch)
+            .map_err(|source| WorkspaceError::Io {
+                what: "make the host's view of",
+                path: checked.paths.git_dir.clone(),
+                source,
+            })?;
         Ok(Opened {
             paths: checked.paths,
             root: checked.dir.join(&checked.prefix),

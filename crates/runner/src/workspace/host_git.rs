@@ -27,7 +27,13 @@ use std::process::{Command, Stdio};
 pub struct GitPaths {
     /// The person's repository's common git directory (objects, refs, config).
     pub common: PathBuf,
-    /// The worktree's own git directory inside it (`worktrees/<name>`).
+    /// The host's own view of the checkout (`<session dir>/host-git`): a
+    /// worktree git directory no sandbox ever sees, with its HEAD on the
+    /// session branch, its index, and a `commondir` the host wrote. git's
+    /// ref store reads `commondir` from the directory `GIT_DIR` names
+    /// whatever `GIT_COMMON_DIR` says, so the host never names the
+    /// worktree's own directory in the person's repository, which an older
+    /// sandbox could write.
     pub git_dir: PathBuf,
     /// The worktree.
     pub work_tree: PathBuf,
@@ -101,16 +107,48 @@ impl GitPaths {
         cmd
     }
 
-    /// The worktree's name, as git named its directory.
-    pub fn name(&self) -> Option<&str> {
-        self.git_dir.file_name()?.to_str()
+    /// The paths of the session whose own directory is `session_dir`.
+    pub fn of_session(session_dir: &Path, common: &Path, work_tree: &Path) -> GitPaths {
+        GitPaths {
+            common: common.to_owned(),
+            git_dir: session_dir.join("host-git"),
+            work_tree: work_tree.to_owned(),
+        }
     }
 
-    /// Derives the paths for a checkout the log recorded only by its
-    /// directory (a session from before they were recorded), from places no
-    /// sandbox can write: the person's repository (asked in `project`) and
-    /// its `worktrees/` entries, whose `gitdir` file must name `dir`.
-    pub fn derive(project: &Path, dir: &Path) -> Option<GitPaths> {
+    /// Makes the host's view when it is missing: HEAD on `branch`,
+    /// `commondir`, and an index read from the branch's tip.
+    pub fn ensure_view(&self, branch: &str) -> std::io::Result<()> {
+        if self.git_dir.join("HEAD").is_file() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.git_dir)?;
+        std::fs::write(
+            self.git_dir.join("commondir"),
+            format!("{}\n", self.common.display()),
+        )?;
+        std::fs::write(
+            self.git_dir.join("HEAD"),
+            format!("ref: refs/heads/{branch}\n"),
+        )?;
+        let out = self
+            .command(["read-tree", &format!("refs/heads/{branch}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            let _ = std::fs::remove_file(self.git_dir.join("HEAD"));
+            Err(std::io::Error::other(
+                String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            ))
+        }
+    }
+
+    /// The common git directory of the person's repository `project`, asked
+    /// there (for a session whose log did not record it).
+    pub fn common_of(project: &Path) -> Option<PathBuf> {
         let out = hardened()
             .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
             .current_dir(project)
@@ -119,19 +157,9 @@ impl GitPaths {
         if !out.status.success() {
             return None;
         }
-        let common = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim_end());
-        let common = common.canonicalize().ok()?;
-        let pointer = dir.join(".git");
-        let names = std::fs::read_dir(common.join("worktrees")).ok()?;
-        let git_dir = names.flatten().map(|e| e.path()).find(|own| {
-            std::fs::read_to_string(own.join("gitdir"))
-                .is_ok_and(|text| Path::new(text.trim_end()) == pointer)
-        })?;
-        Some(GitPaths {
-            common,
-            git_dir,
-            work_tree: dir.to_owned(),
-        })
+        PathBuf::from(String::from_utf8(out.stdout).ok()?.trim_end())
+            .canonicalize()
+            .ok()
     }
 }
 

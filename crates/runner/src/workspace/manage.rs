@@ -30,37 +30,38 @@ pub struct Entry {
     pub applied: bool,
     /// `running`, `waiting`, `ended: <reason>` or `crashed` (not ended, no owner).
     pub status: String,
-    /// The git directories the log recorded for the checkout.
-    pub git_dir: Option<PathBuf>,
+    /// The repository's common git directory, as the log recorded it.
     pub common_dir: Option<PathBuf>,
 }
 
 impl Entry {
-    /// The checkout's git directories: as the log recorded them, or, for a
-    /// session from before they were recorded, found from the person's
-    /// repository (never from the checkout's own `.git`).
-    pub fn paths(&self) -> Result<GitPaths, WorkspaceError> {
-        if let (Some(git_dir), Some(common)) = (&self.git_dir, &self.common_dir) {
-            return Ok(GitPaths {
-                common: common.clone(),
-                git_dir: git_dir.clone(),
-                work_tree: self.dir.clone(),
-            });
-        }
-        let project = self.project.as_deref().ok_or_else(|| {
-            WorkspaceError::Refused(format!(
-                "session {} names no project in its log",
-                self.session.as_str()
-            ))
-        })?;
-        GitPaths::derive(project, &self.dir).ok_or_else(|| {
-            WorkspaceError::Refused(format!(
-                "the workspace {} of session {} is not among the worktrees of {}: run `git worktree prune` there",
-                self.dir.display(),
-                self.session.as_str(),
-                project.display()
-            ))
-        })
+    /// The checkout's git directories: the common one as the log recorded
+    /// it, or, for a session from before it was recorded, as the person's
+    /// repository answers (never from the checkout's own `.git`), and the
+    /// host's own view of the checkout, made when missing.
+    pub fn paths(&self, state: &StateDir) -> Result<GitPaths, WorkspaceError> {
+        let common = match &self.common_dir {
+            Some(common) => common.clone(),
+            None => self
+                .project
+                .as_deref()
+                .and_then(GitPaths::common_of)
+                .ok_or_else(|| {
+                    WorkspaceError::Refused(format!(
+                        "the repository of session {} cannot be found from its log",
+                        self.session.as_str()
+                    ))
+                })?,
+        };
+        let paths = GitPaths::of_session(&state.session_dir(&self.session), &common, &self.dir);
+        paths
+            .ensure_view(&self.branch)
+            .map_err(|source| WorkspaceError::Io {
+                what: "make the host's view of",
+                path: paths.git_dir.clone(),
+                source,
+            })?;
+        Ok(paths)
     }
 }
 
@@ -83,7 +84,6 @@ fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
         exists: ws.dir.is_dir(),
         applied: ws.applied,
         status,
-        git_dir: ws.git_dir.clone(),
         common_dir: ws.common_dir.clone(),
         session: id,
     })
@@ -146,7 +146,7 @@ fn missing(entry: &Entry) -> WorkspaceError {
 
 /// A few lines about one workspace: where, which branch, the commits made
 /// since it started, uncommitted files.
-pub fn show(entry: &Entry) -> Result<String, WorkspaceError> {
+pub fn show(state: &StateDir, entry: &Entry) -> Result<String, WorkspaceError> {
     let mut out = format!(
         "session:  {}\ndirectory: {}{}\nbranch:   {}\nstarted at: {}\nstatus:   {}{}\n",
         entry.session.as_str(),
@@ -161,7 +161,7 @@ pub fn show(entry: &Entry) -> Result<String, WorkspaceError> {
         out.push_str(&format!("{}\n", missing(entry)));
         return Ok(out);
     }
-    let paths = entry.paths()?;
+    let paths = entry.paths(state)?;
     let range = format!("{}..refs/heads/{}", entry.commit, entry.branch);
     let log = run(
         &paths,
@@ -185,11 +185,11 @@ pub fn show(entry: &Entry) -> Result<String, WorkspaceError> {
 
 /// Everything the session changed since its start: its commits and what
 /// it has not committed, as one diff against the starting commit.
-pub fn diff(entry: &Entry) -> Result<String, WorkspaceError> {
+pub fn diff(state: &StateDir, entry: &Entry) -> Result<String, WorkspaceError> {
     if !entry.exists {
         return Err(missing(entry));
     }
-    let paths = entry.paths()?;
+    let paths = entry.paths(state)?;
     run(
         &paths,
         &[
@@ -224,7 +224,7 @@ pub fn catch_up(state: &StateDir, entry: &Entry) -> Result<Option<String>, Works
     }
     let git = SandboxGit::new(
         &state.session_dir(&entry.session),
-        entry.paths()?,
+        entry.paths(state)?,
         &entry.branch,
         &entry.commit,
     );
@@ -256,14 +256,22 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
     }
     let repo = repo_of(entry)?;
     let dir = entry.dir.to_string_lossy().into_owned();
-    if entry.exists {
-        git(&repo, &["worktree", "remove", "--force", &dir])?;
-    } else {
+    // git refuses to remove a worktree whose `.git` no longer points back,
+    // which a command could arrange: then the directory is removed here,
+    // without following a link in it, and git prunes its record.
+    if !entry.exists || git(&repo, &["worktree", "remove", "--force", &dir]).is_err() {
+        if entry.exists {
+            std::fs::remove_dir_all(&entry.dir).map_err(|source| WorkspaceError::Io {
+                what: "remove",
+                path: entry.dir.clone(),
+                source,
+            })?;
+        }
         git(&repo, &["worktree", "prune"])?;
     }
     // The session's private git directory goes with the checkout.
     let session_dir = state.session_dir(&entry.session);
-    for name in ["git", "git-pointer", "git-import"] {
+    for name in ["git", "git-pointer", "git-import", "host-git"] {
         let path = session_dir.join(name);
         let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
     }

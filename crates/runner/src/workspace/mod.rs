@@ -169,26 +169,29 @@ pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> Result<bool, WorkspaceError> 
 pub(crate) const FALLBACK_NAME: &str = "Chock";
 pub(crate) const FALLBACK_EMAIL: &str = "chock@localhost";
 
-/// The commits Chock itself makes (a merge) need an identity; the person's
-/// own is used when git has one, else a neutral one.
-pub(crate) fn identity_args(dir: &Path) -> Result<Vec<String>, WorkspaceError> {
-    let has = |key: &str| -> Result<bool, WorkspaceError> {
-        Ok(git_output(dir, &["config", "--get", key])?.status.success()
-            || std::env::var_os(if key == "user.name" {
-                "GIT_COMMITTER_NAME"
-            } else {
-                "GIT_COMMITTER_EMAIL"
-            })
-            .is_some())
+/// The commits Chock itself makes (a merge, a rebase) need an identity:
+/// the person's own as their git reads it in their repository `repo`, else
+/// the committer git's environment names, else a neutral one. Always given
+/// on the command line, because a git pointed at a session's checkout
+/// reads no global config (`host_git`).
+pub(crate) fn identity_args(repo: &Path) -> Result<Vec<String>, WorkspaceError> {
+    let value = |key: &str, env: &str, fallback: &str| -> Result<String, WorkspaceError> {
+        let out = git_output(repo, &["config", "--get", key])?;
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        Ok(if out.status.success() && !text.is_empty() {
+            text
+        } else {
+            std::env::var(env).unwrap_or_else(|_| fallback.to_owned())
+        })
     };
-    let mut out = Vec::new();
-    if !has("user.name")? {
-        out.extend(["-c".to_owned(), format!("user.name={FALLBACK_NAME}")]);
-    }
-    if !has("user.email")? {
-        out.extend(["-c".to_owned(), format!("user.email={FALLBACK_EMAIL}")]);
-    }
-    Ok(out)
+    let name = value("user.name", "GIT_COMMITTER_NAME", FALLBACK_NAME)?;
+    let email = value("user.email", "GIT_COMMITTER_EMAIL", FALLBACK_EMAIL)?;
+    Ok(vec![
+        "-c".to_owned(),
+        format!("user.name={name}"),
+        "-c".to_owned(),
+        format!("user.email={email}"),
+    ])
 }
 
 /// `git status --porcelain` entries of tracked changes and untracked files

@@ -18,9 +18,9 @@
 //! objects (regular files only, opened beneath a directory it opened, never
 //! through a link) into a directory of its own, has git repack them with
 //! `index-pack --strict` into the person's store (which names every object
-//! by its content and refuses malformed ones), checks that the new tip
-//! descends from the session's starting commit and that everything it
-//! reaches is present, and only then moves `refs/heads/chock/<id>`. No
+//! by its content and refuses malformed ones), checks that the new tip is
+//! a fast-forward of the branch and that everything it reaches is present,
+//! and only then moves `refs/heads/chock/<id>` (from the value it checked). No
 //! git of the host ever reads the private directory's config, hooks, HEAD
 //! or alternates. Anything else a command changed there is named in a
 //! notice ([`SandboxGit::inspect`]) and otherwise ignored.
@@ -273,52 +273,49 @@ impl SandboxGit {
         if tip == known {
             return Ok(None);
         }
-        let present = self
-            .paths
-            .command(["cat-file", "-e", &format!("{tip}^{{commit}}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
+        let present = self.succeeds(&["cat-file", "-e", &format!("{tip}^{{commit}}")]);
+        // The person's branch is ahead of the sandbox's (they committed in
+        // the workspace themselves): nothing to bring back, nothing moves.
+        if present && self.succeeds(&["merge-base", "--is-ancestor", &tip, known]) {
+            return Ok(None);
+        }
         if !present {
             self.carry_objects(&tip, known, imported)?;
         }
-        let ancestor = self
-            .paths
-            .command(["merge-base", "--is-ancestor", &self.start, &tip])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ancestor {
+        if !self.succeeds(&["merge-base", "--is-ancestor", known, &tip]) {
             return Err(ImportError::Refused(format!(
-                "the sandbox's branch {} points at {tip}, which does not descend from the session's starting commit {}",
-                self.branch, self.start
+                "the sandbox's branch {} points at {tip}, which is not a fast-forward of the session branch (at {known}); its commits stay in the sandbox's git directory",
+                self.branch
             )));
         }
-        let complete = self
-            .paths
-            .command([
-                "rev-list",
-                "--objects",
-                "--quiet",
-                &tip,
-                &format!("^{}", self.start),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !complete {
+        if !self.succeeds(&[
+            "rev-list",
+            "--objects",
+            "--quiet",
+            &tip,
+            &format!("^{known}"),
+        ]) {
             return Err(ImportError::Refused(format!(
                 "commit {tip} on the sandbox's branch {} reaches objects that are missing or malformed",
                 self.branch
             )));
         }
-        self.git_text(&["update-ref", &self.branch_ref(), &tip])?;
+        self.git_text(&["update-ref", &self.branch_ref(), &tip, known])?;
         // The host's own index of the worktree follows the branch, so a
         // status on the host compares the files with the new commit.
         self.git_text(&["read-tree", &tip])?;
+        // And the person's view, for git run by hand in the workspace: the
+        // worktree's index in their repository, written through the host's
+        // view (git writes it by renaming a new file over it).
+        if let Some(own) = self.worktree_record() {
+            let _ = self
+                .paths
+                .command(["read-tree", &tip])
+                .env("GIT_INDEX_FILE", own.join("index"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
         Ok(Some(tip))
     }
 
@@ -444,6 +441,27 @@ impl SandboxGit {
             }
         }
         found
+    }
+
+    /// The worktree's own directory in the person's repository, when its
+    /// `gitdir` names this checkout.
+    fn worktree_record(&self) -> Option<PathBuf> {
+        let name = self.paths.work_tree.file_name()?;
+        let own = self.paths.common.join("worktrees").join(name);
+        let pointer = std::fs::read_to_string(own.join("gitdir")).ok()?;
+        let points = Path::new(pointer.trim_end());
+        let ours = self.paths.work_tree.join(".git");
+        (points == ours || points.canonicalize().ok() == ours.canonicalize().ok()).then_some(own)
+    }
+
+    /// Whether a hardened git for the person's side exits 0.
+    fn succeeds(&self, args: &[&str]) -> bool {
+        self.paths
+            .command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
     /// Runs a hardened git for the person's side and hands back its output.

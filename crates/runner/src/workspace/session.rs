@@ -185,19 +185,18 @@ pub async fn run_carried_on(
     // The git directories come from the host's own record, or, for a
     // session from before they were recorded, from the person's
     // repository: never from the checkout's `.git`, which a command wrote.
-    let paths = match (&taken.git_dir, &taken.common_dir) {
-        (Some(git_dir), Some(common)) => Some(GitPaths {
-            common: common.clone(),
-            git_dir: git_dir.clone(),
-            work_tree: taken.dir.clone(),
-        }),
-        _ => GitPaths::derive(&project, &taken.dir),
-    };
+    let common = taken
+        .common_dir
+        .clone()
+        .or_else(|| GitPaths::common_of(&project));
+    let session_dir = setup.state.session_dir(&id);
+    let paths = common
+        .map(|common| GitPaths::of_session(&session_dir, &common, &taken.dir))
+        .filter(|paths| paths.ensure_view(&branch).is_ok());
     writer.append(chock_log::event::WorkspaceOpen {
         dir: taken.dir.clone(),
         commit: taken.commit.clone(),
         branch: Some(branch),
-        git_dir: paths.as_ref().map(|p| p.git_dir.clone()),
         common_dir: paths.as_ref().map(|p| p.common.clone()),
     })?;
     writer.append(integrate_decision(setup.policy))?;

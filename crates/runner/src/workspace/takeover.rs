@@ -23,8 +23,7 @@ pub struct Takeover {
     pub dir: PathBuf,
     pub commit: String,
     pub branch: Option<String>,
-    /// The git directories the host recorded, when it did.
-    pub git_dir: Option<PathBuf>,
+    /// The repository's common git directory, when the log recorded it.
     pub common_dir: Option<PathBuf>,
     /// How the previous owner ended.
     pub ended: EndReason,
@@ -86,7 +85,6 @@ pub fn check_takeover(session: &SessionId, events: &[Event]) -> Result<Takeover,
             dir: open.dir,
             commit: open.commit,
             branch: open.branch,
-            git_dir: open.git_dir,
             common_dir: open.common_dir,
             ended: reason,
         }),
