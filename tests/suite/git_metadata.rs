@@ -155,6 +155,18 @@ fn attempt(
         planted.contains(control),
         "the plant did not take: {planted}"
     );
+    // What the plant changed in the sandbox's git directory is named in a
+    // notice: the session says what it ignored, and why.
+    let script = plant(&outside, &session_marker);
+    if script.contains(GIT) || script.contains("git config") {
+        let said: Vec<&str> = events
+            .iter()
+            .filter(|e| e["type"] == "notice")
+            .filter_map(|e| e["text"].as_str())
+            .filter(|t| t.contains("the sandbox's git"))
+            .collect();
+        assert!(!said.is_empty(), "no notice names the plant: {events:#?}");
+    }
     assert_unseen(&output(&events, "c3"), "the next command");
     outside.untouched("after the session's own commands");
     // A workspace left with the plant's uncommitted files is read too.

@@ -18,6 +18,7 @@ mod network;
 mod nix_zon;
 mod plan;
 mod policy;
+mod probe_findings;
 mod run;
 mod run_command;
 mod run_network;

@@ -97,7 +97,8 @@ pub fn default_path() -> Result<PathBuf, GateError> {
 /// Append one line to the log at `path`, creating it (0600) and its directory.
 pub fn append(path: &Path, line: &Line) -> Result<(), GateError> {
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| GateError::io("create directory", dir, e))?;
+        chock_log::paths::create_private_dir(dir)
+            .map_err(|e| GateError::StateDir(e.to_string()))?;
     }
     let mut bytes = serde_json::to_vec(line).unwrap_or_default();
     bytes.push(b'\n');

@@ -145,6 +145,11 @@ fn ensure_dir(dir: &Path, mode: u32) -> Result<(), GateError> {
     if dir.is_dir() {
         return Ok(());
     }
+    // Missing parents (`~/.chock`) are the person's alone.
+    if let Some(parent) = dir.parent() {
+        chock_log::paths::create_private_dir(parent)
+            .map_err(|e| GateError::StateDir(e.to_string()))?;
+    }
     fs::create_dir_all(dir).map_err(|e| GateError::io("create directory", dir, e))?;
     fs::set_permissions(dir, fs::Permissions::from_mode(mode))
         .map_err(|e| GateError::io("set permissions on", dir, e))

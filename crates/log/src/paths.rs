@@ -197,8 +197,9 @@ impl StateDir {
 }
 
 /// Create `dir` (and missing parents) with mode 0700; leave an existing
-/// one as it is.
-fn create_private_dir(dir: &Path) -> Result<(), PathError> {
+/// one as it is. Every directory Chock makes under a person's home
+/// (`~/.local`, `~/.local/state`, `~/.chock`, ...) is made this way.
+pub fn create_private_dir(dir: &Path) -> Result<(), PathError> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)

@@ -160,7 +160,8 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
             "workspace.apply is refused by the policy: {}\nnothing was applied",
             verdict.render()
         ),
-        Decision::Allow => eprintln!("{description}"),
+        // A link out of the repository is asked about whatever the rule.
+        Decision::Allow if plan.outside_links.is_empty() => eprintln!("{description}"),
         _ if yes => eprintln!("{description}"),
         _ => {
             eprintln!("{description}");

@@ -89,6 +89,70 @@ impl ApplyMode {
     }
 }
 
+/// The symbolic links `start..tip` adds or changes whose target is
+/// absolute or climbs out of the repository.
+fn outside_links(
+    paths: &GitPaths,
+    start: &str,
+    tip: &str,
+) -> Result<Vec<(String, String)>, WorkspaceError> {
+    let raw = paths
+        .command([
+            "diff",
+            "--raw",
+            "-z",
+            "--no-renames",
+            "--no-ext-diff",
+            start,
+            tip,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(WorkspaceError::NoGit)?;
+    let raw = super::git_result(&paths.work_tree, "diff --raw", raw)?;
+    let mut fields = raw.split('\0');
+    let mut links = Vec::new();
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let (Some(mode), Some(blob)) = (parts.get(1), parts.get(3)) else {
+            continue;
+        };
+        if *mode != "120000" {
+            continue;
+        }
+        let out = paths
+            .command(["cat-file", "blob", blob])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .map_err(WorkspaceError::NoGit)?;
+        let target = String::from_utf8_lossy(&out.stdout).into_owned();
+        if points_outside(path, &target) {
+            links.push((path.to_owned(), target));
+        }
+    }
+    Ok(links)
+}
+
+/// Whether a link at `path` (relative to the repository's top) with
+/// `target` leads out of the repository, read lexically.
+fn points_outside(path: &str, target: &str) -> bool {
+    if target.starts_with('/') {
+        return true;
+    }
+    let mut depth: usize = path.matches('/').count();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if depth == 0 => return true,
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+    }
+    false
+}
+
 /// What an apply will do once permitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Landing {
@@ -126,6 +190,10 @@ pub struct ApplyPlan {
     pub landing: Landing,
     /// The person's checked-out branch and its commit, for modes that move it.
     pub target: Option<(String, String)>,
+    /// Symbolic links the session's commits add or change whose target lies
+    /// outside the repository (`(path, target)`): named in the description,
+    /// and asked about even where the policy allows the apply.
+    pub outside_links: Vec<(String, String)>,
 }
 
 impl ApplyPlan {
@@ -210,7 +278,9 @@ impl ApplyPlan {
                 Some((name, at))
             }
         };
+        let outside_links = outside_links(paths, start, &tip)?;
         Ok(ApplyPlan {
+            outside_links,
             session: session.to_owned(),
             repo: repo.to_owned(),
             dir: dir.to_owned(),
@@ -262,6 +332,12 @@ impl ApplyPlan {
         };
         for (commit, subject) in &self.commits {
             text.push_str(&format!("\n  {} {subject}", short(commit)));
+        }
+        if !self.outside_links.is_empty() {
+            text.push_str("\nThe commits add symbolic links that point outside the repository; your checkout will hold them:");
+            for (path, target) in &self.outside_links {
+                text.push_str(&format!("\n  {path} -> {target}"));
+            }
         }
         text
     }
@@ -369,5 +445,21 @@ impl ApplyPlan {
             commit: Some(rev(&self.repo, "HEAD")?),
             target: name.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::points_outside;
+
+    #[test]
+    fn a_link_is_outside_when_absolute_or_climbing_past_the_top() {
+        assert!(points_outside("a", "/etc/passwd"));
+        assert!(points_outside("a", "../x"));
+        assert!(points_outside("d/a", "../../x"));
+        assert!(points_outside("d/a", "x/../../../y"));
+        assert!(!points_outside("d/a", "../x"));
+        assert!(!points_outside("a", "b/c"));
+        assert!(!points_outside("d/a", "./../d/b"));
     }
 }

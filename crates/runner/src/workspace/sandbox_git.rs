@@ -448,7 +448,7 @@ impl SandboxGit {
     fn worktree_record(&self) -> Option<PathBuf> {
         let name = self.paths.work_tree.file_name()?;
         let own = self.paths.common.join("worktrees").join(name);
-        let pointer = std::fs::read_to_string(own.join("gitdir")).ok()?;
+        let pointer = fs::read_to_string(own.join("gitdir")).ok()?;
         let points = Path::new(pointer.trim_end());
         let ours = self.paths.work_tree.join(".git");
         (points == ours || points.canonicalize().ok() == ours.canonicalize().ok()).then_some(own)
