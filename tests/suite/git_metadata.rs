@@ -6,8 +6,9 @@
 //! then plants something in the git metadata it can reach, and shows in
 //! its own output that the plant took (the positive control: git inside
 //! reads it). Then every host action that reads a workspace's git runs:
-//! the session's next command, `chock run --continue` and its command,
-//! `chock workspace list`, `show`, `diff`, `apply` and `discard`. None may
+//! the session's next command, `chock run --continue` and its command, an
+//! adopt after a handover and its command, `chock workspace list`, `show`,
+//! `diff`, `apply` and `discard`. None may
 //! read, write or run anything outside the workspace: the markers a
 //! planted command would leave stay absent, a host file stays unread and
 //! unchanged, no later sandbox sees the directory a plant named, and the
@@ -140,6 +141,8 @@ fn attempt(
             ),
         ),
         Turn::text("Done again.").into(),
+        run_command("c5", &looks_outside(&outside)),
+        Turn::text("Done after the handover.").into(),
     ]);
     write_config(&state, &fake.config_zon(Wire::OpenAi, "m"));
     let p = project.path().to_str().unwrap();
@@ -189,6 +192,24 @@ fn attempt(
     let events = log_values(&st.log_path(&id));
     assert_unseen(&output(&events, "c4"), "a command after --continue");
     outside.untouched("after --continue");
+
+    // A handover, as `chock detach` leaves it, then the daemon's adopt.
+    let mut writer = chock_log::LogWriter::open(&st.log_path(&id)).unwrap();
+    writer
+        .append(chock_log::event::SessionEnd {
+            reason: chock_log::event::EndReason::Handover,
+            detail: "handed to the daemon".to_owned(),
+        })
+        .unwrap();
+    drop(writer);
+    let out = chock(&state)
+        .args(["run", "--adopt", &sid, "once more"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let events = log_values(&st.log_path(&id));
+    assert_unseen(&output(&events, "c5"), "a command after an adopt");
+    outside.untouched("after an adopt");
 
     for args in [
         vec!["workspace", "list"],
