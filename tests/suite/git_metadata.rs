@@ -194,7 +194,7 @@ fn attempt(
     outside.untouched("after --continue");
 
     // A handover, as `chock detach` leaves it, then the daemon's adopt.
-    let mut writer = chock_log::LogWriter::open(&st.log_path(&id)).unwrap();
+    let mut writer = chock_log::LogWriter::open(st.log_path(&id)).unwrap();
     writer
         .append(chock_log::event::SessionEnd {
             reason: chock_log::event::EndReason::Handover,
