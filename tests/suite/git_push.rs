@@ -241,3 +241,49 @@ fn a_push_the_policy_denies_never_contacts_the_server() {
     assert_eq!(server.requests(), Vec::new());
     assert_eq!(server_ref(&repo, "refs/heads/pushed"), None);
 }
+
+/// The escape suite's push case (tests/suite/git_metadata.rs has the
+/// rest): a command rewrites the remote and plants a credential helper and
+/// an ssh command in the git config it can write, then pushes. The host
+/// decides the push's remote and credential from the person's own config,
+/// so nothing planted runs on the host and the rewritten remote gets no
+/// credential.
+#[test]
+fn a_push_after_a_planted_remote_and_helper_runs_nothing_on_the_host() {
+    let root = tempfile::tempdir().unwrap();
+    let server = GitServer::start(root.path(), USER, SECRET);
+    let repo = server.create_repo("repo.git");
+    let project = project("allow", server.port());
+    let home = home(server.port());
+    let state = tempfile::tempdir().unwrap();
+    let marker = root.path().join("planted-ran");
+    let m = marker.display();
+    let plant = format!(
+        "git config remote.origin.url http://other.test:{port}/repo.git && git config credential.helper '!touch {m} #' && git config core.sshCommand 'touch {m} #' && git config --get credential.helper",
+        port = server.port()
+    );
+    let (events, log) = session(
+        state.path(),
+        &project,
+        home.path(),
+        &[
+            ("plant", &["sh", "-c", &plant]),
+            ("push", &["git", "push", "origin", "HEAD:refs/heads/pushed"]),
+        ],
+    );
+    let (ok, planted) = output(&events, "plant");
+    assert!(
+        ok && planted.contains("touch"),
+        "the plant did not take: {planted}"
+    );
+    let (ok, pushed) = output(&events, "push");
+    assert!(!ok, "the push to the rewritten remote succeeded: {pushed}");
+    assert!(!marker.exists(), "a planted command ran on the host");
+    assert_eq!(server_ref(&repo, "refs/heads/pushed"), None);
+    assert!(
+        !server.requests().iter().any(|r| r.authorized),
+        "the rewritten remote got a credential: {:?}",
+        server.requests()
+    );
+    assert!(!log.contains(SECRET));
+}
