@@ -215,6 +215,10 @@ impl Commands {
         };
         let git = &state.git;
         let mut said = Vec::new();
+        // No command of this session has run yet: nothing to bring back.
+        if !git.dir.is_dir() {
+            return said;
+        }
         let known = match state.known.borrow().clone() {
             Some(known) => Ok(known),
             None => git.real_tip(),

@@ -116,21 +116,22 @@ impl GitPaths {
         }
     }
 
-    /// Makes the host's view when it is missing: HEAD on `branch`,
-    /// `commondir`, and an index read from the branch's tip.
+    /// Makes the host's view when it is missing (HEAD on `branch`,
+    /// `commondir`) and reads its index from the branch's tip, so the
+    /// host's status compares the files with the branch as it is now (the
+    /// person may have committed in the workspace themselves).
     pub fn ensure_view(&self, branch: &str) -> std::io::Result<()> {
-        if self.git_dir.join("HEAD").is_file() {
-            return Ok(());
+        if !self.git_dir.join("HEAD").is_file() {
+            std::fs::create_dir_all(&self.git_dir)?;
+            std::fs::write(
+                self.git_dir.join("commondir"),
+                format!("{}\n", self.common.display()),
+            )?;
+            std::fs::write(
+                self.git_dir.join("HEAD"),
+                format!("ref: refs/heads/{branch}\n"),
+            )?;
         }
-        std::fs::create_dir_all(&self.git_dir)?;
-        std::fs::write(
-            self.git_dir.join("commondir"),
-            format!("{}\n", self.common.display()),
-        )?;
-        std::fs::write(
-            self.git_dir.join("HEAD"),
-            format!("ref: refs/heads/{branch}\n"),
-        )?;
         let out = self
             .command(["read-tree", &format!("refs/heads/{branch}")])
             .stdout(Stdio::null())
@@ -139,7 +140,6 @@ impl GitPaths {
         if out.status.success() {
             Ok(())
         } else {
-            let _ = std::fs::remove_file(self.git_dir.join("HEAD"));
             Err(std::io::Error::other(
                 String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             ))
