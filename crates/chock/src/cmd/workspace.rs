@@ -120,11 +120,17 @@ fn list(state: &StateDir) -> anyhow::Result<ExitCode> {
 /// git directory, saying so; a refusal is said and nothing moves.
 fn caught_up(state: &StateDir, entry: &Entry) {
     match manage::catch_up(state, entry) {
-        Ok(Some(tip)) => eprintln!(
-            "chock: brought back the session's commits up to {} from its sandbox's git directory",
-            tip.get(..7).unwrap_or(&tip)
-        ),
-        Ok(None) => {}
+        Ok((moved, said)) => {
+            if let Some(tip) = moved {
+                eprintln!(
+                    "chock: brought back the session's commits up to {} from its sandbox's git directory",
+                    tip.get(..7).unwrap_or(&tip)
+                );
+            }
+            for sentence in said {
+                eprintln!("chock: {sentence}");
+            }
+        }
         Err(err) => eprintln!("chock: {err}"),
     }
 }
@@ -145,7 +151,7 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
         .unwrap_or_else(|| policy.decision(&Action::workspace_integrate()) != Decision::Deny);
     let mode = ApplyMode::for_project(&project)?;
     let repo = manage::repo_of(&entry)?;
-    let plan = ApplyPlan::for_paths(
+    let plan = ApplyPlan::new(
         entry.session.as_str(),
         &repo,
         &entry.paths(state)?,

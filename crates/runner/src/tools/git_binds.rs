@@ -16,9 +16,8 @@
 //! neutral identity Chock's own merges use (`Chock <chock@localhost>`).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::workspace::{FALLBACK_EMAIL, FALLBACK_NAME};
+use crate::workspace::identity;
 
 /// The environment for git inside, for a checkout of the repository whose
 /// common git directory is `common`.
@@ -39,33 +38,6 @@ pub(super) fn git_env(common: &Path) -> Vec<(String, String)> {
         env.push((format!("GIT_{role}_EMAIL"), email.clone()));
     }
     env
-}
-
-/// `user.name` and `user.email` as the person's git reads them for their
-/// repository, in one call.
-fn identity(common: &Path) -> (String, String) {
-    let out = Command::new("git")
-        .arg("--git-dir")
-        .arg(common)
-        .args(["config", "--get-regexp", r"^user\.(name|email)$"])
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_CONFIG_PARAMETERS")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    let text = out.map(|o| o.stdout).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    let value = |key: &str| {
-        text.lines()
-            .filter_map(|l| l.split_once(' '))
-            .filter(|(k, v)| k.eq_ignore_ascii_case(key) && !v.trim().is_empty())
-            .map(|(_, v)| v.trim().to_owned())
-            .next_back()
-    };
-    (
-        value("user.name").unwrap_or_else(|| FALLBACK_NAME.to_owned()),
-        value("user.email").unwrap_or_else(|| FALLBACK_EMAIL.to_owned()),
-    )
 }
 
 #[cfg(test)]

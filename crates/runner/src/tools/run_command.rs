@@ -39,7 +39,7 @@ use super::jobs::{self, Jobs};
 use super::push_call::{self, PushCall};
 use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
 use crate::net::NetSetup;
-use crate::workspace::SandboxGit;
+use crate::workspace::{BringBack, SandboxGit};
 
 /// Seconds a command may run when the model names no timeout.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -161,17 +161,7 @@ pub struct Commands {
     pushes: Cell<u64>,
     /// The session's private git directory and what the host has brought
     /// back from it (`None` for a session outside a worktree).
-    git: Option<GitState>,
-}
-
-/// The private git directory's bookkeeping: the tip last brought back, the
-/// loose objects already carried, what was already said about it.
-#[derive(Debug)]
-struct GitState {
-    git: SandboxGit,
-    known: RefCell<Option<String>>,
-    imported: RefCell<std::collections::BTreeSet<String>>,
-    said: RefCell<std::collections::BTreeSet<String>>,
+    git: Option<BringBack>,
 }
 
 impl Commands {
@@ -197,49 +187,14 @@ impl Commands {
     /// see [`SandboxGit`].
     #[must_use]
     pub fn with_git(mut self, git: SandboxGit) -> Self {
-        self.git = Some(GitState {
-            git,
-            known: RefCell::new(None),
-            imported: RefCell::new(std::collections::BTreeSet::new()),
-            said: RefCell::new(std::collections::BTreeSet::new()),
-        });
+        self.git = Some(BringBack::new(git));
         self
     }
 
-    /// Brings back the commits commands made in the private git directory
-    /// and says, once each, what the host ignored there; the sentences go
-    /// in a notice.
+    /// Brings back the commits commands made in the private git directory;
+    /// the sentences for a notice ([`BringBack::run`]).
     pub fn bring_back_git(&self) -> Vec<String> {
-        let Some(state) = &self.git else {
-            return Vec::new();
-        };
-        let git = &state.git;
-        let mut said = Vec::new();
-        // No command of this session has run yet: nothing to bring back.
-        if !git.dir.is_dir() {
-            return said;
-        }
-        let known = match state.known.borrow().clone() {
-            Some(known) => Ok(known),
-            None => git.real_tip(),
-        };
-        let result = known.and_then(|known| {
-            let moved = git.import(&known, &mut state.imported.borrow_mut())?;
-            *state.known.borrow_mut() = Some(moved.unwrap_or(known));
-            Ok(())
-        });
-        if let Err(err) = result {
-            said.push(format!(
-                "the commits of the sandbox's git were not brought back: {err}; branch {} stays where it was",
-                git.branch
-            ));
-        }
-        for finding in git.inspect() {
-            if state.said.borrow_mut().insert(finding.clone()) {
-                said.push(format!("the sandbox's git directory changed: {finding}"));
-            }
-        }
-        said
+        self.git.as_ref().map(|git| git.run().1).unwrap_or_default()
     }
 
     /// Makes each permitted foreground `git push` a directory of its own in
@@ -266,7 +221,7 @@ impl Commands {
             base,
             &args.command,
             &self.workspace,
-            self.git.as_ref().map(|state| &state.git.paths),
+            self.git.as_ref().map(|git| &git.git().paths),
             parent,
             &format!("push-{n}"),
         )
@@ -292,10 +247,10 @@ impl Commands {
         let cell = if routed { &self.routed } else { &self.sandbox };
         cell.get_or_init(|| {
             let mut spec = SandboxSpec::new(&self.workspace);
-            if let Some(state) = &self.git {
-                state.git.ensure().map_err(|err| err.to_string())?;
-                spec.binds.extend(state.git.binds(&self.workspace));
-                spec.env.extend(git_env(&state.git.paths.common));
+            if let Some(git) = self.git.as_ref().map(BringBack::git) {
+                git.ensure().map_err(|err| err.to_string())?;
+                spec.binds.extend(git.binds(&self.workspace));
+                spec.env.extend(git_env(&git.paths.common));
             }
             spec.jit = self.jit;
             spec.stdin = Stdio::Null;

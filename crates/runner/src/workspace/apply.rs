@@ -96,21 +96,15 @@ fn outside_links(
     start: &str,
     tip: &str,
 ) -> Result<Vec<(String, String)>, WorkspaceError> {
-    let raw = paths
-        .command([
-            "diff",
-            "--raw",
-            "-z",
-            "--no-renames",
-            "--no-ext-diff",
-            start,
-            tip,
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .map_err(WorkspaceError::NoGit)?;
-    let raw = super::git_result(&paths.work_tree, "diff --raw", raw)?;
+    let raw = paths.run(&[
+        "diff",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-ext-diff",
+        start,
+        tip,
+    ])?;
     let mut fields = raw.split('\0');
     let mut links = Vec::new();
     while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
@@ -121,13 +115,7 @@ fn outside_links(
         if *mode != "120000" {
             continue;
         }
-        let out = paths
-            .command(["cat-file", "blob", blob])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .map_err(WorkspaceError::NoGit)?;
-        let target = String::from_utf8_lossy(&out.stdout).into_owned();
+        let target = paths.run(&["cat-file", "blob", blob])?;
         if points_outside(path, &target) {
             links.push((path.to_owned(), target));
         }
@@ -197,37 +185,9 @@ pub struct ApplyPlan {
 }
 
 impl ApplyPlan {
-    /// Works out the apply of session `session`'s workspace `dir` (on
-    /// `branch`, started at `start`) into `repo`, its git directories
-    /// found from `repo` (never from the checkout's own `.git`).
+    /// Works out the apply of session `session`'s checkout (its git
+    /// directories `paths`, on `branch`, started at `start`) into `repo`.
     pub fn new(
-        session: &str,
-        repo: &Path,
-        dir: &Path,
-        branch: &str,
-        start: &str,
-        landing: Landing,
-    ) -> Result<ApplyPlan, WorkspaceError> {
-        let common = GitPaths::common_of(repo).ok_or_else(|| WorkspaceError::NotARepo {
-            path: repo.to_owned(),
-        })?;
-        // A view of the host's own beside the checkout, for a plan made
-        // without a session's directory.
-        let view = dir.with_extension("host-git");
-        let paths = GitPaths::of_session(&view, &common, dir);
-        paths
-            .ensure_view(branch)
-            .map_err(|source| WorkspaceError::Io {
-                what: "make the host's view of",
-                path: paths.git_dir.clone(),
-                source,
-            })?;
-        ApplyPlan::for_paths(session, repo, &paths, branch, start, landing)
-    }
-
-    /// [`ApplyPlan::new`] for a checkout whose git directories the log
-    /// recorded.
-    pub fn for_paths(
         session: &str,
         repo: &Path,
         paths: &GitPaths,
@@ -236,6 +196,7 @@ impl ApplyPlan {
         landing: Landing,
     ) -> Result<ApplyPlan, WorkspaceError> {
         let dir = paths.work_tree.as_path();
+        paths.ensure_view(branch)?;
         let dirty = changed_files_in(paths)?;
         if !dirty.is_empty() {
             return Err(WorkspaceError::Uncommitted {
@@ -396,7 +357,7 @@ impl ApplyPlan {
             ApplyMode::Rebase => {
                 // The rebase runs in the workspace, whose files a command
                 // wrote: through the recorded git directories only.
-                let ids = identity_args(&self.repo)?;
+                let ids = identity_args(&self.repo);
                 let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
                 args.extend(["rebase", "--quiet", "--onto", &target_tip, &self.start]);
                 let out = self
@@ -417,7 +378,7 @@ impl ApplyPlan {
                 git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch])?;
             }
             ApplyMode::Merge => {
-                let ids = identity_args(&self.repo)?;
+                let ids = identity_args(&self.repo);
                 let message = format!("Merge session {} ({})", self.session, self.branch);
                 let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
                 args.extend([

@@ -331,14 +331,7 @@ impl Pending {
                 }
             }
         };
-        checked
-            .paths
-            .ensure_view(&checked.branch)
-            .map_err(|source| WorkspaceError::Io {
-                what: "make the host's view of",
-                path: checked.paths.git_dir.clone(),
-                source,
-            })?;
+        checked.paths.ensure_view(&checked.branch)?;
         Ok(Opened {
             paths: checked.paths,
             root: checked.dir.join(&checked.prefix),

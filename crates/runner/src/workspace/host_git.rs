@@ -4,9 +4,10 @@
 //! none of git's own pointers there: the worktree's `.git` file, its git
 //! directory's `commondir`, `gitdir` and `HEAD` are all things a command
 //! could have rewritten. Every git the host runs for a session names the
-//! three directories from its own record ([`GitPaths`], recorded in
-//! `workspace.open` when the checkout was made) through `GIT_DIR`,
-//! `GIT_COMMON_DIR` and `GIT_WORK_TREE`, which git obeys over any file.
+//! three directories from its own record ([`GitPaths`]: the common git
+//! directory recorded in `workspace.open` when the checkout was made, and
+//! a view of the host's own) through `GIT_DIR`, `GIT_COMMON_DIR` and
+//! `GIT_WORK_TREE`.
 //!
 //! The configuration git may read is the person's repository's own (which
 //! no sandbox can write: it is never bound in) and nothing else: no system
@@ -21,6 +22,8 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use super::WorkspaceError;
 
 /// The directories of one session's checkout, as the host recorded them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +110,27 @@ impl GitPaths {
         cmd
     }
 
+    /// Runs a git for the checkout and hands back its stdout, or the error
+    /// naming what failed.
+    pub fn run(&self, args: &[&str]) -> Result<String, WorkspaceError> {
+        let out = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(WorkspaceError::NoGit)?;
+        super::git_result(&self.work_tree, &args.join(" "), out)
+    }
+
+    /// Whether a git for the checkout exits 0 (its output dropped).
+    pub fn succeeds(&self, args: &[&str]) -> bool {
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
     /// The paths of the session whose own directory is `session_dir`.
     pub fn of_session(session_dir: &Path, common: &Path, work_tree: &Path) -> GitPaths {
         GitPaths {
@@ -120,30 +144,27 @@ impl GitPaths {
     /// `commondir`) and reads its index from the branch's tip, so the
     /// host's status compares the files with the branch as it is now (the
     /// person may have committed in the workspace themselves).
-    pub fn ensure_view(&self, branch: &str) -> std::io::Result<()> {
+    pub fn ensure_view(&self, branch: &str) -> Result<(), WorkspaceError> {
+        let io = |source| WorkspaceError::Io {
+            what: "make the host's view of",
+            path: self.git_dir.clone(),
+            source,
+        };
         if !self.git_dir.join("HEAD").is_file() {
-            std::fs::create_dir_all(&self.git_dir)?;
+            std::fs::create_dir_all(&self.git_dir).map_err(io)?;
             std::fs::write(
                 self.git_dir.join("commondir"),
                 format!("{}\n", self.common.display()),
-            )?;
+            )
+            .map_err(io)?;
             std::fs::write(
                 self.git_dir.join("HEAD"),
                 format!("ref: refs/heads/{branch}\n"),
-            )?;
+            )
+            .map_err(io)?;
         }
-        let out = self
-            .command(["read-tree", &format!("refs/heads/{branch}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(std::io::Error::other(
-                String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            ))
-        }
+        self.run(&["read-tree", &format!("refs/heads/{branch}")])
+            .map(drop)
     }
 
     /// The common git directory of the person's repository `project`, asked

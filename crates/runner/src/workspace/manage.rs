@@ -14,8 +14,8 @@ use chock_log::fold::Status;
 use chock_log::{SessionId, SessionState, StateDir, fold_log, list_sessions, locks};
 
 use super::host_git::GitPaths;
-use super::sandbox_git::SandboxGit;
-use super::{WorkspaceError, branch_name, changed_files_in, git, git_output, git_result, toplevel};
+use super::sandbox_git::{BringBack, SandboxGit};
+use super::{WorkspaceError, branch_name, changed_files_in, git, git_output, toplevel};
 
 /// One session's workspace as the log names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,8 @@ impl Entry {
     /// The checkout's git directories: the common one as the log recorded
     /// it, or, for a session from before it was recorded, as the person's
     /// repository answers (never from the checkout's own `.git`), and the
-    /// host's own view of the checkout, made when missing.
+    /// host's own view of the checkout ([`GitPaths::ensure_view`] makes it
+    /// and reads its index before a status).
     pub fn paths(&self, state: &StateDir) -> Result<GitPaths, WorkspaceError> {
         let common = match &self.common_dir {
             Some(common) => common.clone(),
@@ -53,15 +54,11 @@ impl Entry {
                     ))
                 })?,
         };
-        let paths = GitPaths::of_session(&state.session_dir(&self.session), &common, &self.dir);
-        paths
-            .ensure_view(&self.branch)
-            .map_err(|source| WorkspaceError::Io {
-                what: "make the host's view of",
-                path: paths.git_dir.clone(),
-                source,
-            })?;
-        Ok(paths)
+        Ok(GitPaths::of_session(
+            &state.session_dir(&self.session),
+            &common,
+            &self.dir,
+        ))
     }
 }
 
@@ -162,11 +159,9 @@ pub fn show(state: &StateDir, entry: &Entry) -> Result<String, WorkspaceError> {
         return Ok(out);
     }
     let paths = entry.paths(state)?;
+    paths.ensure_view(&entry.branch)?;
     let range = format!("{}..refs/heads/{}", entry.commit, entry.branch);
-    let log = run(
-        &paths,
-        &["log", "--no-ext-diff", "--format=  %h %s", &range],
-    )?;
+    let log = paths.run(&["log", "--no-ext-diff", "--format=  %h %s", &range])?;
     if log.is_empty() {
         out.push_str("commits:  none yet\n");
     } else {
@@ -190,50 +185,37 @@ pub fn diff(state: &StateDir, entry: &Entry) -> Result<String, WorkspaceError> {
         return Err(missing(entry));
     }
     let paths = entry.paths(state)?;
-    run(
-        &paths,
-        &[
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--ignore-submodules=all",
-            &entry.commit,
-        ],
-    )
-}
-
-/// A hardened git in a session's checkout, its stdout.
-fn run(paths: &GitPaths, args: &[&str]) -> Result<String, WorkspaceError> {
-    let out = paths
-        .command(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .map_err(WorkspaceError::NoGit)?;
-    git_result(&paths.work_tree, &args.join(" "), out)
+    paths.ensure_view(&entry.branch)?;
+    paths.run(&[
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=all",
+        &entry.commit,
+    ])
 }
 
 /// Brings back commits a session's commands made in its private git
 /// directory that its process did not (it crashed, or is from before
-/// imports): only while no process holds the session. A refusal is said
-/// and nothing moves.
-pub fn catch_up(state: &StateDir, entry: &Entry) -> Result<Option<String>, WorkspaceError> {
+/// imports), only while no process holds the session: the tip now on the
+/// person's side when it moved, and what was refused or ignored.
+pub fn catch_up(
+    state: &StateDir,
+    entry: &Entry,
+) -> Result<(Option<String>, Vec<String>), WorkspaceError> {
     if !entry.exists || locks::is_owned(&state.log_path(&entry.session)).unwrap_or(true) {
-        return Ok(None);
+        return Ok((None, Vec::new()));
     }
+    let paths = entry.paths(state)?;
+    paths.ensure_view(&entry.branch)?;
     let git = SandboxGit::new(
         &state.session_dir(&entry.session),
-        entry.paths(state)?,
+        paths,
         &entry.branch,
         &entry.commit,
     );
-    if !git.dir.is_dir() {
-        return Ok(None);
-    }
-    let refused = |err: super::sandbox_git::ImportError| WorkspaceError::Refused(err.to_string());
-    let known = git.real_tip().map_err(refused)?;
-    git.import(&known, &mut Default::default()).map_err(refused)
+    Ok(BringBack::new(git).run())
 }
 
 /// What a discard did.
@@ -271,7 +253,7 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
     }
     // The session's private git directory goes with the checkout.
     let session_dir = state.session_dir(&entry.session);
-    for name in ["git", "git-pointer", "git-import", "host-git"] {
+    for name in ["git", "git-pointer", "git-config", "git-import", "host-git"] {
         let path = session_dir.join(name);
         let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
     }

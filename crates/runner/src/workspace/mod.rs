@@ -27,7 +27,7 @@ use std::process::{Child, Command, Stdio};
 pub use apply::{ApplyMode, ApplyPlan, Landing};
 pub use create::{Checked, CreateOptions, Opened, Pending, check, create};
 pub use host_git::GitPaths;
-pub use sandbox_git::SandboxGit;
+pub use sandbox_git::{BringBack, SandboxGit};
 pub use takeover::{Takeover, TakeoverError, check_takeover};
 
 /// The branch a session's workspace is on.
@@ -115,16 +115,7 @@ pub enum WorkspaceError {
 
 /// Runs git in `dir` with `args`; stdout on success.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, WorkspaceError> {
-    let out = git_output(dir, args)?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(WorkspaceError::Git {
-            args: args.join(" "),
-            dir: dir.to_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
-    }
+    git_result(dir, &args.join(" "), git_output(dir, args)?)
 }
 
 /// Runs git and hands back whatever happened, success or not.
@@ -169,52 +160,55 @@ pub(crate) fn git_ok(dir: &Path, args: &[&str]) -> Result<bool, WorkspaceError> 
 pub(crate) const FALLBACK_NAME: &str = "Chock";
 pub(crate) const FALLBACK_EMAIL: &str = "chock@localhost";
 
-/// The commits Chock itself makes (a merge, a rebase) need an identity:
-/// the person's own as their git reads it in their repository `repo`, else
-/// the committer git's environment names, else a neutral one. Always given
-/// on the command line, because a git pointed at a session's checkout
-/// reads no global config (`host_git`).
-pub(crate) fn identity_args(repo: &Path) -> Result<Vec<String>, WorkspaceError> {
-    let value = |key: &str, env: &str, fallback: &str| -> Result<String, WorkspaceError> {
-        let out = git_output(repo, &["config", "--get", key])?;
-        let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        Ok(if out.status.success() && !text.is_empty() {
-            text
-        } else {
-            std::env::var(env).unwrap_or_else(|_| fallback.to_owned())
-        })
+/// The person's identity as their git reads it in `dir` (their
+/// repository, or its git directory), in one call: `user.name` and
+/// `user.email`, else what the committer environment names, else Chock's
+/// neutral one. Never read in a session's checkout, whose files a command
+/// wrote.
+pub(crate) fn identity(dir: &Path) -> (String, String) {
+    let text = git_output(dir, &["config", "--get-regexp", r"^user\.(name|email)$"])
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .unwrap_or_default();
+    let value = |key: &str, env: &str, fallback: &str| {
+        text.lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(k, v)| k.eq_ignore_ascii_case(key) && !v.trim().is_empty())
+            .map(|(_, v)| v.trim().to_owned())
+            .next_back()
+            .or_else(|| std::env::var(env).ok())
+            .unwrap_or_else(|| fallback.to_owned())
     };
-    let name = value("user.name", "GIT_COMMITTER_NAME", FALLBACK_NAME)?;
-    let email = value("user.email", "GIT_COMMITTER_EMAIL", FALLBACK_EMAIL)?;
-    Ok(vec![
+    (
+        value("user.name", "GIT_COMMITTER_NAME", FALLBACK_NAME),
+        value("user.email", "GIT_COMMITTER_EMAIL", FALLBACK_EMAIL),
+    )
+}
+
+/// The commits Chock itself makes (a merge, a rebase) need an identity:
+/// the person's own ([`identity`]), always given on the command line,
+/// because a git pointed at a session's checkout reads no global config
+/// (`host_git`).
+pub(crate) fn identity_args(repo: &Path) -> Vec<String> {
+    let (name, email) = identity(repo);
+    vec![
         "-c".to_owned(),
         format!("user.name={name}"),
         "-c".to_owned(),
         format!("user.email={email}"),
-    ])
+    ]
 }
 
 /// `git status --porcelain` entries of tracked changes and untracked files
 /// that are not ignored in a session's checkout, asked through the git
 /// directories the host recorded (`host_git`).
 pub(crate) fn changed_files_in(paths: &GitPaths) -> Result<Vec<String>, WorkspaceError> {
-    let out = paths
-        .command([
-            "status",
-            "--porcelain=v1",
-            "--untracked-files=all",
-            "--ignore-submodules=all",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(WorkspaceError::NoGit)?;
-    git_result(
-        &paths.work_tree,
-        "status --porcelain=v1 --untracked-files=all",
-        out,
-    )
-    .map(|text| porcelain_lines(&text))
+    let out = paths.run(&[
+        "status",
+        "--porcelain=v1",
+        "--untracked-files=all",
+        "--ignore-submodules=all",
+    ])?;
+    Ok(porcelain_lines(&out))
 }
 
 /// Stdout of a finished git, or the error naming what failed.

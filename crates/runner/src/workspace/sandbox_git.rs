@@ -25,6 +25,7 @@
 //! or alternates. Anything else a command changed there is named in a
 //! notice ([`SandboxGit::inspect`]) and otherwise ignored.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::{Read, Write};
@@ -36,6 +37,7 @@ use std::process::Stdio;
 use chock_sandbox::Bind;
 use rustix::fs::{Mode, OFlags};
 
+use super::WorkspaceError;
 use super::host_git::GitPaths;
 
 /// Where the private git directory appears inside the sandbox.
@@ -54,6 +56,9 @@ pub struct SandboxGit {
     pub dir: PathBuf,
     /// The file bound over the worktree's `.git` inside.
     pointer: PathBuf,
+    /// The host's copy of the config it wrote into the private directory,
+    /// to tell a command's changes by.
+    written_config: PathBuf,
     /// A directory of the host's own, for imports.
     scratch: PathBuf,
     pub paths: GitPaths,
@@ -63,20 +68,6 @@ pub struct SandboxGit {
     pub start: String,
 }
 
-/// Why a command's commits did not come back; the session says so in a
-/// notice, and the branch stays where it was.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error("{0}")]
-    Refused(String),
-    #[error("cannot {what} {}: {source}", path.display())]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
-
 impl SandboxGit {
     /// The private git directory of the session whose own directory is
     /// `session_dir`.
@@ -84,6 +75,7 @@ impl SandboxGit {
         SandboxGit {
             dir: session_dir.join("git"),
             pointer: session_dir.join("git-pointer"),
+            written_config: session_dir.join("git-config"),
             scratch: session_dir.join("git-import"),
             paths,
             branch: branch.to_owned(),
@@ -97,13 +89,13 @@ impl SandboxGit {
 
     /// Fills the private directory when it does not exist yet. An existing
     /// one is never written by the host: a command may have put links in it.
-    pub fn ensure(&self) -> Result<(), ImportError> {
+    pub fn ensure(&self) -> Result<(), WorkspaceError> {
         if fs::symlink_metadata(&self.dir).is_ok() {
             return Ok(());
         }
         let io = |what, path: &Path| {
             let path = path.to_owned();
-            move |source| ImportError::Io { what, path, source }
+            move |source| WorkspaceError::Io { what, path, source }
         };
         let tip = self.real_tip()?;
         let building = self.dir.with_extension("new");
@@ -125,7 +117,9 @@ impl SandboxGit {
             fs::write(&path, text).map_err(io("write", &path))
         };
         write("HEAD", format!("ref: {}\n", self.branch_ref()).as_bytes())?;
-        write("config", self.config()?.as_bytes())?;
+        let config = self.config()?;
+        write("config", config.as_bytes())?;
+        fs::write(&self.written_config, &config).map_err(io("write", &self.written_config))?;
         write(
             "objects/info/alternates",
             format!("{INSIDE_OBJECTS}\n").as_bytes(),
@@ -146,14 +140,15 @@ impl SandboxGit {
         fs::rename(&building, &self.dir).map_err(io("make", &self.dir))
     }
 
-    fn config(&self) -> Result<String, ImportError> {
-        let format = self.git_text(&["rev-parse", "--show-object-format"])?;
+    fn config(&self) -> Result<String, WorkspaceError> {
+        let format = self.paths.run(&["rev-parse", "--show-object-format"])?;
         let mut config = expected_config(format.trim() == "sha256");
         // The person's remotes, so a push inside names the same remote; the
         // host decides a push's credential from the person's own config,
         // whatever a command later writes here.
         let remotes = self
-            .git_text(&[
+            .paths
+            .run(&[
                 "config",
                 "--get-regexp",
                 r"^remote\.[^.]+\.(url|pushurl|fetch)$",
@@ -180,8 +175,8 @@ impl SandboxGit {
 
     /// The person's branches, tags and remote branches as packed refs, so a
     /// command can read them; other sessions' branches are left out.
-    fn snapshot(&self) -> Result<String, ImportError> {
-        let refs = self.git_text(&[
+    fn snapshot(&self) -> Result<String, WorkspaceError> {
+        let refs = self.paths.run(&[
             "for-each-ref",
             "--format=%(objectname) %(refname)",
             "refs/heads",
@@ -225,8 +220,8 @@ impl SandboxGit {
     }
 
     /// The session branch's tip in the person's repository.
-    pub fn real_tip(&self) -> Result<String, ImportError> {
-        let text = self.git_text(&[
+    pub fn real_tip(&self) -> Result<String, WorkspaceError> {
+        let text = self.paths.run(&[
             "rev-parse",
             "--verify",
             &format!("{}^{{commit}}", self.branch_ref()),
@@ -237,7 +232,7 @@ impl SandboxGit {
     /// The tip a command left on the session branch in the private
     /// directory, if it is an object id; the ref is read without following
     /// a link, and a packed one is looked up in `packed-refs`.
-    pub fn private_tip(&self) -> Result<Option<String>, ImportError> {
+    pub fn private_tip(&self) -> Result<Option<String>, WorkspaceError> {
         let name = self.branch_ref();
         if let Some(text) = read_private(&self.dir, &name, 4096)? {
             return object_id(text.trim()).map(Some);
@@ -263,9 +258,9 @@ impl SandboxGit {
         &self,
         known: &str,
         imported: &mut BTreeSet<String>,
-    ) -> Result<Option<String>, ImportError> {
+    ) -> Result<Option<String>, WorkspaceError> {
         let Some(tip) = self.private_tip()? else {
-            return Err(ImportError::Refused(format!(
+            return Err(WorkspaceError::Refused(format!(
                 "the session branch {} is gone from the sandbox's git directory",
                 self.branch
             )));
@@ -273,40 +268,49 @@ impl SandboxGit {
         if tip == known {
             return Ok(None);
         }
-        let present = self.succeeds(&["cat-file", "-e", &format!("{tip}^{{commit}}")]);
+        let present = self
+            .paths
+            .succeeds(&["cat-file", "-e", &format!("{tip}^{{commit}}")]);
         // The person's branch is ahead of the sandbox's (they committed in
         // the workspace themselves): nothing to bring back, nothing moves.
-        if present && self.succeeds(&["merge-base", "--is-ancestor", &tip, known]) {
+        if present
+            && self
+                .paths
+                .succeeds(&["merge-base", "--is-ancestor", &tip, known])
+        {
             return Ok(None);
         }
         if !present {
             self.carry_objects(&tip, known, imported)?;
         }
-        if !self.succeeds(&["merge-base", "--is-ancestor", known, &tip]) {
-            return Err(ImportError::Refused(format!(
+        if !self
+            .paths
+            .succeeds(&["merge-base", "--is-ancestor", known, &tip])
+        {
+            return Err(WorkspaceError::Refused(format!(
                 "the sandbox's branch {} points at {tip}, which is not a fast-forward of the session branch (at {known}); its commits stay in the sandbox's git directory",
                 self.branch
             )));
         }
-        if !self.succeeds(&[
+        if !self.paths.succeeds(&[
             "rev-list",
             "--objects",
             "--quiet",
             &tip,
             &format!("^{known}"),
         ]) {
-            return Err(ImportError::Refused(format!(
+            return Err(WorkspaceError::Refused(format!(
                 "commit {tip} on the sandbox's branch {} reaches objects that are missing or malformed",
                 self.branch
             )));
         }
-        self.git_text(&["update-ref", &self.branch_ref(), &tip, known])?;
-        // The host's own index of the worktree follows the branch, so a
-        // status on the host compares the files with the new commit.
-        self.git_text(&["read-tree", &tip])?;
-        // And the person's view, for git run by hand in the workspace: the
-        // worktree's index in their repository, written through the host's
-        // view (git writes it by renaming a new file over it).
+        self.paths
+            .run(&["update-ref", &self.branch_ref(), &tip, known])?;
+        // The host's own view reads its index from the branch before each
+        // status (`GitPaths::ensure_view`). The person's, for git run by
+        // hand in the workspace, is the worktree's index in their
+        // repository: written here through the host's view (git writes it
+        // by renaming a new file over it).
         if let Some(own) = self.worktree_record() {
             let _ = self
                 .paths
@@ -326,14 +330,14 @@ impl SandboxGit {
         tip: &str,
         known: &str,
         imported: &mut BTreeSet<String>,
-    ) -> Result<(), ImportError> {
+    ) -> Result<(), WorkspaceError> {
         let _ = fs::remove_dir_all(&self.scratch);
         let objects = self.scratch.join("objects");
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(objects.join("pack"))
-            .map_err(|source| ImportError::Io {
+            .map_err(|source| WorkspaceError::Io {
                 what: "create",
                 path: objects.clone(),
                 source,
@@ -353,9 +357,9 @@ impl SandboxGit {
     /// `pack-objects` reading the copies as an alternate, piped into
     /// `index-pack --strict` in the person's repository, which names each
     /// object by its content.
-    fn repack(&self, objects: &Path, tip: &str, known: &str) -> Result<(), ImportError> {
+    fn repack(&self, objects: &Path, tip: &str, known: &str) -> Result<(), WorkspaceError> {
         let refused = |what: &str, detail: String| {
-            ImportError::Refused(format!(
+            WorkspaceError::Refused(format!(
                 "the sandbox's commit {tip} could not be brought back ({what}): {detail}"
             ))
         };
@@ -420,19 +424,9 @@ impl SandboxGit {
                 "its objects/info/alternates was changed; the host never follows it".to_owned(),
             );
         }
-        let config = read_private(&self.dir, "config", 1 << 20);
-        let planted = [
-            "fsmonitor",
-            "hookspath",
-            "sshcommand",
-            "external",
-            "[filter",
-            "pager",
-            "[include",
-            "askpass",
-        ];
-        if !matches!(&config, Ok(Some(t)) if !planted.iter().any(|k| t.to_ascii_lowercase().contains(k)))
-        {
+        let written = fs::read_to_string(&self.written_config).ok();
+        let config = read_private(&self.dir, "config", 1 << 20).ok().flatten();
+        if written.is_some() && config != written {
             found.push("its config was changed; no git of the host reads it".to_owned());
         }
         for name in ["commondir", "gitdir", "hooks"] {
@@ -453,43 +447,70 @@ impl SandboxGit {
         let ours = self.paths.work_tree.join(".git");
         (points == ours || points.canonicalize().ok() == ours.canonicalize().ok()).then_some(own)
     }
+}
 
-    /// Whether a hardened git for the person's side exits 0.
-    fn succeeds(&self, args: &[&str]) -> bool {
-        self.paths
-            .command(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+/// A session's private git directory with what this process has brought
+/// back from it: the tip last seen on the person's side, the loose objects
+/// already carried, and what was already said about the directory.
+#[derive(Debug)]
+pub struct BringBack {
+    git: SandboxGit,
+    known: RefCell<Option<String>>,
+    imported: RefCell<BTreeSet<String>>,
+    said: RefCell<BTreeSet<String>>,
+}
+
+impl BringBack {
+    pub fn new(git: SandboxGit) -> BringBack {
+        BringBack {
+            git,
+            known: RefCell::new(None),
+            imported: RefCell::new(BTreeSet::new()),
+            said: RefCell::new(BTreeSet::new()),
+        }
     }
 
-    /// Runs a hardened git for the person's side and hands back its output.
-    fn git_text(&self, args: &[&str]) -> Result<String, ImportError> {
-        let out = self
-            .paths
-            .command(args)
-            .stderr(Stdio::piped())
-            .stdout(Stdio::piped())
-            .output()
-            .map_err(|source| ImportError::Io {
-                what: "run git in",
-                path: self.paths.work_tree.clone(),
-                source,
-            })?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(ImportError::Refused(format!(
-                "`git {}` failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )))
+    pub fn git(&self) -> &SandboxGit {
+        &self.git
+    }
+
+    /// Brings back the commits commands made since the last time, and says,
+    /// once each, what the host ignored in the directory: the tip now on
+    /// the person's side when it moved, and the sentences for a notice. A
+    /// session none of whose commands has run yet has nothing to bring.
+    pub fn run(&self) -> (Option<String>, Vec<String>) {
+        let git = &self.git;
+        let mut said = Vec::new();
+        if !git.dir.is_dir() {
+            return (None, said);
         }
+        let known = match self.known.borrow().clone() {
+            Some(known) => Ok(known),
+            None => git.real_tip(),
+        };
+        let moved = known.and_then(|known| {
+            let moved = git.import(&known, &mut self.imported.borrow_mut())?;
+            *self.known.borrow_mut() = Some(moved.clone().unwrap_or(known));
+            Ok(moved)
+        });
+        let moved = moved.unwrap_or_else(|err| {
+            said.push(format!(
+                "the commits of the sandbox's git were not brought back: {err}; branch {} stays where it was",
+                git.branch
+            ));
+            None
+        });
+        for finding in git.inspect() {
+            if self.said.borrow_mut().insert(finding.clone()) {
+                said.push(format!("the sandbox's git directory changed: {finding}"));
+            }
+        }
+        (moved, said)
     }
 }
 
-/// The private directory's config as the host writes it.
+/// The private directory's config as the host writes it, before the
+/// person's remotes.
 fn expected_config(sha256: bool) -> String {
     if sha256 {
         format!(
@@ -510,14 +531,14 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 /// `text` if it is a full object id (40 or 64 lower-case hex digits).
-fn object_id(text: &str) -> Result<String, ImportError> {
+fn object_id(text: &str) -> Result<String, WorkspaceError> {
     let hex = text
         .bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     if hex && (text.len() == 40 || text.len() == 64) {
         Ok(text.to_owned())
     } else {
-        Err(ImportError::Refused(format!(
+        Err(WorkspaceError::Refused(format!(
             "the sandbox's session branch holds {:?}, which is not an object id",
             text.chars().take(80).collect::<String>()
         )))
@@ -556,8 +577,8 @@ fn open_beneath(root: &Path, rel: &str, flags: OFlags) -> std::io::Result<Option
 /// Reads a regular file beneath the private directory, at most `limit`
 /// bytes; `None` when it is missing. A link or anything but a regular file
 /// is an error.
-fn read_private(root: &Path, rel: &str, limit: u64) -> Result<Option<String>, ImportError> {
-    let io = |source| ImportError::Io {
+fn read_private(root: &Path, rel: &str, limit: u64) -> Result<Option<String>, WorkspaceError> {
+    let io = |source| WorkspaceError::Io {
         what: "read",
         path: root.join(rel),
         source,
@@ -568,7 +589,7 @@ fn read_private(root: &Path, rel: &str, limit: u64) -> Result<Option<String>, Im
     let file = fs::File::from(fd);
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(ImportError::Refused(format!(
+        return Err(WorkspaceError::Refused(format!(
             "{rel} in the sandbox's git directory is not a regular file"
         )));
     }
@@ -585,8 +606,8 @@ fn copy_objects(
     from: &Path,
     to: &Path,
     imported: &BTreeSet<String>,
-) -> Result<Vec<String>, ImportError> {
-    let io = |what, path: PathBuf| move |source| ImportError::Io { what, path, source };
+) -> Result<Vec<String>, WorkspaceError> {
+    let io = |what, path: PathBuf| move |source| WorkspaceError::Io { what, path, source };
     let Some(root) = open_beneath(from, "", OFlags::DIRECTORY | OFlags::RDONLY)
         .map_err(io("open", from.to_owned()))?
     else {
@@ -634,7 +655,7 @@ fn copy_objects(
                 continue;
             }
             if meta.len() > budget {
-                return Err(ImportError::Refused(format!(
+                return Err(WorkspaceError::Refused(format!(
                     "the sandbox's git objects are over {} GiB; nothing was brought back",
                     IMPORT_LIMIT >> 30
                 )));

@@ -67,7 +67,7 @@ fn plan(id: &SessionId, project: &TempProject, opened: &Opened, landing: Landing
     ApplyPlan::new(
         id.as_str(),
         &project.path().canonicalize().unwrap(),
-        &opened.dir,
+        &opened.paths,
         &opened.branch,
         &opened.commit,
         landing,
@@ -341,7 +341,7 @@ fn uncommitted_work_in_the_workspace_is_refused_with_the_command() {
     let err = ApplyPlan::new(
         id.as_str(),
         project.path(),
-        &opened.dir,
+        &opened.paths,
         &opened.branch,
         &opened.commit,
         Landing::Mode(ApplyMode::FastForward),
