@@ -145,3 +145,59 @@ fn the_directories_chock_makes_in_a_home_are_private() {
         assert_eq!(mode, 0o700, "{dir}");
     }
 }
+
+#[test]
+fn the_workspace_is_mounted_at_a_neutral_path_that_the_file_tools_take_too() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "c1",
+                "run_command",
+                &json!({ "command": ["sh", "-c", "pwd; echo made > made.txt; awk '{print \"mount point \" $5}' /proc/self/mountinfo"] }),
+            )
+            .into(),
+        Turn::text("")
+            .call("r1", "read_file", &json!({ "path": "/workspace/made.txt" }))
+            .into(),
+        Turn::text("Done.").into(),
+    ]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let out = chock(state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("look around")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = sessions(state.path()).remove(0);
+    let events = log_values(&StateDir::at(state.path()).log_path(&id));
+    let seen = of_call(&events, "tool.result", "c1").unwrap()["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(seen.contains("\n/workspace\n"), "pwd: {seen}");
+    let points: Vec<&str> = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("mount point "))
+        .collect();
+    assert!(points.contains(&"/workspace"), "{seen}");
+    for host in [
+        state.path().to_str().unwrap(),
+        project.path().to_str().unwrap(),
+        id.as_str(),
+    ] {
+        assert!(
+            !points.iter().any(|p| p.contains(host)),
+            "a mount point names {host}: {points:?}"
+        );
+    }
+    let read = of_call(&events, "tool.result", "r1").unwrap();
+    assert_eq!(read["ok"], true, "{read}");
+    assert!(read["output"].as_str().unwrap().contains("made"), "{read}");
+}

@@ -19,6 +19,7 @@ use crate::turn::TurnLimits;
 /// What the model is told about its situation before the person's message.
 pub const SYSTEM_PROMPT: &str = "You are a coding agent working in a project directory on the person's machine. \
 Use the tools to read and change files; paths are relative to the project root. \
+Commands run in a sandbox that shows the project root at /workspace; the file tools take those paths too. \
 Read the project's guidance (read_guidance) before changing code. \
 Notes earlier sessions kept for this project are read with read_memory; save what a later session should know with write_memory. \
 Keep the person informed with update_plan for multi-step work, and give the session a short title with set_title. \

@@ -283,7 +283,6 @@ pub(crate) async fn drive(
         writer: &writer,
         policy: setup.policy.clone(),
         grants: BTreeSet::new(),
-        workspace: workspace.root(),
         approvals: &approvals,
         tools: &tools,
         handover: &handover,
@@ -497,7 +496,6 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) policy: Policy,
     /// Actions a person said yes to through request_action.
     pub(crate) grants: BTreeSet<String>,
-    pub(crate) workspace: &'w Path,
     pub(crate) approvals: &'w ApproveSocket,
     pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) handover: &'w HandoverSocket,
@@ -619,7 +617,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Some(ToolName::RunCommand) => match run_command::Args::parse(&call.arguments) {
                 Err(_) => None,
                 Ok(args) => match git_shim::classify(&args.command) {
-                    None => Some(run_command::exec_action(&args, self.workspace)),
+                    None => Some(run_command::exec_action(&args)),
                     // Reading costs what it always did: no question.
                     Some(GitClass::ReadOnly { .. }) => None,
                     Some(GitClass::Decide { action, carry }) => {

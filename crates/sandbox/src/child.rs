@@ -671,7 +671,12 @@ unsafe fn command(prep: &Prepared, spawn: &PerSpawn) -> ! {
             // lack it and the seccomp filter still refuses W|X requests.
             libc::prctl(libc::PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0);
         }
-        check(w, step::CHDIR, libc::chdir(prep.layout.cwd.as_ptr()).into());
+        let cwd = if spawn.namespaces {
+            &prep.layout.cwd
+        } else {
+            &prep.layout.cwd_degraded
+        };
+        check(w, step::CHDIR, libc::chdir(cwd.as_ptr()).into());
         let prog = &spawn.filter.program;
         let fprog = libc::sock_fprog {
             len: prog.len() as u16,

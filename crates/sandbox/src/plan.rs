@@ -122,7 +122,10 @@ pub(crate) struct Layout {
     /// Rules the child adds after mounting (namespace mode only).
     pub(crate) child_rules: Vec<ChildRule>,
     pub(crate) workspace: PathBuf,
+    /// The working directory inside (namespace mode).
     pub(crate) cwd: CString,
+    /// The working directory on the host's paths (degraded mode).
+    pub(crate) cwd_degraded: CString,
 }
 
 pub(crate) fn cstring(path: &Path) -> Result<CString, SpecError> {
@@ -474,7 +477,12 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         })?;
         entries.push((real.clone(), real, Mode::Writable, is_dir));
     }
-    entries.push((workspace.clone(), workspace.clone(), Mode::Writable, ws_dir));
+    let inside = match &spec.workspace_at {
+        Some(at) if at.is_absolute() => normal(at).into_owned(),
+        Some(at) => return Err(SpecError::BadPath { path: at.clone() }),
+        None => workspace.clone(),
+    };
+    entries.push((inside.clone(), workspace.clone(), Mode::Writable, ws_dir));
     for bind in &spec.binds {
         if !bind.dst.is_absolute() {
             return Err(SpecError::BadPath {
@@ -613,17 +621,20 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
         });
     }
 
-    let cwd = match &spec.cwd {
-        Some(p) if p.is_absolute() => cstring(p)?,
-        Some(p) => cstring(&workspace.join(p))?,
-        None => cstring(&workspace)?,
+    let cwd_in = |root: &Path| match &spec.cwd {
+        Some(p) if p.is_absolute() => cstring(p),
+        Some(p) => cstring(&root.join(p)),
+        None => cstring(root),
     };
+    let cwd = cwd_in(&inside)?;
+    let cwd_degraded = cwd_in(&workspace)?;
     Ok(Layout {
         steps: b.steps,
         host_rules,
         child_rules,
         workspace,
         cwd,
+        cwd_degraded,
     })
 }
 
@@ -780,6 +791,27 @@ mod tests {
             whats.iter().any(|w| w == "bind /usr read-only"),
             "{whats:#?}"
         );
+    }
+
+    #[test]
+    fn a_workspace_placed_elsewhere_is_bound_there_and_entered_there_only_with_namespaces() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut spec = SandboxSpec::new(ws.path());
+        spec.workspace_at = Some("/workspace".into());
+        let l = layout(&spec, crate::landlock::masks(7)).unwrap();
+        let whats: Vec<String> = l.steps.iter().map(Step::describe).collect();
+        assert!(
+            whats.iter().any(|w| w == "bind /workspace read-write"),
+            "{whats:#?}"
+        );
+        let real = std::fs::canonicalize(ws.path()).unwrap();
+        assert_eq!(l.cwd.to_str().unwrap(), "/workspace");
+        assert_eq!(Path::new(l.cwd_degraded.to_str().unwrap()), real);
+        spec.workspace_at = Some("workspace".into());
+        assert!(matches!(
+            layout(&spec, crate::landlock::masks(7)),
+            Err(SpecError::BadPath { .. })
+        ));
     }
 
     #[test]

@@ -57,8 +57,15 @@ pub enum Stdio {
 /// Everything one sandbox is made of.
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {
-    /// The project directory, bound read-write at the same path.
+    /// The project directory, bound read-write at the same path unless
+    /// `workspace_at` names another.
     pub workspace: PathBuf,
+    /// Where the workspace appears inside (a neutral path such as
+    /// `/workspace`, so that a command's paths and `/proc/self/mountinfo`
+    /// name no host directory); `None` binds it at its host path. Without
+    /// namespaces (degraded mode) the command sees the host path whatever
+    /// this says.
+    pub workspace_at: Option<PathBuf>,
     /// Host paths bound read-only at the same path (system directories, parts
     /// of `/etc`). Paths that do not exist on this host are skipped.
     pub read_only: Vec<PathBuf>,
@@ -186,6 +193,7 @@ impl SandboxSpec {
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
+            workspace_at: None,
             read_only: SYSTEM_PATHS
                 .iter()
                 .chain(ETC_PATHS)

@@ -37,6 +37,7 @@ use tokio::net::unix::pipe;
 use super::git_binds::git_env;
 use super::jobs::{self, Jobs};
 use super::push_call::{self, PushCall};
+use super::workspace::SANDBOX_ROOT;
 use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
 use crate::net::NetSetup;
 use crate::workspace::{BringBack, SandboxGit};
@@ -127,13 +128,13 @@ impl Args {
 }
 
 /// The policy action a command is decided at: its program classified
-/// against the workspace and the host's `PATH` (a path with `..` is
-/// `exec.unparsed`).
-pub fn exec_action(args: &Args, workspace: &Path) -> Action {
+/// against the workspace as the command sees it ([`SANDBOX_ROOT`]) and the
+/// host's `PATH` (a path with `..` is `exec.unparsed`).
+pub fn exec_action(args: &Args) -> Action {
     let program = args.command.first().map_or("", String::as_str);
     let ctx = ExecContext {
-        project_root: workspace.to_owned(),
-        cwd: workspace.to_owned(),
+        project_root: PathBuf::from(SANDBOX_ROOT),
+        cwd: PathBuf::from(SANDBOX_ROOT),
         devshell: std::collections::HashSet::new(),
         path_dirs: std::env::var_os("PATH")
             .map(|path| std::env::split_paths(&path).collect())
@@ -247,9 +248,11 @@ impl Commands {
         let cell = if routed { &self.routed } else { &self.sandbox };
         cell.get_or_init(|| {
             let mut spec = SandboxSpec::new(&self.workspace);
+            spec.workspace_at = Some(PathBuf::from(SANDBOX_ROOT));
             if let Some(git) = self.git.as_ref().map(BringBack::git) {
                 git.ensure().map_err(|err| err.to_string())?;
-                spec.binds.extend(git.binds(&self.workspace));
+                spec.binds
+                    .extend(git.binds(&self.workspace, Path::new(SANDBOX_ROOT)));
                 spec.env.extend(git_env(&git.paths.common));
             }
             spec.jit = self.jit;

@@ -32,6 +32,12 @@ pub enum PathError {
     Io { given: String, detail: String },
 }
 
+/// Where a session's commands see the workspace: a neutral path, so that
+/// what a command prints (and `/proc/self/mountinfo` inside) names no host
+/// directory. The file tools take a path under it as the same path in the
+/// workspace.
+pub(crate) const SANDBOX_ROOT: &str = "/workspace";
+
 /// The directory a session's file tools work in.
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -70,7 +76,11 @@ impl Workspace {
     /// Resolves `given` (relative to the root, or absolute inside it) to a
     /// path inside the workspace. The path need not exist.
     pub fn resolve(&self, given: &str) -> Result<PathBuf, PathError> {
-        let joined = self.root.join(given);
+        // A path a command printed, as the sandbox shows the workspace.
+        let joined = match Path::new(given).strip_prefix(SANDBOX_ROOT) {
+            Ok(rest) => self.root.join(rest),
+            Err(_) => self.root.join(given),
+        };
         let normal = normalize(&joined).ok_or_else(|| PathError::Outside {
             given: given.to_owned(),
         })?;

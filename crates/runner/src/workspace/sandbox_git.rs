@@ -195,8 +195,9 @@ impl SandboxGit {
 
     /// What a command inside sees: the private directory, the person's
     /// objects read-only, and the pointer over the worktree's `.git` (only
-    /// where the sandbox's workspace is the worktree itself).
-    pub fn binds(&self, workspace: &Path) -> Vec<Bind> {
+    /// where the sandbox's workspace, `workspace` on the host and `inside`
+    /// in the sandbox, is the worktree itself).
+    pub fn binds(&self, workspace: &Path, inside: &Path) -> Vec<Bind> {
         let mut binds = vec![
             Bind {
                 src: self.dir.clone(),
@@ -212,7 +213,7 @@ impl SandboxGit {
         if same_dir(workspace, &self.paths.work_tree) {
             binds.push(Bind {
                 src: self.pointer.clone(),
-                dst: workspace.join(".git"),
+                dst: inside.join(".git"),
                 writable: false,
             });
         }
