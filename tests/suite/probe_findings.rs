@@ -201,3 +201,43 @@ fn the_workspace_is_mounted_at_a_neutral_path_that_the_file_tools_take_too() {
     assert_eq!(read["ok"], true, "{read}");
     assert!(read["output"].as_str().unwrap().contains("made"), "{read}");
 }
+
+#[test]
+fn an_operator_config_every_user_can_write_is_refused_before_any_session() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with([Turn::text("never").into()]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let config = state.path().join("config/chock/config.zon");
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = chock(state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("hi")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("can be written by every user"), "{stderr}");
+    assert!(stderr.contains("chmod o-w"), "{stderr}");
+    assert_eq!(
+        stderr.matches("can be written").count(),
+        1,
+        "said once: {stderr}"
+    );
+    assert!(sessions(state.path()).is_empty());
+    assert!(fake.requests().is_empty());
+    // Put right, it runs.
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = chock(state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

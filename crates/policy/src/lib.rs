@@ -45,7 +45,7 @@ mod verdict;
 pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
 pub use check::{Checked, Problem, check_text};
 pub use decision::{Decision, UnknownDecision};
-pub use load::{LoadError, Sources, load_file};
+pub use load::{LoadError, Sources, load_file, refuse_open_to_others};
 pub use net::{MAX_RESOLVER_PORTS, NetMode, NetSettings, RESOLVER_PORTS, ResolverMode};
 pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};

@@ -67,6 +67,18 @@ pub enum LoadError {
         /// Why.
         source: io::Error,
     },
+    /// The operator's own config can be written by every user.
+    #[error(
+        "{} can be written by every user on this machine (mode {mode:o}), so anyone could widen your rules or point your provider elsewhere; nothing runs under it: run `chmod o-w {}`",
+        path.display(),
+        path.display()
+    )]
+    OpenToOthers {
+        /// The file, or the directory holding it.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The file was read and holds problems.
     #[error("{}", invalid(.path, .problems))]
     Invalid {
@@ -115,6 +127,39 @@ fn read_optional(path: &Path) -> Result<Option<String>, LoadError> {
     }
 }
 
+/// Refuses a person's own config file that every user could write: the
+/// file, or the directory holding it (unless that directory is sticky, as
+/// `/tmp` is, where others cannot replace the file).
+pub fn refuse_open_to_others(path: &Path) -> Result<(), LoadError> {
+    use std::os::unix::fs::PermissionsExt;
+    const STICKY: u32 = 0o1000;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let mode = meta.permissions().mode();
+    if mode & 0o002 != 0 {
+        return Err(LoadError::OpenToOthers {
+            path: path.to_owned(),
+            mode: mode & 0o7777,
+        });
+    }
+    let dir = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|real| real.parent().map(Path::to_path_buf));
+    if let Some(dir) = dir
+        && let Ok(meta) = std::fs::metadata(&dir)
+    {
+        let mode = meta.permissions().mode();
+        if mode & 0o002 != 0 && mode & STICKY == 0 {
+            return Err(LoadError::OpenToOthers {
+                path: dir,
+                mode: mode & 0o7777,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Reads and checks one file; `Ok(None)` where it does not exist.
 pub fn load_file(path: &Path) -> Result<Option<RuleSet>, LoadError> {
     let Some(text) = read_optional(path)? else {
@@ -132,12 +177,19 @@ pub fn load_file(path: &Path) -> Result<Option<RuleSet>, LoadError> {
 }
 
 fn load_org(path: &Path, required: bool) -> Org {
-    match load_file(path) {
+    // A ceiling every user could rewrite is no ceiling: it is refused,
+    // and an unreadable bundle refuses everything.
+    let loaded = refuse_open_to_others(path).and_then(|()| load_file(path));
+    match loaded {
         Ok(Some(set)) => Org::Rules(set),
         Ok(None) if !required => Org::Absent,
         Ok(None) => Org::Unreadable {
             path: path.to_owned(),
             reason: "it does not exist, and CHOCK_ORG_BUNDLE names it".into(),
+        },
+        Err(err @ LoadError::OpenToOthers { .. }) => Org::Unreadable {
+            path: path.to_owned(),
+            reason: err.to_string(),
         },
         Err(LoadError::Read { source, .. }) => Org::Unreadable {
             path: path.to_owned(),
@@ -167,7 +219,10 @@ impl Policy {
             None => Org::Absent,
         };
         let operator = match &sources.operator {
-            Some(p) => load_file(p)?,
+            Some(p) => {
+                refuse_open_to_others(p)?;
+                load_file(p)?
+            }
             None => None,
         };
         let project = match &sources.project {

@@ -126,6 +126,9 @@ pub enum ConfigError {
     #[error("{}: {detail}", path.display())]
     Parse { path: PathBuf, detail: String },
 
+    #[error("{detail}")]
+    Unsafe { detail: String },
+
     #[error(
         "no model provider is configured: write this to {} (or pass --model instance/model naming one):\n\n{EXAMPLE_PROVIDERS}\n",
         path.display()
@@ -154,6 +157,9 @@ impl Config {
     /// config (so the error a person sees is the one that says what to
     /// write, not "file not found").
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        chock_policy::refuse_open_to_others(path).map_err(|err| ConfigError::Unsafe {
+            detail: err.to_string(),
+        })?;
         match std::fs::read_to_string(path) {
             Ok(text) => Self::parse(path, &text),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
