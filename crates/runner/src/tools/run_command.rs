@@ -128,7 +128,7 @@ impl Args {
 }
 
 /// The policy action a command is decided at: its program classified
-/// against the workspace as the command sees it ([`SANDBOX_ROOT`]) and the
+/// against the workspace as the command sees it (`/workspace`) and the
 /// host's `PATH` (a path with `..` is `exec.unparsed`).
 pub fn exec_action(args: &Args) -> Action {
     let program = args.command.first().map_or("", String::as_str);
