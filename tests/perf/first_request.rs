@@ -16,7 +16,7 @@ use chock_testkit::{FakeModel, TempProject, Turn, Wire};
 
 const RUNS: usize = 30;
 
-fn chock_bin() -> PathBuf {
+pub(super) fn chock_bin() -> PathBuf {
     let mut dir = std::env::current_exe().unwrap();
     dir.pop();
     if dir.ends_with("deps") {
@@ -25,7 +25,7 @@ fn chock_bin() -> PathBuf {
     dir.join("chock")
 }
 
-fn chock(state: &Path) -> Command {
+pub(super) fn chock(state: &Path) -> Command {
     let mut cmd = Command::new(chock_bin());
     cmd.env("CHOCK_STATE_DIR", state)
         .env("XDG_CONFIG_HOME", state.join("config"))
@@ -35,12 +35,12 @@ fn chock(state: &Path) -> Command {
     cmd
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
+pub(super) fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
 }
 
-fn ms(d: Duration) -> f64 {
+pub(super) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 

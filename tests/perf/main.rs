@@ -224,3 +224,4 @@ async fn idle() {
 #[cfg(test)]
 mod approval_rss;
 mod first_request;
+mod tool_calls;
