@@ -525,67 +525,25 @@ fn core_ssh_command_planted_runs_nowhere_on_the_host() {
 
 #[test]
 fn the_git_section_holds_for_an_unprivileged_user() {
-    const USER: &str = "chocktest";
-    if unsafe_is_root() {
-        let exists = Command::new("id").args(["-u", USER]).output().unwrap();
-        if !exists.status.success() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "user {USER} is missing: .ci/run creates it"
-            );
-            println!("skipped: user {USER} does not exist");
-            return;
-        }
-    } else {
-        println!("running unprivileged already: this run is the unprivileged half");
-        return;
-    }
-    // The test binary finds chock beside itself: copy all three where the
-    // user can read them.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let exe = dir.path().join("suite");
-    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    let rerun = match chock_testkit::Rerun::prepare() {
+        Ok(rerun) => rerun,
+        Err(why) => return println!("{why}"),
+    };
+    // The test binary finds chock beside itself.
     let bin = super::chock_bin();
     for name in ["chock", "chock-full"] {
-        std::fs::copy(bin.with_file_name(name), dir.path().join(name)).unwrap();
+        rerun.copy(&bin.with_file_name(name), name, 0o755);
     }
-    for entry in std::fs::read_dir(dir.path()).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let home = dir.path().join("home");
-    std::fs::create_dir(&home).unwrap();
-    let chown = Command::new("chown").arg(USER).arg(&home).status().unwrap();
-    assert!(chown.success());
-    let out = Command::new("runuser")
-        .args(["-u", USER, "--", "env"])
-        .arg(format!("HOME={}", home.display()))
-        .arg("TMPDIR=/tmp")
-        .arg(&exe)
-        .args([
+    let home = rerun.home();
+    let (passed, shown) = rerun.run(
+        &[("HOME", home.display().to_string())],
+        &[
             "suite::git_metadata::",
             "--test-threads=2",
             "--skip",
             "unprivileged_user",
-        ])
-        .current_dir("/tmp")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "the git section failed as {USER}");
-    let passed: usize = stdout
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("test result: ok. ")
-                .and_then(|r| r.split(' ').next())
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0);
-    assert!(passed >= 12, "only {passed} attempts ran as {USER}");
-}
-
-fn unsafe_is_root() -> bool {
-    rustix::process::geteuid().is_root()
+        ],
+    );
+    println!("{shown}");
+    assert!(passed >= 12, "only {passed} attempts ran unprivileged");
 }

@@ -14,6 +14,7 @@ mod git_server;
 mod model;
 mod other_user;
 mod project;
+mod rerun;
 mod site;
 mod wait;
 
@@ -21,6 +22,7 @@ pub use git_server::{GitRequest, GitServer};
 pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
 pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
 pub use project::{TempProject, git};
+pub use rerun::{NoRerun, Rerun};
 pub use site::{Page, Site};
 pub use wait::{wait_for, wait_for_async};
 
