@@ -15,7 +15,8 @@ pub mod handover;
 pub mod history;
 pub mod net;
 mod owned_socket;
-pub mod provider;
+/// The model wire formats, a crate of their own (`chock-providers`).
+pub use chock_providers as provider;
 pub mod push_credential;
 pub mod review;
 pub mod run;

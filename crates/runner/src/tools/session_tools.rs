@@ -18,15 +18,7 @@ use super::{
 };
 use crate::config::SearchConfig;
 
-/// Whether the session's provider can be handed an image.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ImageSupport {
-    /// Its wire format carries images (OpenAI Chat Completions, Anthropic
-    /// Messages); whether the model reads them is the model's affair.
-    Accepted,
-    /// It cannot; the text says why, for the model.
-    Refused(String),
-}
+pub use chock_providers::ImageSupport;
 
 /// The session's state for fetch_url, web_search, read_image, read_memory
 /// and write_memory.

@@ -1,4 +1,5 @@
-//! Model providers. A [`Provider`] is one instance named in config.zon
+//! Model providers: the wire formats, and nothing of the tools beyond
+//! their schemas. A [`Provider`] is one instance named in config.zon
 //! (`openai`, `anthropic` or `script` kind); [`Provider::start`] sends one
 //! model call and returns a [`TurnStream`] that yields the assistant turn
 //! as it arrives: text deltas, whole tool calls, usage, and finally the stop
@@ -6,6 +7,7 @@
 //! the loop can use it on a `current_thread` runtime.
 
 mod anthropic;
+mod config;
 mod error;
 mod http;
 mod openai;
@@ -21,10 +23,20 @@ pub use types::{
     AssistantTurn, Message, ModelRequest, StopReason, StreamEvent, ToolCall, ToolSpec, Usage,
 };
 
-use crate::config::{HttpProviderConfig, ProviderConfig};
-pub(crate) use http::error_chain;
+pub use config::{HttpProviderConfig, ProviderConfig, ScriptProviderConfig};
+pub use http::error_chain;
 use http::{Body, SseDecoder};
 use openai::Flow;
+
+/// Whether a provider can be handed an image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSupport {
+    /// Its wire format carries images (OpenAI Chat Completions, Anthropic
+    /// Messages); whether the model reads them is the model's affair.
+    Accepted,
+    /// It cannot; the text says why, for the model.
+    Refused(String),
+}
 
 /// How long a provider may stay silent before the turn is abandoned, when
 /// config.zon sets no `.timeout_secs`.
@@ -112,10 +124,10 @@ impl Provider {
     }
 
     /// Whether the instance's wire format can carry an image to the model.
-    pub fn image_support(&self) -> crate::tools::ImageSupport {
+    pub fn image_support(&self) -> ImageSupport {
         match &self.kind {
-            Kind::Http(_) => crate::tools::ImageSupport::Accepted,
-            Kind::Script(_) => crate::tools::ImageSupport::Refused(format!(
+            Kind::Http(_) => ImageSupport::Accepted,
+            Kind::Script(_) => ImageSupport::Refused(format!(
                 "the session's provider '{}' plays a script and cannot take images",
                 self.instance
             )),

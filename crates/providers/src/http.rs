@@ -106,7 +106,7 @@ pub(crate) async fn send(
 
 /// The error and its causes on one line: reqwest's own message is often
 /// just "error sending request", and the cause says what really happened.
-pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+pub fn error_chain(err: &dyn std::error::Error) -> String {
     let mut out = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
