@@ -14,6 +14,7 @@
 //! hooks behave as they always do in their repository.
 
 pub mod apply;
+mod beneath;
 pub mod create;
 pub mod host_git;
 pub mod manage;

@@ -28,25 +28,22 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use chock_sandbox::Bind;
-use rustix::fs::{Mode, OFlags};
 
 use super::WorkspaceError;
+use super::beneath::{copy_objects, read_private};
 use super::host_git::GitPaths;
 
 /// Where the private git directory appears inside the sandbox.
 pub const INSIDE_GIT: &str = "/run/chock/git";
 /// Where the person's object store appears inside, read-only.
 pub const INSIDE_OBJECTS: &str = "/run/chock/objects";
-/// The most bytes of private objects one import copies.
-const IMPORT_LIMIT: u64 = 2 << 30;
-
 const CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n";
 
 /// One session's private git directory and the checkout it serves.
@@ -345,6 +342,7 @@ impl SandboxGit {
             })?;
         let copied = copy_objects(&self.dir.join("objects"), &objects, imported);
         let result = copied.and_then(|fresh| {
+            self.index_packs(&objects.join("pack"));
             let packed = self.repack(&objects, tip, known);
             if packed.is_ok() {
                 imported.extend(fresh);
@@ -353,6 +351,23 @@ impl SandboxGit {
         });
         let _ = fs::remove_dir_all(&self.scratch);
         result
+    }
+
+    /// Makes each copied pack's index from the pack's content (a pack is
+    /// read as an alternate only with one); a pack git cannot index is
+    /// dropped, and the import then finds what it lacked missing.
+    fn index_packs(&self, packs: &Path) {
+        let Ok(entries) = fs::read_dir(packs) else {
+            return;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.extension().is_some_and(|e| e == "pack") {
+                let pack = path.to_string_lossy();
+                if !self.paths.succeeds(&["index-pack", &pack]) {
+                    let _ = fs::remove_file(&path);
+                }
+            }
+        }
     }
 
     /// `pack-objects` reading the copies as an alternate, piped into
@@ -544,174 +559,4 @@ fn object_id(text: &str) -> Result<String, WorkspaceError> {
             text.chars().take(80).collect::<String>()
         )))
     }
-}
-
-/// Opens `rel` beneath `root`, one component at a time, never through a
-/// link; `None` when a component is missing.
-fn open_beneath(root: &Path, rel: &str, flags: OFlags) -> std::io::Result<Option<OwnedFd>> {
-    let nofollow = OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open(
-        root,
-        OFlags::DIRECTORY | OFlags::RDONLY | nofollow,
-        Mode::empty(),
-    )?;
-    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
-    for (n, part) in parts.iter().enumerate() {
-        if *part == ".." || *part == "." {
-            return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
-        }
-        let last = n + 1 == parts.len();
-        let want = if last {
-            flags
-        } else {
-            OFlags::DIRECTORY | OFlags::RDONLY
-        };
-        match rustix::fs::openat(&dir, *part, want | nofollow, Mode::empty()) {
-            Ok(fd) => dir = fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(err) => return Err(err.into()),
-        }
-    }
-    Ok(Some(dir))
-}
-
-/// Reads a regular file beneath the private directory, at most `limit`
-/// bytes; `None` when it is missing. A link or anything but a regular file
-/// is an error.
-fn read_private(root: &Path, rel: &str, limit: u64) -> Result<Option<String>, WorkspaceError> {
-    let io = |source| WorkspaceError::Io {
-        what: "read",
-        path: root.join(rel),
-        source,
-    };
-    let Some(fd) = open_beneath(root, rel, OFlags::RDONLY | OFlags::NONBLOCK).map_err(io)? else {
-        return Ok(None);
-    };
-    let file = fs::File::from(fd);
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Err(WorkspaceError::Refused(format!(
-            "{rel} in the sandbox's git directory is not a regular file"
-        )));
-    }
-    let mut text = String::new();
-    file.take(limit).read_to_string(&mut text).map_err(io)?;
-    Ok(Some(text))
-}
-
-/// Copies the loose objects and pack files of `from` (the private store)
-/// into `to`, regular files only, each opened beneath `from` without
-/// following a link; skips loose objects already in `imported`. Returns the
-/// loose objects it copied.
-fn copy_objects(
-    from: &Path,
-    to: &Path,
-    imported: &BTreeSet<String>,
-) -> Result<Vec<String>, WorkspaceError> {
-    let io = |what, path: PathBuf| move |source| WorkspaceError::Io { what, path, source };
-    let Some(root) = open_beneath(from, "", OFlags::DIRECTORY | OFlags::RDONLY)
-        .map_err(io("open", from.to_owned()))?
-    else {
-        return Ok(Vec::new());
-    };
-    let mut budget = IMPORT_LIMIT;
-    let mut fresh = Vec::new();
-    let names = list_dir(&root).map_err(io("list", from.to_owned()))?;
-    for dir in names {
-        let loose = dir.len() == 2 && dir.bytes().all(|b| b.is_ascii_hexdigit());
-        if !loose && dir != "pack" {
-            continue;
-        }
-        let Ok(sub) = rustix::fs::openat(
-            &root,
-            dir.as_str(),
-            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) else {
-            continue;
-        };
-        for name in list_dir(&sub).map_err(io("list", from.join(&dir)))? {
-            let wanted = if loose {
-                name.bytes().all(|b| b.is_ascii_hexdigit())
-                    && !imported.contains(&format!("{dir}{name}"))
-            } else {
-                name.starts_with("pack-") && name.ends_with(".pack")
-            };
-            if !wanted {
-                continue;
-            }
-            let Ok(fd) = rustix::fs::openat(
-                &sub,
-                name.as_str(),
-                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) else {
-                continue;
-            };
-            let mut file = fs::File::from(fd);
-            let meta = file
-                .metadata()
-                .map_err(io("read", from.join(&dir).join(&name)))?;
-            if !meta.is_file() {
-                continue;
-            }
-            if meta.len() > budget {
-                return Err(WorkspaceError::Refused(format!(
-                    "the sandbox's git objects are over {} GiB; nothing was brought back",
-                    IMPORT_LIMIT >> 30
-                )));
-            }
-            budget -= meta.len();
-            let target_dir = to.join(&dir);
-            fs::create_dir_all(&target_dir).map_err(io("create", target_dir.clone()))?;
-            let target = target_dir.join(&name);
-            let mut out = fs::File::create(&target).map_err(io("write", target.clone()))?;
-            std::io::copy(&mut (&mut file).take(meta.len()), &mut out)
-                .map_err(io("copy", target.clone()))?;
-            if loose {
-                fresh.push(format!("{dir}{name}"));
-            }
-        }
-    }
-    // A pack needs its index to be read as an alternate: made here, from
-    // the pack's content, by git.
-    let packs = to.join("pack");
-    if let Ok(entries) = fs::read_dir(&packs) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "pack") {
-                let ok = super::host_git::hardened()
-                    .arg("index-pack")
-                    .arg(&path)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok {
-                    let _ = fs::remove_file(&path);
-                }
-            }
-        }
-    }
-    Ok(fresh)
-}
-
-fn list_dir(dir: &OwnedFd) -> std::io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    let fd = rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    for entry in rustix::fs::Dir::new(fd)? {
-        let entry = entry?;
-        if let Ok(name) = entry.file_name().to_str()
-            && name != "."
-            && name != ".."
-        {
-            names.push(name.to_owned());
-        }
-    }
-    Ok(names)
 }
