@@ -8,8 +8,8 @@
 //! can be replayed by the next owner of the log.
 
 use chock_log::event::{
-    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, Compaction, Grant, Notice, Promise,
-    PromiseRelease, PromiseRule, RequestKind, ToolCallEvent, Usage as LogUsage,
+    Compaction, Grant, Notice, Promise, PromiseRelease, PromiseRule, ToolCallEvent,
+    Usage as LogUsage,
 };
 use chock_log::{EventBody, EventId, fold_log, read_after};
 use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
@@ -17,9 +17,9 @@ use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
 use crate::approval::{self, Answer, Given, Wants};
 use crate::compact;
 use crate::history;
+use crate::judge::{Refusal, Subject};
 use crate::provider::{Message, ToolCall};
-use crate::review::{ReviewRequest, review};
-use crate::session::{LogHooks, SessionError, decision_event};
+use crate::session::{LogHooks, SessionError};
 use crate::tools::agentic_tools;
 use crate::tools::{ToolName, ToolOutput};
 use crate::turn::Gate;
@@ -44,16 +44,16 @@ impl<F> LogHooks<'_, F> {
                         .iter()
                         .filter_map(|r| promise_rule(&r.action, &r.decision).ok())
                         .collect();
-                    self.policy.restrict(rules);
+                    self.judge.restrict(rules);
                 }
                 EventBody::PromiseRelease(release) => {
                     // It was permitted when it was made; a policy that now
                     // denies policy.widen keeps the promise, which is the
                     // narrower mistake.
-                    let _ = self.policy.widen(PromiseId(release.promise_id), true);
+                    let _ = self.judge.widen(PromiseId(release.promise_id), true);
                 }
                 EventBody::Grant(grant) => {
-                    self.grants.insert(grant.action);
+                    self.judge.grant(&grant.action);
                 }
                 _ => {}
             }
@@ -61,117 +61,50 @@ impl<F> LogHooks<'_, F> {
         Ok(())
     }
 
-    /// Decides `action`, records the `decision` event, and returns the
-    /// verdict; a grant from request_action turns a question into allow.
+    /// Decides `action` for tool call `call_id` and records the
+    /// `decision` event ([`crate::judge::Judge::verdict`]).
     pub(crate) fn decide(
         &mut self,
         action: &Action,
         call_id: Option<String>,
     ) -> Result<Verdict, SessionError> {
-        let mut verdict = self.policy.decide(action);
-        if crate::net::granted(&verdict, &self.grants) {
-            verdict.decision = Decision::Allow;
-            verdict.help = None;
-            self.append(crate::net::grant_decision(&verdict.action, call_id))?;
-        } else {
-            self.append(decision_event(&verdict, call_id))?;
-        }
-        Ok(verdict)
+        Ok(self.judge.verdict(action, call_id, false)?)
     }
 
-    /// The gate for a decided call: `None` lets it run, `Some` is the
-    /// refusal the model reads.
+    /// Decides a tool call at `action` to the end, through the judge:
+    /// `None` lets it run, `Some` is the refusal the model reads.
     pub(crate) async fn gate(
         &mut self,
         call: &ToolCall,
-        verdict: &Verdict,
+        action: &Action,
     ) -> Result<Option<String>, SessionError> {
-        match verdict.decision {
-            Decision::Allow => Ok(None),
-            Decision::Deny => Ok(Some(denied(verdict))),
-            Decision::Ask => {
-                let yes = self.ask_about(call, verdict, None).await?;
-                Ok((!yes).then(|| approval::refusal(verdict)))
-            }
-            Decision::AgentReview | Decision::AgentThenHuman => {
-                let request = ReviewRequest {
-                    action: &verdict.action,
-                    tool: &call.name,
-                    arguments: &call.arguments,
-                    rule: verdict.rule.as_ref().map_or("", |r| r.text.as_str()),
-                    task: &self.task,
-                };
-                let answer = review(&self.reviewer, &request).await;
-                self.append(answer.event(&verdict.action, Some(call.id.clone()), &self.reviewer))?;
-                if !answer.approved {
-                    return Ok(Some(approval::reviewer_refusal(verdict, &answer.reason)));
-                }
-                if verdict.decision == Decision::AgentReview {
-                    return Ok(None);
-                }
-                let yes = self.ask_about(call, verdict, Some(&answer.reason)).await?;
-                Ok((!yes).then(|| approval::refusal(verdict)))
-            }
-        }
-    }
-
-    /// Asks a person whether `call` may run; true on yes.
-    async fn ask_about(
-        &mut self,
-        call: &ToolCall,
-        verdict: &Verdict,
-        reviewer_said: Option<&str>,
-    ) -> Result<bool, SessionError> {
         // The whole call is in the log's tool call; the question shows
         // enough to decide on.
         let arguments: String = call.arguments.chars().take(400).collect();
-        let mut question = approval::question(&call.name, &arguments, verdict);
-        if let Some(reason) = reviewer_said {
-            question.push_str(&format!("; the reviewer said yes: {reason}"));
-        }
-        let given = self
-            .ask_person(&verdict.action, question, Wants::YesNo)
-            .await?;
-        Ok(given == Given::Answer(Answer::Yes))
-    }
-
-    /// Puts one question to the person: records `approval.request`, waits
-    /// for the answer on approve.sock and, in the foreground, the terminal
-    /// (the first answer wins), and records `approval.answer`.
-    pub(crate) async fn ask_person(
-        &mut self,
-        action: &str,
-        question: String,
-        wants: Wants,
-    ) -> Result<Given, SessionError> {
-        // The id the request's own event takes: unique in the log, also
-        // across a session carried on by another process.
-        let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
-        self.append(ApprovalRequest {
-            request_id: request_id.clone(),
-            action: action.to_owned(),
-            question: question.clone(),
-            kind: match wants {
-                Wants::YesNo => RequestKind::Approval,
-                Wants::Text => RequestKind::Question,
-            },
-        })?;
-        let (given, by) = self
-            .terminal
-            .race(self.approvals, &request_id, &question, wants)
-            .await;
-        let (answer, text) = match &given {
-            Given::Answer(Answer::Yes) => (LogAnswer::Yes, None),
-            Given::Answer(Answer::No) => (LogAnswer::No, None),
-            Given::Text(text) => (LogAnswer::Yes, Some(text.clone())),
+        let question = |verdict: &Verdict, reviewer_said: Option<&str>| {
+            let mut question = approval::question(&call.name, &arguments, verdict);
+            if let Some(reason) = reviewer_said {
+                question.push_str(&format!("; the reviewer said yes: {reason}"));
+            }
+            question
         };
-        self.append(ApprovalAnswer {
-            request_id,
-            answer,
-            by: by.to_owned(),
-            text,
-        })?;
-        Ok(given)
+        let subject = Subject {
+            action,
+            tool: &call.name,
+            arguments: &call.arguments,
+            call_id: Some(call.id.clone()),
+            background: false,
+            question: &question,
+        };
+        let judged = self.judge.decide(&subject, true).await?;
+        let verdict = &judged.verdict;
+        Ok(judged.refusal.map(|refusal| match refusal {
+            Refusal::Denied | Refusal::NotOutright | Refusal::NobodyToAsk => denied(verdict),
+            Refusal::ReviewerSaidNo(reason) => approval::reviewer_refusal(verdict, &reason),
+            Refusal::PersonSaidNo | Refusal::PersonSaidNoAfterReviewer => {
+                approval::refusal(verdict)
+            }
+        }))
     }
 
     /// Carries out a session tool; its result goes back as the gate.
@@ -203,6 +136,7 @@ impl<F> LogHooks<'_, F> {
             Err(err) => return Ok(ToolOutput::error(err.to_string())),
         };
         let given = self
+            .judge
             .ask_person("ask_user", args.question, Wants::Text)
             .await?;
         Ok(match given {
@@ -228,7 +162,7 @@ impl<F> LogHooks<'_, F> {
                 }
             }
         }
-        let id = self.policy.restrict(rules);
+        let id = self.judge.restrict(rules);
         self.append(Promise {
             promise_id: id.0,
             rules: args
@@ -295,12 +229,13 @@ impl<F> LogHooks<'_, F> {
         );
         let request_id = (self.writer.borrow().last_id().0 + 1).to_string();
         let given = self
+            .judge
             .ask_person(action.as_str(), question, Wants::YesNo)
             .await?;
         if given != Given::Answer(Answer::Yes) {
             return Ok(ToolOutput::error(approval::refusal(&verdict)));
         }
-        self.grants.insert(action.as_str().to_owned());
+        self.judge.grant(action.as_str());
         self.append(Grant {
             action: action.as_str().to_owned(),
             request_id,
@@ -330,18 +265,19 @@ impl<F> LogHooks<'_, F> {
                     reason.trim()
                 );
                 let given = self
+                    .judge
                     .ask_person("policy.widen", question, Wants::YesNo)
                     .await?;
                 given == Given::Answer(Answer::Yes)
             }
         };
-        if let Err(err) = self.policy.widen(id, approved) {
+        if let Err(err) = self.judge.widen(id, approved) {
             return Ok(ToolOutput::error(format!(
                 "{action} stays capped: {err}. Keep to the promise or take another way"
             )));
         }
         self.append(PromiseRelease { promise_id: id.0 })?;
-        let now = self.policy.decision(action);
+        let now = self.judge.decision(action);
         Ok(ToolOutput::ok(format!(
             "promise {} was left; {action} is decided by the policy again and now answers {now}",
             id.0
@@ -358,7 +294,7 @@ impl<F> LogHooks<'_, F> {
             .rev()
             .find(|m| matches!(m, Message::User { .. }))
         {
-            text.clone_into(&mut self.task);
+            self.judge.set_task(text);
         }
         let tokens = self
             .compaction

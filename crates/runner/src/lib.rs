@@ -13,6 +13,7 @@ pub mod git_shim;
 pub mod guard;
 pub mod handover;
 pub mod history;
+mod judge;
 pub mod net;
 mod owned_socket;
 /// The model wire formats, a crate of their own (`chock-providers`).

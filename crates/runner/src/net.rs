@@ -11,29 +11,24 @@
 //! promises narrow it), its grants (a person's yes to request_action turns
 //! a question into allow), the reviewer for `agent_review` and
 //! `agent_then_human`, and a person through approve.sock for `ask`; the
-//! `decision` event is written as for a tool call. The session hands its
-//! current promises, grants and task over in a `NetView` whenever they
-//! may have changed. A background command's connections never ask and are
-//! never reviewed: they get what is allowed outright (or granted).
+//! `decision` event is written as for a tool call: all of it is the
+//! session's one judge (`crate::judge`), which the turn shares. A
+//! background command's connections never ask and are never reviewed:
+//! they get what is allowed outright (or granted).
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::net::IpAddr;
-use std::rc::Rc;
 use std::sync::Arc;
 
-use chock_log::event::{
-    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, BackgroundEnd, BackgroundStart,
-};
+use chock_log::event::{BackgroundEnd, BackgroundStart};
 use chock_log::{LogWriter, WriteError};
-use chock_policy::{Action, Decision, NetMode, Policy, ResolverMode, Verdict};
+use chock_policy::{Action, NetMode, Policy, ResolverMode, Verdict};
 use chock_sandbox::net::{
     BoxFuture, Decider, FakeConfig, FakeResolver, HostVerdict, Proxy, ProxyConfig, RouterLink,
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::approval::{ApproveSocket, Given, TerminalSlot, Wants};
-use crate::review::{ReviewRequest, Reviewer, review};
+use crate::judge::{Judge, Refusal, Subject};
 
 /// A test resolver map, `name=addr,name=addr`: names resolved without DNS
 /// (the internal-address check still applies to their answers, so a rule
@@ -247,61 +242,14 @@ impl SessionDecider {
     }
 }
 
-/// What the session's judgement is right now, as the network side needs
-/// it: the policy with the session's promises folded in, the actions a
-/// person granted, and the person's latest message (shown to a reviewer).
-#[derive(Debug, Clone)]
-pub(crate) struct NetView {
-    pub(crate) policy: Policy,
-    pub(crate) grants: BTreeSet<String>,
-    pub(crate) task: String,
-}
-
-/// Who decides a connection on the session's side: its current view and
-/// its reviewer.
-pub(crate) struct Judge<'a> {
-    pub(crate) view: Rc<RefCell<NetView>>,
-    pub(crate) reviewer: Reviewer<'a>,
-    /// The foreground terminal, which a question about a connection is put
-    /// to as well as approve.sock.
-    pub(crate) terminal: TerminalSlot,
-}
-
-/// Whether a grant turns `verdict` into allow: a question (ask or a
-/// review) about an action the person granted, unless the org bundle or a
-/// promise caps it (those are asked, or refused, every time).
-pub(crate) fn granted(verdict: &Verdict, grants: &BTreeSet<String>) -> bool {
-    let askable = matches!(
-        verdict.decision,
-        Decision::Ask | Decision::AgentReview | Decision::AgentThenHuman
-    );
-    let capped = matches!(
-        verdict.layer,
-        chock_policy::LayerKind::Org | chock_policy::LayerKind::Promise
-    );
-    askable && !capped && grants.contains(verdict.action.as_str())
-}
-
-/// The `decision` event of a grant.
-pub(crate) fn grant_decision(action: &str, call_id: Option<String>) -> chock_log::event::Decision {
-    chock_log::event::Decision {
-        action: action.to_owned(),
-        decision: Decision::Allow.as_str().to_owned(),
-        layer: "grant".to_owned(),
-        rule: "the person's yes to request_action".to_owned(),
-        call_id,
-    }
-}
-
-/// Decides one connection's host as a tool call is decided, recording the
-/// `decision` (and any `review` and question); `approvals` is `None` when
-/// the session is ending and nobody can be asked.
+/// Decides one connection's host through the session's judge, which
+/// records the `decision` (and any `review` and question); `can_ask` is
+/// false when the session is ending and nobody can be asked.
 async fn decide(
     host: &str,
     background: bool,
-    log: &RefCell<LogWriter>,
-    approvals: Option<&ApproveSocket>,
     judge: &Judge<'_>,
+    can_ask: bool,
 ) -> Result<HostVerdict, WriteError> {
     let action = match Action::net_connect(host) {
         Ok(action) => action,
@@ -311,89 +259,53 @@ async fn decide(
             )));
         }
     };
-    // The view is read and let go at once: a promise or grant made while
-    // this connection waits on a person applies to the next one.
-    let (verdict, is_granted, task) = {
-        let view = judge.view.borrow();
-        let verdict = if background {
-            view.policy.decide_background(&action)
-        } else {
-            view.policy.decide(&action)
-        };
-        let is_granted = granted(&verdict, &view.grants);
-        (verdict, is_granted, view.task.clone())
-    };
-    if is_granted {
-        log.borrow_mut()
-            .append(grant_decision(&verdict.action, None))?;
-        return Ok(HostVerdict::Allow);
-    }
-    log.borrow_mut()
-        .append(crate::session::decision_event(&verdict, None))?;
-    if verdict.permits() {
-        return Ok(HostVerdict::Allow);
-    }
-    let why = if background {
+    let question = |verdict: &Verdict, reviewer_said: Option<&str>| {
+        let rule = verdict
+            .rule
+            .as_ref()
+            .map(|rule| format!(" (rule {})", rule.text))
+            .unwrap_or_default();
         format!(
+            "allow {}? a command the model runs (run_command) connects to {host}; the {} says {}{rule}{}",
+            verdict.action,
+            verdict.layer.describe(),
+            verdict.decision,
+            reviewer_said
+                .map(|reason| format!("; the reviewer said yes: {reason}"))
+                .unwrap_or_default()
+        )
+    };
+    let arguments = format!("a command connects to {host}");
+    let subject = Subject {
+        action: &action,
+        tool: "run_command",
+        arguments: &arguments,
+        call_id: None,
+        background,
+        question: &question,
+    };
+    let judged = judge.decide(&subject, can_ask).await?;
+    let verdict = &judged.verdict;
+    let why = match judged.refusal {
+        None => return Ok(HostVerdict::Allow),
+        Some(Refusal::ReviewerSaidNo(reason)) => {
+            return Ok(HostVerdict::Refuse(crate::approval::reviewer_refusal(
+                verdict, &reason,
+            )));
+        }
+        Some(Refusal::NotOutright) => format!(
             "a background command gets only what is allowed outright ({} here)",
             verdict.decision
-        )
-    } else {
-        match verdict.decision {
-            Decision::Allow => return Ok(HostVerdict::Allow),
-            Decision::Deny => format!("the policy answers {}", verdict.decision),
-            Decision::Ask => match approvals {
-                Some(approvals)
-                    if ask(&verdict, host, log, approvals, &judge.terminal, None).await? =>
-                {
-                    return Ok(HostVerdict::Allow);
-                }
-                Some(_) => "a person answered no".to_owned(),
-                None => "the session is ending and nobody can be asked".to_owned(),
-            },
-            Decision::AgentReview | Decision::AgentThenHuman => {
-                let arguments = format!("a command connects to {host}");
-                let request = ReviewRequest {
-                    action: &verdict.action,
-                    tool: "run_command",
-                    arguments: &arguments,
-                    rule: verdict.rule.as_ref().map_or("", |r| r.text.as_str()),
-                    task: &task,
-                };
-                let answer = review(&judge.reviewer, &request).await;
-                log.borrow_mut()
-                    .append(answer.event(&verdict.action, None, &judge.reviewer))?;
-                if !answer.approved {
-                    return Ok(HostVerdict::Refuse(crate::approval::reviewer_refusal(
-                        &verdict,
-                        &answer.reason,
-                    )));
-                }
-                if verdict.decision == Decision::AgentReview {
-                    return Ok(HostVerdict::Allow);
-                }
-                match approvals {
-                    Some(approvals)
-                        if ask(
-                            &verdict,
-                            host,
-                            log,
-                            approvals,
-                            &judge.terminal,
-                            Some(&answer.reason),
-                        )
-                        .await? =>
-                    {
-                        return Ok(HostVerdict::Allow);
-                    }
-                    Some(_) => "a person answered no after the reviewer's yes".to_owned(),
-                    None => "the session is ending and nobody can be asked".to_owned(),
-                }
-            }
+        ),
+        Some(Refusal::Denied) => format!("the policy answers {}", verdict.decision),
+        Some(Refusal::PersonSaidNo) => "a person answered no".to_owned(),
+        Some(Refusal::PersonSaidNoAfterReviewer) => {
+            "a person answered no after the reviewer's yes".to_owned()
         }
+        Some(Refusal::NobodyToAsk) => "the session is ending and nobody can be asked".to_owned(),
     };
     Ok(HostVerdict::Refuse(chock_sandbox::net::refusal(
-        &verdict, &why,
+        verdict, &why,
     )))
 }
 
@@ -417,11 +329,10 @@ impl Decider for SessionDecider {
 pub(crate) async fn record(
     records: &mut mpsc::UnboundedReceiver<Record>,
     log: &RefCell<LogWriter>,
-    approvals: &ApproveSocket,
     judge: &Judge<'_>,
 ) -> Result<(), WriteError> {
     while let Some(rec) = records.recv().await {
-        apply(rec, log, Some(approvals), judge).await?;
+        apply(rec, log, judge, true).await?;
     }
     std::future::pending().await
 }
@@ -434,7 +345,7 @@ pub(crate) async fn drain(
     judge: &Judge<'_>,
 ) -> Result<(), WriteError> {
     while let Ok(rec) = records.try_recv() {
-        apply(rec, log, None, judge).await?;
+        apply(rec, log, judge, false).await?;
     }
     Ok(())
 }
@@ -442,8 +353,8 @@ pub(crate) async fn drain(
 async fn apply(
     rec: Record,
     log: &RefCell<LogWriter>,
-    approvals: Option<&ApproveSocket>,
     judge: &Judge<'_>,
+    can_ask: bool,
 ) -> Result<(), WriteError> {
     match rec {
         Record::Decide {
@@ -451,7 +362,7 @@ async fn apply(
             background,
             reply,
         } => {
-            let verdict = decide(&host, background, log, approvals, judge).await?;
+            let verdict = decide(&host, background, judge, can_ask).await?;
             let _ = reply.send(verdict);
         }
         Record::JobStart { job_id, command } => {
@@ -474,53 +385,6 @@ async fn apply(
         }
     }
     Ok(())
-}
-
-/// The question about one host, through the session's approval path.
-async fn ask(
-    verdict: &Verdict,
-    host: &str,
-    log: &RefCell<LogWriter>,
-    approvals: &ApproveSocket,
-    terminal: &TerminalSlot,
-    reviewer_said: Option<&str>,
-) -> Result<bool, WriteError> {
-    let (request_id, question) = {
-        let mut log = log.borrow_mut();
-        let request_id = (log.last_id().0 + 1).to_string();
-        let rule = verdict
-            .rule
-            .as_ref()
-            .map(|rule| format!(" (rule {})", rule.text))
-            .unwrap_or_default();
-        let question = format!(
-            "allow {}? a command the model runs (run_command) connects to {host}; the {} says {}{rule}{}",
-            verdict.action,
-            verdict.layer.describe(),
-            verdict.decision,
-            reviewer_said
-                .map(|reason| format!("; the reviewer said yes: {reason}"))
-                .unwrap_or_default()
-        );
-        log.append(ApprovalRequest {
-            request_id: request_id.clone(),
-            action: verdict.action.clone(),
-            question: question.clone(),
-            kind: chock_log::event::RequestKind::Approval,
-        })?;
-        (request_id, question)
-    };
-    let (given, by) = terminal
-        .race(approvals, &request_id, &question, Wants::YesNo)
-        .await;
-    let yes = given == Given::Answer(chock_control::Answer::Yes);
-    log.borrow_mut().append(ApprovalAnswer {
-        request_id,
-        answer: if yes { LogAnswer::Yes } else { LogAnswer::No },
-        by: by.to_owned(),
-        text: None,
-    })?;
-    Ok(yes)
 }
 
 #[cfg(test)]
@@ -587,31 +451,6 @@ mod tests {
             };
             assert!(why.contains("the session is ending"), "{why}");
         });
-    }
-
-    #[test]
-    fn a_grant_lifts_a_question_but_not_a_deny_nor_a_promise() {
-        let (_dir, mut policy) = policy("");
-        let grants: BTreeSet<String> = [
-            "net.connect.test.asked",
-            "net.connect.test.denied",
-            "net.connect.test.allowed",
-        ]
-        .map(str::to_owned)
-        .into();
-        let decide =
-            |policy: &Policy, host: &str| policy.decide(&Action::net_connect(host).unwrap());
-        assert!(granted(&decide(&policy, "asked.test"), &grants));
-        assert!(!granted(&decide(&policy, "denied.test"), &grants));
-        assert!(!granted(&decide(&policy, "allowed.test"), &grants));
-        // A promise that narrows allow to ask is asked every time.
-        policy.restrict(vec![
-            chock_policy::Rule::parse(Some("net.connect.test.allowed"), Decision::Ask).unwrap(),
-        ]);
-        let capped = decide(&policy, "allowed.test");
-        assert_eq!(capped.decision, Decision::Ask);
-        assert_eq!(capped.layer, chock_policy::LayerKind::Promise);
-        assert!(!granted(&capped, &grants));
     }
 
     #[test]

@@ -13,9 +13,7 @@
 //! an await.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use chock_log::event::{
     AssistantMessage, Decision as LogDecision, EndReason, Handover, Notice,
@@ -30,7 +28,8 @@ use crate::config::SearchConfig;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
-use crate::net::{self, Judge, NetSetup, NetView};
+use crate::judge::Judge;
+use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
 use crate::tools::{
@@ -264,30 +263,23 @@ pub(crate) async fn drive(
         label: setup.model_label,
     };
     let reviewer = setup.reviewer.unwrap_or(own);
-    let net_view = Rc::new(RefCell::new(NetView {
-        policy: setup.policy.clone(),
-        grants: BTreeSet::new(),
-        task: String::new(),
-    }));
     let terminal = TerminalSlot::new(if setup.foreground {
         Terminal::stdin()
     } else {
         None
     });
-    let judge = Judge {
-        view: Rc::clone(&net_view),
+    let judge = Judge::new(
+        setup.policy.clone(),
+        &writer,
+        &approvals,
+        terminal,
         reviewer,
-        terminal: terminal.clone(),
-    };
+    );
     let mut hooks = LogHooks {
         writer: &writer,
-        policy: setup.policy.clone(),
-        grants: BTreeSet::new(),
-        approvals: &approvals,
+        judge: &judge,
         tools: &tools,
         handover: &handover,
-        terminal: terminal.clone(),
-        reviewer,
         compaction: Compactor {
             provider: setup.provider,
             model: setup.model,
@@ -295,9 +287,7 @@ pub(crate) async fn drive(
             last_usage: 0,
             failed: false,
         },
-        task: String::new(),
         checkout,
-        net_view,
         on_text,
     };
     // Promises and grants made earlier in a carried-on session bind this
@@ -307,7 +297,6 @@ pub(crate) async fn drive(
         let _ = hooks.settle();
         return Err(err);
     }
-    hooks.publish();
     // Ctrl-C abandons the turn at its next wait and the session ends
     // interrupted; tools run between waits, so no call is half recorded.
     // The network's records are appended as they come, beside the turn.
@@ -316,7 +305,7 @@ pub(crate) async fn drive(
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => end.map(Some),
         () = interrupt => Ok(None),
-        recorded = net::record(&mut net_records, &writer, &approvals, &judge) => {
+        recorded = net::record(&mut net_records, &writer, &judge) => {
             recorded.map(|()| None).map_err(SessionError::from)
         }
         never = handover.serve() => match never {},
@@ -492,24 +481,13 @@ pub(crate) fn decision_event(
 /// Records each step of a turn in the log as it happens.
 pub(crate) struct LogHooks<'w, F> {
     pub(crate) writer: &'w RefCell<LogWriter>,
-    /// The session's own fold of the policy: promises narrow it.
-    pub(crate) policy: Policy,
-    /// Actions a person said yes to through request_action.
-    pub(crate) grants: BTreeSet<String>,
-    pub(crate) approvals: &'w ApproveSocket,
+    /// The session's one judge, shared with the network's decisions.
+    pub(crate) judge: &'w Judge<'w>,
     pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) handover: &'w HandoverSocket,
-    /// The foreground terminal, when `chock run` has one on stdin.
-    pub(crate) terminal: TerminalSlot,
-    pub(crate) reviewer: Reviewer<'w>,
     pub(crate) compaction: Compactor<'w>,
-    /// The person's latest message, shown to the reviewer.
-    pub(crate) task: String,
     /// The workspace's checkout, waited for before anything depends on it.
     pub(crate) checkout: Checkout,
-    /// The promises, grants and task the network's decisions read
-    /// (`crate::net`), handed over by [`LogHooks::publish`].
-    pub(crate) net_view: Rc<RefCell<NetView>>,
     pub(crate) on_text: F,
 }
 
@@ -542,17 +520,6 @@ impl<F> LogHooks<'_, F> {
             other => self.checkout = other,
         }
         Ok(())
-    }
-
-    /// Hands the session's current promises, grants and task to the
-    /// network's decisions. Called before every tool call and after every
-    /// session tool (which may make a promise or a grant), so a connection
-    /// is decided by what the session has said so far, as a tool call is.
-    pub(crate) fn publish(&self) {
-        let mut view = self.net_view.borrow_mut();
-        view.policy.clone_from(&self.policy);
-        view.grants.clone_from(&self.grants);
-        view.task.clone_from(&self.task);
     }
 
     pub(crate) fn append(
@@ -597,13 +564,10 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // Settled at the answer already; kept here so that no path to a
         // tool can pass an unmade checkout.
         self.settle()?;
-        self.publish();
         // The session tools are carried out here: they ask a person or
         // change the session's own policy.
         if let Some(tool) = ToolName::parse(&call.name).filter(|t| t.is_session_tool()) {
-            let gate = self.session_tool(tool, call).await;
-            self.publish();
-            return gate;
+            return self.session_tool(tool, call).await;
         }
         // A tool with a `call.` action is decided there, with the decision
         // recorded; an unknown tool is answered by the tool layer, and the
@@ -630,7 +594,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             },
             // Not offered where no rule could permit a port: answered by
             // the tool, never put to a person.
-            Some(ToolName::ServePort) if self.policy.could_permit("net.serve") => {
+            Some(ToolName::ServePort) if self.judge.could_permit("net.serve") => {
                 serve_port::Args::parse(&call.arguments)
                     .ok()
                     .and_then(|args| args.action())
@@ -642,11 +606,10 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                 .and_then(ToolName::call_action)
                 .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
         };
-        if let Some(action) = action {
-            let verdict = self.decide(&action, Some(call.id.clone()))?;
-            if let Some(refusal) = self.gate(call, &verdict).await? {
-                return Ok(Gate::Refuse(refusal));
-            }
+        if let Some(action) = action
+            && let Some(refusal) = self.gate(call, &action).await?
+        {
+            return Ok(Gate::Refuse(refusal));
         }
         if let Some(text) = not_run {
             // Permitted, and still nothing carries it out (git fetch and
