@@ -20,8 +20,8 @@ use crate::history;
 use crate::judge::{Refusal, Subject};
 use crate::provider::{Message, ToolCall};
 use crate::session::{LogHooks, SessionError};
-use crate::tools::agentic_tools;
-use crate::tools::{ToolName, ToolOutput};
+use crate::tools::agentic_tools::{AskUser, RequestAction, RestrictSelf};
+use crate::tools::{Call, ToolOutput};
 use crate::turn::Gate;
 
 impl<F> LogHooks<'_, F> {
@@ -110,7 +110,7 @@ impl<F> LogHooks<'_, F> {
     /// Carries out a session tool; its result goes back as the gate.
     pub(crate) async fn session_tool(
         &mut self,
-        tool: ToolName,
+        typed: &Call,
         call: &ToolCall,
     ) -> Result<Gate, SessionError> {
         self.append(ToolCallEvent {
@@ -118,23 +118,25 @@ impl<F> LogHooks<'_, F> {
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
         })?;
-        let output = match tool {
-            ToolName::AskUser => self.ask_user(call).await?,
-            ToolName::RestrictSelf => self.restrict_self(call)?,
-            ToolName::RequestAction => self.request_action(call).await?,
-            other => ToolOutput::error(format!(
-                "{} is not a session tool; this is a bug in chock",
-                other.as_str()
-            )),
+        let output = match typed {
+            Call::AskUser(args) => self.ask_user(args.clone()).await?,
+            Call::RestrictSelf(args) => self.restrict_self(args.clone())?,
+            Call::RequestAction(args) => self.request_action(args.clone(), call).await?,
+            Call::Local(_)
+            | Call::RunCommand(_)
+            | Call::JobOutput(_)
+            | Call::ServePort(_)
+            | Call::FetchUrl(_)
+            | Call::WebSearch(_)
+            | Call::ReadImage(_)
+            | Call::ReadMemory(_)
+            | Call::WriteMemory(_)
+            | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))
     }
 
-    async fn ask_user(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
-        let args = match agentic_tools::ask_user(&call.arguments) {
-            Ok(args) => args,
-            Err(err) => return Ok(ToolOutput::error(err.to_string())),
-        };
+    async fn ask_user(&mut self, args: AskUser) -> Result<ToolOutput, SessionError> {
         let given = self
             .judge
             .ask_person("ask_user", args.question, Wants::Text)
@@ -145,11 +147,7 @@ impl<F> LogHooks<'_, F> {
         })
     }
 
-    fn restrict_self(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
-        let args = match agentic_tools::restrict_self(&call.arguments) {
-            Ok(args) => args,
-            Err(err) => return Ok(ToolOutput::error(err.to_string())),
-        };
+    fn restrict_self(&mut self, args: RestrictSelf) -> Result<ToolOutput, SessionError> {
         let mut rules = Vec::with_capacity(args.rules.len());
         for rule in &args.rules {
             match promise_rule(&rule.action, &rule.decision) {
@@ -187,11 +185,11 @@ impl<F> LogHooks<'_, F> {
         )))
     }
 
-    async fn request_action(&mut self, call: &ToolCall) -> Result<ToolOutput, SessionError> {
-        let args = match agentic_tools::request_action(&call.arguments) {
-            Ok(args) => args,
-            Err(err) => return Ok(ToolOutput::error(err.to_string())),
-        };
+    async fn request_action(
+        &mut self,
+        args: RequestAction,
+        call: &ToolCall,
+    ) -> Result<ToolOutput, SessionError> {
         let action: Action = match args.action.trim().parse() {
             Ok(action) => action,
             Err(err) => {

@@ -25,7 +25,6 @@ use chock_policy::{Action, Decision, LayerKind, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
 use crate::config::SearchConfig;
-use crate::git_shim::{self, Carry, GitClass};
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
 use crate::judge::Judge;
@@ -33,8 +32,8 @@ use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
 use crate::tools::{
-    Commands, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Workspace, memory_file,
-    run_command, serve_port,
+    Call, Commands, Decide, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Unparsed,
+    Workspace, memory_file,
 };
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
@@ -560,51 +559,39 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         self.maybe_compact(conversation).await
     }
 
-    async fn before_tool(&mut self, call: &ToolCall) -> Result<Gate, SessionError> {
+    async fn before_tool(
+        &mut self,
+        call: &ToolCall,
+        parsed: &Result<Call, Unparsed>,
+    ) -> Result<Gate, SessionError> {
         // Settled at the answer already; kept here so that no path to a
         // tool can pass an unmade checkout.
         self.settle()?;
-        // The session tools are carried out here: they ask a person or
-        // change the session's own policy.
-        if let Some(tool) = ToolName::parse(&call.name).filter(|t| t.is_session_tool()) {
-            return self.session_tool(tool, call).await;
-        }
-        // A tool with a `call.` action is decided there, with the decision
-        // recorded; an unknown tool is answered by the tool layer, and the
-        // plan and title are decided at keys of their own (not yet read).
-        // A command is decided at its program's exec.* action, or, when its
-        // first word is git, where the git shim sorts it; a fetch at
-        // net.fetch.<host> and a search at web.search; arguments that do
-        // not parse are answered by the tool itself.
-        let mut not_run = None;
-        let action = match ToolName::parse(&call.name) {
-            Some(ToolName::RunCommand) => match run_command::Args::parse(&call.arguments) {
-                Err(_) => None,
-                Ok(args) => match git_shim::classify(&args.command) {
-                    None => Some(run_command::exec_action(&args)),
-                    // Reading costs what it always did: no question.
-                    Some(GitClass::ReadOnly { .. }) => None,
-                    Some(GitClass::Decide { action, carry }) => {
-                        if let Carry::NotRun(text) = carry {
-                            not_run = Some(text);
-                        }
-                        Some(action)
-                    }
-                },
+        let decide = match parsed {
+            // The session tools are carried out here: they ask a person or
+            // change the session's own policy.
+            Ok(typed) if typed.tool().is_some_and(ToolName::is_session_tool) => {
+                return self.session_tool(typed, call).await;
+            }
+            Ok(typed) => typed.decided_at(
+                self.judge.could_permit("net.serve"),
+                self.tools.can_search(),
+            ),
+            // Arguments that do not parse are answered with what is wrong;
+            // a tool decided at `call.<tool>` is decided first, as it
+            // would be with any arguments.
+            Err(unparsed) => match unparsed.tool.and_then(|tool| {
+                tool.call_action()
+                    .and_then(|name| Action::call(name.trim_start_matches("call.")).ok())
+            }) {
+                Some(action) => Decide::At(action),
+                None => Decide::Nothing,
             },
-            // Not offered where no rule could permit a port: answered by
-            // the tool, never put to a person.
-            Some(ToolName::ServePort) if self.judge.could_permit("net.serve") => {
-                serve_port::Args::parse(&call.arguments)
-                    .ok()
-                    .and_then(|args| args.action())
-            }
-            Some(tool @ (ToolName::FetchUrl | ToolName::WebSearch)) => {
-                self.tools.action(tool, &call.arguments)
-            }
-            tool => tool
-                .and_then(ToolName::call_action)
-                .and_then(|name| Action::call(name.trim_start_matches("call.")).ok()),
+        };
+        let (action, not_run) = match decide {
+            Decide::Nothing => (None, None),
+            Decide::At(action) => (Some(action), None),
+            Decide::NotRun(action, text) => (Some(action), Some(text)),
         };
         if let Some(action) = action
             && let Some(refusal) = self.gate(call, &action).await?

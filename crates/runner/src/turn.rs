@@ -19,7 +19,7 @@ pub use crate::handover::Boundary;
 use crate::provider::{
     AssistantTurn, Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
 };
-use crate::tools::{self, Commands, SessionTools, ToolOutput, Workspace};
+use crate::tools::{self, Call, Commands, SessionTools, ToolOutput, Unparsed, Workspace};
 
 /// Model calls one turn may make unless configured otherwise.
 pub const DEFAULT_MAX_MODEL_CALLS: usize = 50;
@@ -89,8 +89,13 @@ pub trait TurnHooks {
     /// A whole assistant message, with its usage.
     fn assistant(&mut self, turn: &AssistantTurn) -> impl Future<Output = Result<(), Self::Error>>;
 
-    /// Decides one tool call before it runs.
-    fn before_tool(&mut self, _call: &ToolCall) -> impl Future<Output = Result<Gate, Self::Error>> {
+    /// Decides one tool call before it runs: `parsed` is the call as the
+    /// turn parsed it, once ([`Call`]), or why it could not be.
+    fn before_tool(
+        &mut self,
+        _call: &ToolCall,
+        _parsed: &Result<Call, Unparsed>,
+    ) -> impl Future<Output = Result<Gate, Self::Error>> {
         std::future::ready(Ok(Gate::Run))
     }
 
@@ -177,17 +182,15 @@ pub async fn run_turn<H: TurnHooks>(
                 });
                 continue;
             }
-            let mut output = match hooks.before_tool(call).await? {
-                Gate::Run => {
-                    tools::run_with(
-                        &call.name,
-                        cx.workspace,
-                        cx.commands,
-                        cx.tools,
-                        &call.arguments,
-                    )
-                    .await
-                }
+            // The one place a call's name and arguments are read.
+            let parsed = Call::parse(&call.name, &call.arguments);
+            let mut output = match hooks.before_tool(call, &parsed).await? {
+                Gate::Run => match parsed {
+                    Ok(parsed) => {
+                        tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await
+                    }
+                    Err(unparsed) => ToolOutput::error(unparsed.error),
+                },
                 Gate::Refuse(text) => ToolOutput::error(text),
                 Gate::Answered(output) => output,
             };

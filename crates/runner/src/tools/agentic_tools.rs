@@ -65,20 +65,20 @@ pub(super) fn request_action_schema() -> (&'static str, Value) {
     )
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AskUser {
     pub question: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PromiseRuleArg {
     pub action: String,
     pub decision: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RestrictSelf {
     pub rules: Vec<PromiseRuleArg>,
@@ -86,7 +86,7 @@ pub struct RestrictSelf {
     pub reason: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RequestAction {
     pub action: String,

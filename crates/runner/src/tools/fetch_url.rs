@@ -58,17 +58,16 @@ pub(super) fn schema() -> (&'static str, Value) {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Args {
+pub struct Args {
     url: String,
     #[serde(default)]
     timeout_secs: Option<u64>,
 }
 
-/// The action a fetch of `arguments` is decided at: `net.fetch.<reversed
-/// host>` of its URL. `None` when the arguments, the URL or its host cannot
-/// be read; the tool then answers why without anyone being asked.
-pub(super) fn action(arguments: &str) -> Option<Action> {
-    let args: Args = serde_json::from_str(arguments).ok()?;
+/// The action a fetch is decided at: `net.fetch.<reversed host>` of its
+/// URL. `None` when the URL or its host cannot be read; the tool then
+/// answers why without anyone being asked.
+pub(crate) fn action(args: &Args) -> Option<Action> {
     let url = page_url(&args.url).ok()?;
     Action::net_fetch(url.host_str()?).ok()
 }

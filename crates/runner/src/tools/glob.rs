@@ -30,7 +30,7 @@ pub(super) fn schema() -> (&'static str, Value) {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Args {
+pub struct Args {
     pattern: String,
     #[serde(default)]
     path: Option<String>,

@@ -23,7 +23,7 @@ use tokio::net::unix::pipe;
 use tokio::sync::{oneshot, watch};
 
 use super::run_command::{PidFd, wait_exit};
-use super::{ToolError, ToolName, ToolOutput, parse};
+use super::{ToolError, ToolOutput};
 use crate::net::{Record, Records, RouterTask};
 
 /// Background jobs one session may run at once.
@@ -413,11 +413,6 @@ async fn drain(stream: Option<pipe::Receiver>, state: &Mutex<JobState>, stdout: 
             state.stderr.push(&buf[..n]);
         }
     }
-}
-
-/// Parses job_output's arguments.
-pub(super) fn parse_output(arguments: &str) -> Result<OutputArgs, ToolError> {
-    parse(ToolName::JobOutput, arguments)
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub(super) fn schema() -> (&'static str, Value) {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Args {
+pub struct Args {
     #[serde(default)]
     path: Option<String>,
     #[serde(default)]

@@ -14,6 +14,7 @@
 //! can read and correct, and the loop records it like any other result.
 
 pub mod agentic_tools;
+mod call;
 mod edit_file;
 mod fetch_url;
 mod git_binds;
@@ -41,6 +42,7 @@ mod write_memory;
 
 use serde::de::DeserializeOwned;
 
+pub use call::{Call, Decide, External, Local, Source, Unparsed};
 pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use run_command::Commands;
@@ -201,46 +203,6 @@ impl ToolName {
             parameters,
         }
     }
-
-    /// Runs the tool with the model's raw JSON arguments.
-    pub fn run(self, workspace: &Workspace, arguments: &str) -> ToolOutput {
-        let result = match self {
-            Self::ReadFile => {
-                parse(self, arguments).and_then(|args| read_file::run(workspace, args))
-            }
-            Self::ListDirectory => {
-                parse(self, arguments).and_then(|args| list_directory::run(workspace, args))
-            }
-            Self::Glob => parse(self, arguments).and_then(|args| glob::run(workspace, args)),
-            Self::Grep => parse(self, arguments).and_then(|args| grep::run(workspace, args)),
-            Self::WriteFile => {
-                parse(self, arguments).and_then(|args| write_file::run(workspace, args))
-            }
-            Self::EditFile => {
-                parse(self, arguments).and_then(|args| edit_file::run(workspace, args))
-            }
-            Self::ReadGuidance => {
-                parse(self, arguments).and_then(|args| read_guidance::run(workspace, args))
-            }
-            Self::UpdatePlan => parse(self, arguments).and_then(update_plan::run),
-            Self::SetTitle => parse(self, arguments).and_then(set_title::run),
-            Self::RunCommand
-            | Self::JobOutput
-            | Self::ServePort
-            | Self::FetchUrl
-            | Self::WebSearch
-            | Self::ReadImage
-            | Self::ReadMemory
-            | Self::WriteMemory => Err(ToolError::Failed(format!(
-                "{} needs the session; it runs through tools::run_with",
-                self.as_str()
-            ))),
-            Self::AskUser | Self::RestrictSelf | Self::RequestAction => Err(ToolError::Failed(
-                format!("{} is carried out by the session itself", self.as_str()),
-            )),
-        };
-        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
-    }
 }
 
 /// The specs of every tool here, in a stable order.
@@ -258,45 +220,16 @@ pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
         .collect()
 }
 
-/// Runs any tool the model named: commands go through `commands` (the
-/// session's sandbox), the tools that reach past the workspace through
-/// `session`, the other tools run in place via [`run`].
-pub async fn run_with(
-    name: &str,
-    workspace: &Workspace,
-    commands: &Commands,
-    session: &SessionTools<'_>,
-    arguments: &str,
-) -> ToolOutput {
-    match ToolName::parse(name) {
-        Some(ToolName::RunCommand) => commands.run(arguments).await,
-        Some(ToolName::JobOutput) => commands.job_output(arguments).await,
-        Some(ToolName::ServePort) if commands.offers(ToolName::ServePort) => {
-            commands.serve_port(arguments)
-        }
-        Some(ToolName::ServePort) => ToolOutput::error(
-            "serve_port is not offered in this session: no rule could permit a net.serve.<port>",
-        ),
-        Some(
-            tool @ (ToolName::FetchUrl
-            | ToolName::WebSearch
-            | ToolName::ReadImage
-            | ToolName::ReadMemory
-            | ToolName::WriteMemory),
-        ) => session.run(tool, workspace, arguments).await,
-        _ => run(name, workspace, arguments),
-    }
-}
+pub(crate) use call::carry_out;
 
-/// Runs one of the in-place tools the model named, or answers that there is
-/// no such tool.
+/// Runs one of the in-place tools the model named (for tests and for a
+/// person's own use), or answers that there is no such tool or that it
+/// needs a session.
 pub fn run(name: &str, workspace: &Workspace, arguments: &str) -> ToolOutput {
-    match ToolName::parse(name) {
-        Some(tool) => tool.run(workspace, arguments),
-        None => ToolOutput::error(format!(
-            "there is no tool named '{name}'; the tools are: {}",
-            ToolName::ALL.map(ToolName::as_str).join(", ")
-        )),
+    match Call::parse(name, arguments) {
+        Err(unparsed) => ToolOutput::error(unparsed.error),
+        Ok(Call::Local(local)) => local.run(workspace),
+        Ok(_) => ToolOutput::error(format!("{name} needs a session; it was not run")),
     }
 }
 

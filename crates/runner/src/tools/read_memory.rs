@@ -21,7 +21,7 @@ pub(super) fn schema() -> (&'static str, Value) {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Args {}
+pub struct Args {}
 
 pub(super) fn run(file: &Path, _args: Args) -> Result<ToolOutput, ToolError> {
     let notes = memory::read(file)?;

@@ -286,10 +286,9 @@ impl Commands {
     }
 
     /// Reads a job's output (job_output), after waiting as asked.
-    pub async fn job_output(&self, arguments: &str) -> ToolOutput {
+    pub(crate) async fn job_output(&self, args: &jobs::OutputArgs) -> ToolOutput {
         let result = async {
-            let args = jobs::parse_output(arguments)?;
-            let (mut done, wait) = self.jobs.borrow().output_of(&args)?;
+            let (mut done, wait) = self.jobs.borrow().output_of(args)?;
             if !wait.is_zero() {
                 let _ = tokio::time::timeout(wait, done.wait_for(|ended| *ended)).await;
             }
@@ -299,10 +298,15 @@ impl Commands {
         result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
     }
 
-    /// Publishes a port of a background job (serve_port).
-    pub fn serve_port(&self, arguments: &str) -> ToolOutput {
-        let result = serve_port::Args::parse(arguments)
-            .and_then(|args| self.jobs.borrow().publish(args.port, args.job.as_deref()));
+    /// Publishes a port of a background job (serve_port), where the
+    /// session offers the tool at all.
+    pub(crate) fn serve_port(&self, args: &serve_port::Args) -> ToolOutput {
+        if !self.offers(ToolName::ServePort) {
+            return ToolOutput::error(
+                "serve_port is not offered in this session: no rule could permit a net.serve.<port>",
+            );
+        }
+        let result = self.jobs.borrow().publish(args.port, args.job.as_deref());
         match result {
             Ok(text) => ToolOutput::ok(text),
             Err(err) => ToolOutput::error(err.to_string()),
@@ -317,15 +321,8 @@ impl Commands {
         self.bring_back_git()
     }
 
-    /// Runs the model's call (raw JSON arguments) to its end.
-    pub async fn run(&self, arguments: &str) -> ToolOutput {
-        match Args::parse(arguments) {
-            Ok(args) => self.run_args(&args).await,
-            Err(err) => ToolOutput::error(err.to_string()),
-        }
-    }
-
-    async fn run_args(&self, args: &Args) -> ToolOutput {
+    /// Runs the model's call to its end.
+    pub(crate) async fn run_args(&self, args: &Args) -> ToolOutput {
         let routed = self.routed(args.background);
         let sandbox = match self.sandbox(routed) {
             Ok(sandbox) => sandbox,

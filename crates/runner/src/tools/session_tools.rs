@@ -9,13 +9,10 @@
 
 use std::path::PathBuf;
 
-use chock_policy::{Action, Policy};
+use chock_policy::Policy;
 
 use super::fetch_url::{self, Web};
-use super::{
-    ToolError, ToolName, ToolOutput, Workspace, parse, read_image, read_memory, web_search,
-    write_memory,
-};
+use super::{ToolError, ToolOutput, Workspace, read_image, read_memory, web_search, write_memory};
 use crate::config::SearchConfig;
 
 pub use chock_providers::ImageSupport;
@@ -48,50 +45,38 @@ impl<'a> SessionTools<'a> {
         }
     }
 
-    /// The action a call of `tool` with `arguments` is decided at before it
-    /// runs, for the tools whose key is not `call.<tool>`: fetch_url at
-    /// `net.fetch.<reversed host>` of its URL, web_search at `web.search`.
-    /// `None` where the call cannot run anyway (a URL that does not parse,
-    /// no search engine configured): the tool itself says why, and nobody
-    /// is asked about a call that would fail.
-    pub fn action(&self, tool: ToolName, arguments: &str) -> Option<Action> {
-        match tool {
-            ToolName::FetchUrl => fetch_url::action(arguments),
-            ToolName::WebSearch => self.search.map(|_| Action::web_search()),
-            _ => None,
-        }
+    /// Whether a search engine is configured (web_search is decided at
+    /// `web.search` only where it could run).
+    pub(crate) fn can_search(&self) -> bool {
+        self.search.is_some()
     }
 
-    /// Runs one of the tools this value serves; the call has already been
-    /// decided at its action.
-    pub(super) async fn run(
+    /// fetch_url; the call has been decided at its `net.fetch` action.
+    pub(super) async fn fetch(&self, args: fetch_url::Args) -> ToolOutput {
+        fetch_url::run(&self.web, self.policy, args).await
+    }
+
+    /// web_search; decided at `web.search`.
+    pub(super) async fn search(&self, args: web_search::Args) -> Result<ToolOutput, ToolError> {
+        web_search::run(&self.web, self.search, args).await
+    }
+
+    /// read_image, as the provider takes images.
+    pub(super) fn read_image(
         &self,
-        tool: ToolName,
         workspace: &Workspace,
-        arguments: &str,
-    ) -> ToolOutput {
-        let result = match tool {
-            ToolName::FetchUrl => match parse(tool, arguments) {
-                Ok(args) => Ok(fetch_url::run(&self.web, self.policy, args).await),
-                Err(err) => Err(err),
-            },
-            ToolName::WebSearch => match parse(tool, arguments) {
-                Ok(args) => web_search::run(&self.web, self.search, args).await,
-                Err(err) => Err(err),
-            },
-            ToolName::ReadImage => parse(tool, arguments)
-                .and_then(|args| read_image::run(workspace, &self.images, args)),
-            ToolName::ReadMemory => {
-                parse(tool, arguments).and_then(|args| read_memory::run(&self.memory, args))
-            }
-            ToolName::WriteMemory => {
-                parse(tool, arguments).and_then(|args| write_memory::run(&self.memory, args))
-            }
-            _ => Err(ToolError::Failed(format!(
-                "{} does not run through the session's tools",
-                tool.as_str()
-            ))),
-        };
-        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+        args: read_image::Args,
+    ) -> Result<ToolOutput, ToolError> {
+        read_image::run(workspace, &self.images, args)
+    }
+
+    /// read_memory of the project's memory file.
+    pub(super) fn read_memory(&self, args: read_memory::Args) -> Result<ToolOutput, ToolError> {
+        read_memory::run(&self.memory, args)
+    }
+
+    /// write_memory to the project's memory file.
+    pub(super) fn write_memory(&self, args: write_memory::Args) -> Result<ToolOutput, ToolError> {
+        write_memory::run(&self.memory, args)
     }
 }

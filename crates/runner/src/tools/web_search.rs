@@ -49,7 +49,7 @@ pub(super) fn schema() -> (&'static str, Value) {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Args {
+pub struct Args {
     query: String,
     #[serde(default)]
     count: Option<usize>,

@@ -25,7 +25,7 @@ pub(super) fn schema() -> (&'static str, Value) {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Args {
+pub struct Args {
     text: String,
     #[serde(default)]
     replace: bool,

@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 
 use chock_runner::provider::{AssistantTurn, Message, Provider, ProviderError, ToolCall};
-use chock_runner::tools::{Commands, SessionTools, ToolOutput, Workspace};
+use chock_runner::tools::{Call, Commands, SessionTools, ToolOutput, Unparsed, Workspace};
 use chock_runner::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use chock_testkit::{FakeModel, Reply, TempProject, Turn};
 use pretty_assertions::assert_eq;
@@ -29,7 +29,11 @@ impl TurnHooks for Recorded {
         Ok(())
     }
 
-    async fn before_tool(&mut self, call: &ToolCall) -> Result<Gate, Infallible> {
+    async fn before_tool(
+        &mut self,
+        call: &ToolCall,
+        _parsed: &Result<Call, Unparsed>,
+    ) -> Result<Gate, Infallible> {
         Ok(match self.refuse {
             Some(name) if name == call.name => Gate::Refuse(format!("{name} is denied by policy")),
             _ => Gate::Run,
