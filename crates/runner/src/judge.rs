@@ -15,13 +15,14 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
-use chock_log::event::{Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, RequestKind};
+use chock_log::event::{
+    Answer as LogAnswer, ApprovalAnswer, ApprovalRequest, Decision as LogDecision, RequestKind,
+};
 use chock_log::{LogWriter, WriteError};
 use chock_policy::{Action, Decision, LayerKind, Policy, PromiseId, Rule, Verdict};
 
 use crate::approval::{Answer, ApproveSocket, Given, TerminalSlot, Wants};
 use crate::review::{ReviewRequest, Reviewer, review};
-use crate::session::decision_event;
 
 /// One thing to decide, and how it is shown to whoever is asked.
 pub(crate) struct Subject<'a> {
@@ -284,6 +285,33 @@ impl<'s> Judge<'s> {
     }
 }
 
+/// The layer's name in a `decision` event.
+fn layer_name(layer: LayerKind) -> &'static str {
+    match layer {
+        LayerKind::Org => "org",
+        LayerKind::Operator => "operator",
+        LayerKind::Project => "project",
+        LayerKind::Default => "default",
+        LayerKind::Promise => "promise",
+        LayerKind::None => "none",
+    }
+}
+
+/// The `decision` event for a verdict, naming the rule that decided.
+pub(crate) fn decision_event(verdict: &Verdict, call_id: Option<String>) -> LogDecision {
+    LogDecision {
+        action: verdict.action.clone(),
+        decision: verdict.decision.as_str().to_owned(),
+        layer: layer_name(verdict.layer).to_owned(),
+        rule: verdict
+            .rule
+            .as_ref()
+            .map(|rule| rule.text.clone())
+            .unwrap_or_default(),
+        call_id,
+    }
+}
+
 /// Whether a grant turns `verdict` into allow: a question (ask or a
 /// review) about an action the person granted, unless the org bundle or a
 /// promise caps it (those are asked, or refused, every time).
@@ -297,8 +325,8 @@ fn granted(verdict: &Verdict, grants: &BTreeSet<String>) -> bool {
 }
 
 /// The `decision` event of a grant.
-fn grant_decision(action: &str, call_id: Option<String>) -> chock_log::event::Decision {
-    chock_log::event::Decision {
+fn grant_decision(action: &str, call_id: Option<String>) -> LogDecision {
+    LogDecision {
         action: action.to_owned(),
         decision: Decision::Allow.as_str().to_owned(),
         layer: "grant".to_owned(),

@@ -45,14 +45,7 @@ pub struct RunOptions {
     pub session_id: Option<SessionId>,
 }
 
-/// `chock run --continue [<id>]` or `chock run --adopt <id>`.
-#[derive(Debug, Clone)]
-pub struct CarryOn {
-    /// The session; `None` means the newest session of the project.
-    pub session: Option<String>,
-    /// `--adopt`: the session must have been handed over.
-    pub adopt: bool,
-}
+pub use crate::workspace::session::CarryOn;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

@@ -21,13 +21,13 @@ use chock_log::event::{
     TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
-use chock_policy::{Action, Decision, LayerKind, Policy};
+use chock_policy::{Action, Decision, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
 use crate::config::SearchConfig;
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
-use crate::judge::Judge;
+use crate::judge::{Judge, decision_event};
 use crate::net::{self, NetSetup};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
@@ -444,36 +444,6 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
         TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
-    }
-}
-
-/// The layer's name in a `decision` event.
-fn layer_name(layer: LayerKind) -> &'static str {
-    match layer {
-        LayerKind::Org => "org",
-        LayerKind::Operator => "operator",
-        LayerKind::Project => "project",
-        LayerKind::Default => "default",
-        LayerKind::Promise => "promise",
-        LayerKind::None => "none",
-    }
-}
-
-/// The `decision` event for a verdict, naming the rule that decided.
-pub(crate) fn decision_event(
-    verdict: &chock_policy::Verdict,
-    call_id: Option<String>,
-) -> LogDecision {
-    LogDecision {
-        action: verdict.action.clone(),
-        decision: verdict.decision.as_str().to_owned(),
-        layer: layer_name(verdict.layer).to_owned(),
-        rule: verdict
-            .rule
-            .as_ref()
-            .map(|rule| rule.text.clone())
-            .unwrap_or_default(),
-        call_id,
     }
 }
 

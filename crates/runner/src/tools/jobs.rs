@@ -22,7 +22,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 use tokio::sync::{oneshot, watch};
 
-use super::run_command::{PidFd, wait_exit};
+use super::pidfd::{PidFd, wait_exit};
 use super::{ToolError, ToolOutput};
 use crate::net::{Record, Records, RouterTask};
 

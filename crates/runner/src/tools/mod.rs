@@ -24,6 +24,7 @@ pub mod jobs;
 mod list_directory;
 mod memory;
 mod output;
+mod pidfd;
 mod push_call;
 mod read_file;
 mod read_guidance;

@@ -36,6 +36,7 @@ use tokio::net::unix::pipe;
 
 use super::git_binds::git_env;
 use super::jobs::{self, Jobs};
+use super::pidfd::{PidFd, wait_exit};
 use super::push_call::{self, PushCall};
 use super::workspace::SANDBOX_ROOT;
 use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
@@ -509,24 +510,5 @@ async fn drain(stream: Option<pipe::Receiver>, into: &mut Captured) {
         let room = CAPTURE_LIMIT.saturating_sub(into.bytes.len()).min(n);
         into.bytes.extend_from_slice(&buf[..room]);
         into.dropped += (n - room) as u64;
-    }
-}
-
-/// The sandbox's pidfd as something tokio can poll.
-pub(super) struct PidFd<'c>(pub(super) &'c mut SandboxChild);
-
-impl std::os::fd::AsRawFd for PidFd<'_> {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.0.as_raw_fd()
-    }
-}
-
-pub(super) async fn wait_exit(pidfd: &mut AsyncFd<PidFd<'_>>) -> std::io::Result<ExitStatus> {
-    loop {
-        let mut ready = pidfd.readable_mut().await?;
-        if let Some(status) = ready.get_inner_mut().0.try_wait()? {
-            return Ok(status);
-        }
-        ready.clear_ready();
     }
 }

@@ -39,6 +39,15 @@ pub enum StartError {
     Refused(String),
 }
 
+/// `chock run --continue [<id>]` or `chock run --adopt <id>`.
+#[derive(Debug, Clone)]
+pub struct CarryOn {
+    /// The session; `None` means the newest session of the project.
+    pub session: Option<String>,
+    /// `--adopt`: the session must have been handed over.
+    pub adopt: bool,
+}
+
 /// How a carried-on session starts.
 #[derive(Debug, Clone)]
 pub struct Carry<'a> {
@@ -258,18 +267,7 @@ pub async fn run_carried_on(
 /// answer is recorded as a `decision` event, and an apply of this session
 /// describes and carries out what that answer says.
 pub fn integrate_decision(policy: &chock_policy::Policy) -> chock_log::event::Decision {
-    let verdict = policy.decide(&Action::workspace_integrate());
-    let layer = serde_json::to_value(verdict.layer)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    chock_log::event::Decision {
-        action: verdict.action,
-        decision: verdict.decision.as_str().to_owned(),
-        layer,
-        rule: verdict.rule.map(|r| r.text).unwrap_or_default(),
-        call_id: None,
-    }
+    crate::judge::decision_event(&policy.decide(&Action::workspace_integrate()), None)
 }
 
 /// Whether the log's recorded workspace.integrate answer permits moving a
@@ -363,7 +361,7 @@ pub struct Resolved {
 pub fn resolve_carry(
     state: &chock_log::StateDir,
     project: &Path,
-    carry: &crate::run::CarryOn,
+    carry: &CarryOn,
     allow_dirty: bool,
 ) -> Result<Resolved, StartError> {
     if allow_dirty {
