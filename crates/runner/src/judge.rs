@@ -105,6 +105,14 @@ impl<'s> Judge<'s> {
         }
     }
 
+    /// A row read before the first turn (`sandbox.jit`, and as they land
+    /// `nix.build`, a secret for a server, a device), when nobody is there
+    /// to answer: anything but allow refuses. No promise or grant exists
+    /// yet, so it is the policy's own answer.
+    pub(crate) fn before_first_turn(policy: &Policy, action: &Action) -> Verdict {
+        policy.decide_before_first_turn(action)
+    }
+
     /// The verdict for `action` with the session's promises and grants,
     /// recorded as a `decision` event (a grant's own when a grant turned a
     /// question into allow).

@@ -132,11 +132,13 @@ pub async fn run_new(
     let root = workspace.root().to_owned();
     let (outcome, _) = drive(
         setup,
-        writer,
-        id,
-        &root,
-        Checkout::Ready(None),
-        conversation,
+        Opening {
+            writer,
+            id,
+            root: root.clone(),
+            checkout: Checkout::Ready(None),
+            conversation,
+        },
         on_text,
         interrupt,
     )
@@ -160,6 +162,20 @@ pub(crate) enum Checkout {
 }
 
 impl Checkout {
+    /// The workspace the tools work in at `root`: one still being made is
+    /// taken as planned (no tool runs before it exists).
+    fn workspace(&self, root: PathBuf) -> Result<Workspace, SessionError> {
+        match self {
+            Checkout::Pending { .. } => Ok(Workspace::planned(root)),
+            Checkout::Ready(_) | Checkout::Opened(_) => {
+                Workspace::new(&root).map_err(|err| SessionError::Workspace {
+                    detail: err.to_string(),
+                    path: root,
+                })
+            }
+        }
+    }
+
     /// The private git directory commands of this checkout use.
     fn sandbox_git(
         &self,
@@ -194,45 +210,29 @@ impl Checkout {
 /// `workspace.open` written then; one that fails ends the session with its
 /// error in the log (`session.end`) and returns it. The checkout made is
 /// handed back.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call per way a session starts; a struct would only rename them"
-)]
 pub(crate) async fn drive(
     setup: &SessionSetup<'_>,
-    writer: LogWriter,
-    id: SessionId,
-    root: &Path,
-    checkout: Checkout,
-    mut conversation: Vec<Message>,
+    opening: Opening,
     on_text: impl FnMut(&str),
     interrupt: impl Future<Output = ()>,
 ) -> Result<(SessionOutcome, Option<Opened>), SessionError> {
-    let workspace = match &checkout {
-        Checkout::Pending { .. } => Workspace::planned(root.to_owned()),
-        Checkout::Ready(_) | Checkout::Opened(_) => {
-            Workspace::new(root).map_err(|err| SessionError::Workspace {
-                path: root.to_owned(),
-                detail: err.to_string(),
-            })?
-        }
-    };
+    let Opening {
+        writer,
+        id,
+        root,
+        checkout,
+        mut conversation,
+    } = opening;
+    let workspace = checkout.workspace(root)?;
     // sandbox.jit is read before the first turn, where nobody can be asked:
     // only allow turns write-xor-execute off.
-    let jit = setup
-        .policy
-        .decide_before_first_turn(&Action::sandbox_jit());
+    let jit = Judge::before_first_turn(setup.policy, &Action::sandbox_jit());
     let writer = RefCell::new(writer);
     if let Err(err) = writer.borrow_mut().append(decision_event(&jit, None)) {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
-    let mut commands = Commands::new(workspace.root(), jit.decision == Decision::Allow)
-        .with_network(NetSetup::new(setup.policy, records))
-        .with_push_credentials(&setup.state.session_dir(&id));
-    if let Some(git) = checkout.sandbox_git(&setup.state.session_dir(&id), &id) {
-        commands = commands.with_git(git);
-    }
+    let commands = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
     let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
@@ -248,32 +248,11 @@ pub(crate) async fn drive(
         tools: &tools,
         limits: setup.limits,
     };
-    let approvals = match ApproveSocket::bind(&setup.state.approve_socket(&id)) {
-        Ok(approvals) => approvals,
-        Err(err) => return Err(settled_before_error(checkout, &writer, err.into())),
+    let (approvals, handover) = match bind_sockets(setup, &id) {
+        Ok(sockets) => sockets,
+        Err(err) => return Err(settled_before_error(checkout, &writer, err)),
     };
-    let handover = match HandoverSocket::bind(&setup.state.handover_socket(&id)) {
-        Ok(handover) => handover,
-        Err(err) => return Err(settled_before_error(checkout, &writer, err.into())),
-    };
-    let own = Reviewer {
-        provider: setup.provider,
-        model: setup.model,
-        label: setup.model_label,
-    };
-    let reviewer = setup.reviewer.unwrap_or(own);
-    let terminal = TerminalSlot::new(if setup.foreground {
-        Terminal::stdin()
-    } else {
-        None
-    });
-    let judge = Judge::new(
-        setup.policy.clone(),
-        &writer,
-        &approvals,
-        terminal,
-        reviewer,
-    );
+    let judge = judge_for(setup, &writer, &approvals);
     let mut hooks = LogHooks {
         writer: &writer,
         judge: &judge,
@@ -323,18 +302,110 @@ pub(crate) async fn drive(
         Err(other) => return Err(other),
     };
     drop(hooks);
-    // Background jobs do not outlive the session: each still running is
-    // killed, and its end recorded. A session that hands over holds none:
-    // it said ready only once the log showed every job ended.
+    wind_down(&commands, &mut net_records, &writer, &judge).await?;
+    let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
+    Ok((outcome, opened))
+}
+
+/// Background jobs do not outlive the session: each still running is
+/// killed, and its end recorded (a session that hands over holds none: it
+/// said ready only once the log showed every job ended); the connections
+/// still queued are decided without asking; what the sandbox's git left
+/// is brought back and said.
+async fn wind_down(
+    commands: &Commands,
+    net_records: &mut tokio::sync::mpsc::UnboundedReceiver<net::Record>,
+    writer: &RefCell<LogWriter>,
+    judge: &Judge<'_>,
+) -> Result<(), SessionError> {
     let said = commands.finish().await;
-    net::drain(&mut net_records, &writer, &judge).await?;
+    net::drain(net_records, writer, judge).await?;
     if !said.is_empty() {
         writer.borrow_mut().append(Notice {
             subject: "sandbox".to_owned(),
             text: said.join("\n"),
         })?;
     }
-    let mut writer = writer.into_inner();
+    Ok(())
+}
+
+/// What a session starts `drive` with: its log, open and holding the
+/// opening events; its id; where its tools work; its checkout; the
+/// conversation so far.
+pub(crate) struct Opening {
+    pub(crate) writer: LogWriter,
+    pub(crate) id: SessionId,
+    pub(crate) root: PathBuf,
+    pub(crate) checkout: Checkout,
+    pub(crate) conversation: Vec<Message>,
+}
+
+/// The session's command runner: its workspace, jit as decided, the
+/// network, push credentials and the private git directory of its
+/// checkout.
+fn commands_for(
+    setup: &SessionSetup<'_>,
+    id: &SessionId,
+    workspace: &Workspace,
+    checkout: &Checkout,
+    jit: Decision,
+    records: net::Records,
+) -> Commands {
+    let session_dir = setup.state.session_dir(id);
+    let commands = Commands::new(workspace.root(), jit == Decision::Allow)
+        .with_network(NetSetup::new(setup.policy, records))
+        .with_push_credentials(&session_dir);
+    match checkout.sandbox_git(&session_dir, id) {
+        Some(git) => commands.with_git(git),
+        None => commands,
+    }
+}
+
+/// approve.sock and handover.sock beside the session's log.
+fn bind_sockets(
+    setup: &SessionSetup<'_>,
+    id: &SessionId,
+) -> Result<(ApproveSocket, HandoverSocket), SessionError> {
+    let approvals = ApproveSocket::bind(&setup.state.approve_socket(id))?;
+    let handover = HandoverSocket::bind(&setup.state.handover_socket(id))?;
+    Ok((approvals, handover))
+}
+
+/// The session's one judge: its policy, the reviewer (the configured one,
+/// else the session's own model) and the doors to a person.
+fn judge_for<'s>(
+    setup: &SessionSetup<'s>,
+    writer: &'s RefCell<LogWriter>,
+    approvals: &'s ApproveSocket,
+) -> Judge<'s> {
+    let own = Reviewer {
+        provider: setup.provider,
+        model: setup.model,
+        label: setup.model_label,
+    };
+    let terminal = TerminalSlot::new(if setup.foreground {
+        Terminal::stdin()
+    } else {
+        None
+    });
+    Judge::new(
+        setup.policy.clone(),
+        writer,
+        approvals,
+        terminal,
+        setup.reviewer.unwrap_or(own),
+    )
+}
+
+/// Ends the turn in the log and the session with its reason, or hands it
+/// over when a client confirmed.
+async fn close(
+    mut writer: LogWriter,
+    id: SessionId,
+    end: Result<Option<TurnEnd>, WorkspaceError>,
+    approvals: ApproveSocket,
+    handover: HandoverSocket,
+) -> Result<SessionOutcome, SessionError> {
     writer.append(LogTurnEnd {})?;
     let end = match end {
         Ok(end) => end,
@@ -347,7 +418,7 @@ pub(crate) async fn drive(
         }
     };
     if matches!(end, Some(TurnEnd::HandOver)) {
-        return Ok((hand_over(writer, id, approvals, handover).await?, opened));
+        return hand_over(writer, id, approvals, handover).await;
     }
     let (reason, detail) = match end {
         Some(end) => ending(end),
@@ -360,15 +431,12 @@ pub(crate) async fn drive(
         reason,
         detail: detail.clone(),
     })?;
-    Ok((
-        SessionOutcome {
-            id,
-            log: writer.path().to_owned(),
-            reason,
-            detail,
-        },
-        opened,
-    ))
+    Ok(SessionOutcome {
+        id,
+        log: writer.path().to_owned(),
+        reason,
+        detail,
+    })
 }
 
 /// `err`, after waiting for a checkout still being made and recording it

@@ -21,7 +21,7 @@ use super::takeover::{TakeoverError, check_takeover};
 use super::{CreateOptions, GitPaths, Opened, WorkspaceError, check, toplevel};
 use crate::history;
 use crate::provider::Message;
-use crate::session::{Checkout, SessionError, SessionOutcome, SessionSetup, drive};
+use crate::session::{Checkout, Opening, SessionError, SessionOutcome, SessionSetup, drive};
 use chock_policy::Action;
 
 /// Why a session in a workspace could not start or carry on.
@@ -105,11 +105,13 @@ pub async fn run_new_in_workspace(
     }];
     let (outcome, opened) = drive(
         setup,
-        writer,
-        id,
-        &root,
-        Checkout::Pending { pending, integrate },
-        conversation,
+        Opening {
+            writer,
+            id,
+            root: root.clone(),
+            checkout: Checkout::Pending { pending, integrate },
+            conversation,
+        },
         on_text,
         interrupt,
     )
@@ -251,11 +253,13 @@ pub async fn run_carried_on(
     let root = tools_root(&project, &taken.dir);
     let (outcome, _) = drive(
         setup,
-        writer,
-        id,
-        &root,
-        Checkout::Ready(paths.map(|paths| (paths, taken.commit.clone()))),
-        conversation,
+        Opening {
+            writer,
+            id,
+            root: root.clone(),
+            checkout: Checkout::Ready(paths.map(|paths| (paths, taken.commit.clone()))),
+            conversation,
+        },
         on_text,
         interrupt,
     )
