@@ -47,7 +47,10 @@ fn json_rows_describe_sessions_written_by_the_writer_newest_first() {
     assert_eq!(rows[0].owned, Some(true));
     assert_eq!(rows[1].id, old.to_string());
     assert_eq!(rows[1].status, "ended");
-    assert_eq!(rows[1].reason.as_deref(), Some("stopped"));
+    assert_eq!(
+        rows[1].reason.as_ref().map(EndReason::as_str),
+        Some("stopped")
+    );
     assert_eq!(rows[1].owned, Some(false));
 }
 

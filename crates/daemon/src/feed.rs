@@ -138,7 +138,7 @@ async fn run(mut follower: Follower, path: &Path, tx: &Sender) {
             let Some(event) = store::parse_event(&raw.line) else {
                 continue;
             };
-            let last = event.is_final();
+            let last = event.head.ends_session();
             // No receivers is not an error: the check below ends the feed.
             let _ = tx.send(Arc::new(event));
             if last {

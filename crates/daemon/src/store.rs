@@ -13,50 +13,19 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use chock_log::{EventId, SessionId, SessionRow, StateDir};
-use serde::Deserialize;
+use chock_log::{EventHead, EventId, SessionId, SessionRow, StateDir};
 
-/// One complete event line of a log.
+/// One complete event line of a log, with its head.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LogEvent {
-    pub(crate) id: u64,
-    pub(crate) kind: String,
-    /// The `reason` of a `session.end`.
-    pub(crate) reason: Option<String>,
+    pub(crate) head: EventHead,
     pub(crate) line: String,
 }
 
 impl LogEvent {
-    /// A `session.end` that is the session's last word. A `handover` ending
-    /// is not: the next owner appends a new `session.open` and carries on.
-    pub(crate) fn is_final(&self) -> bool {
-        self.kind == "session.end" && !self.is_handover()
-    }
-
-    pub(crate) fn is_handover(&self) -> bool {
-        self.kind == "session.end" && self.reason.as_deref() == Some("handover")
-    }
-}
-
-#[derive(Deserialize)]
-struct Envelope {
-    id: u64,
-    #[serde(rename = "type", default)]
-    kind: String,
-    #[serde(default)]
-    reason: Option<serde_json::Value>,
-}
-
-impl Envelope {
     fn parse(line: &str) -> Option<LogEvent> {
-        let envelope: Envelope = serde_json::from_str(line).ok()?;
         Some(LogEvent {
-            id: envelope.id,
-            reason: match envelope.reason {
-                Some(serde_json::Value::String(reason)) => Some(reason),
-                _ => None,
-            },
-            kind: envelope.kind,
+            head: EventHead::parse(line)?,
             line: line.to_owned(),
         })
     }
@@ -101,7 +70,7 @@ pub(crate) fn parse_session_id(text: &str) -> Result<SessionId, String> {
 
 /// One event line's envelope, or `None` for a line that is not an event.
 pub(crate) fn parse_event(line: &str) -> Option<LogEvent> {
-    Envelope::parse(line)
+    LogEvent::parse(line)
 }
 
 /// The id of the log's last complete event, found from its tail so a long
@@ -127,9 +96,9 @@ pub(crate) fn last_id(path: &Path) -> Result<u64, chock_log::ReadError> {
             if let Some(begin) = begin.or((start == 0).then_some(0))
                 && let Some(event) = std::str::from_utf8(&tail[begin..end])
                     .ok()
-                    .and_then(Envelope::parse)
+                    .and_then(EventHead::parse)
             {
-                return Ok(event.id);
+                return Ok(event.id.0);
             }
         } else if start == 0 {
             return Ok(0);
@@ -149,7 +118,7 @@ pub(crate) fn read_after(path: &Path, after: u64) -> Result<Vec<LogEvent>, chock
     Ok(batch
         .events
         .into_iter()
-        .filter_map(|raw| Envelope::parse(&raw.line))
+        .filter_map(|raw| LogEvent::parse(&raw.line))
         .collect())
 }
 
@@ -223,9 +192,9 @@ mod tests {
     #[test]
     fn an_ending_by_handover_is_not_final() {
         let end = parse_event(r#"{"id":2,"type":"session.end","reason":"handover"}"#).unwrap();
-        assert!(end.is_handover() && !end.is_final());
+        assert!(end.head.is_handover() && !end.head.ends_session());
         let end = parse_event(r#"{"id":3,"type":"session.end","reason":"done"}"#).unwrap();
-        assert!(end.is_final());
+        assert!(end.head.ends_session());
         assert_eq!(parse_event("not json"), None);
     }
 }

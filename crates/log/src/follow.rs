@@ -93,7 +93,7 @@ impl Follower {
 
     /// The reason of the newest event when it is a `session.end`.
     pub fn ended(&self) -> Option<EndReason> {
-        self.ended
+        self.ended.clone()
     }
 
     /// Problems met since the last call (bad lines that were skipped).

@@ -3,14 +3,16 @@
 //!
 //! It crosses machines and versions, so every field has a default and
 //! unknown fields are ignored: a newer daemon may add fields without a
-//! protocol bump. `status` and `reason` are plain strings for the same
-//! reason: an older client shows a status it does not know rather than
-//! failing the row.
+//! protocol bump. `status` and `reason` are words on the wire, read into
+//! enums that keep a word this version does not know
+//! ([`RowStatus::Unknown`], [`EndReason::Unknown`]), so an older client
+//! shows a status it does not know rather than failing the row.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::event::EndReason;
 use crate::fold::{SessionState, Status};
 use crate::id::SessionId;
 use crate::time::Timestamp;
@@ -28,10 +30,10 @@ pub struct SessionRow {
     /// When its newest event was written.
     pub updated_at: Option<Timestamp>,
     /// `running`, `waiting` or `ended`.
-    pub status: String,
+    pub status: RowStatus,
     /// Why it ended (`done`, `error`, `interrupted`, `handover`, `stopped`,
     /// `crashed`), when it has.
-    pub reason: Option<String>,
+    pub reason: Option<EndReason>,
     /// The ending's sentence, when it has ended.
     pub detail: Option<String>,
     /// Its title.
@@ -56,13 +58,79 @@ pub struct SessionRow {
     pub owned: Option<bool>,
 }
 
+/// A session's status in a row, as its word.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum RowStatus {
+    #[default]
+    Running,
+    /// Waiting for a person.
+    Waiting,
+    Ended,
+    /// A word this version does not know (a newer producer's), as written.
+    Unknown(String),
+}
+
+impl RowStatus {
+    /// The status as the row spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RowStatus::Running => "running",
+            RowStatus::Waiting => "waiting",
+            RowStatus::Ended => "ended",
+            RowStatus::Unknown(word) => word,
+        }
+    }
+
+    /// The status a word names.
+    pub fn from_word(word: &str) -> RowStatus {
+        match word {
+            "running" => RowStatus::Running,
+            "waiting" => RowStatus::Waiting,
+            "ended" => RowStatus::Ended,
+            other => RowStatus::Unknown(other.to_owned()),
+        }
+    }
+
+    /// The status of a folded session.
+    pub fn of(status: &Status) -> RowStatus {
+        match status {
+            Status::Running => RowStatus::Running,
+            Status::WaitingForApproval => RowStatus::Waiting,
+            Status::Ended { .. } => RowStatus::Ended,
+        }
+    }
+}
+
+impl std::fmt::Display for RowStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for RowStatus {
+    fn eq(&self, word: &&str) -> bool {
+        self.as_str() == *word
+    }
+}
+
+impl Serialize for RowStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RowStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let word = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(RowStatus::from_word(&word))
+    }
+}
+
 impl SessionRow {
     /// The row for a folded session.
     pub fn from_state(id: &SessionId, state: &SessionState) -> SessionRow {
         let (reason, detail) = match &state.status {
-            Status::Ended { reason, detail } => {
-                (Some(reason.as_str().to_owned()), Some(detail.clone()))
-            }
+            Status::Ended { reason, detail } => (Some(reason.clone()), Some(detail.clone())),
             Status::Running | Status::WaitingForApproval => (None, None),
         };
         SessionRow {
@@ -70,7 +138,7 @@ impl SessionRow {
             project: state.project.clone().unwrap_or_default(),
             started_at: state.started_at,
             updated_at: state.updated_at,
-            status: state.status.as_str().to_owned(),
+            status: RowStatus::of(&state.status),
             reason,
             detail,
             title: state.title.clone(),
@@ -112,8 +180,8 @@ mod tests {
         let row = SessionRow {
             id: "20261129-192736-123-7f3a9c1e".into(),
             started_at: Some(Timestamp::from_unix_millis(1)),
-            status: "ended".into(),
-            reason: Some("done".into()),
+            status: RowStatus::Ended,
+            reason: Some(EndReason::Done),
             events: 9,
             ..SessionRow::default()
         };

@@ -428,7 +428,7 @@ async fn close(
         ),
     };
     writer.append(SessionEnd {
-        reason,
+        reason: reason.clone(),
         detail: detail.clone(),
     })?;
     Ok(SessionOutcome {

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use chock_log::event::EndReason;
 use chock_log::{EventId, Follower, StateDir, locks, read_after};
 
 use crate::exit;
@@ -66,8 +65,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             continue;
         }
         match follower.ended() {
-            Some(EndReason::Handover) => {}
-            Some(_) => break,
+            Some(ending) if ending.is_over() => break,
+            Some(_) => {}
             None => {
                 if !locks::is_owned(&path).unwrap_or(true) {
                     eprintln!(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::{SessionRow, StateDir, list_sessions};
+use chock_log::{RowStatus, SessionRow, StateDir, list_sessions};
 
 use crate::exit;
 
@@ -57,10 +57,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn status(row: &SessionRow) -> String {
-    let text = match (&*row.status, &row.reason) {
-        ("ended", Some(reason)) => return format!("ended: {reason}"),
-        ("waiting", _) => "waiting for approval",
-        (other, _) => other,
+    let text = match (&row.status, &row.reason) {
+        (RowStatus::Ended, Some(reason)) => return format!("ended: {}", reason.as_str()),
+        (RowStatus::Waiting, _) => "waiting for approval",
+        (other, _) => other.as_str(),
     };
     // Not ended, yet nobody holds the log: its process died.
     if row.owned == Some(false) {

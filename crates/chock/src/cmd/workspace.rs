@@ -4,7 +4,7 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::event::{EndReason, SessionEnd};
+use chock_log::event::SessionEnd;
 use chock_log::fold::Status;
 use chock_log::{LogWriter, StateDir, fold_log};
 use chock_policy::{Action, Decision, Policy};
@@ -196,11 +196,8 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
     // is written again so readers still see the session as ended.
     if let Status::Ended { reason, .. } = before {
         writer.append(SessionEnd {
-            reason: if reason == EndReason::Unknown {
-                EndReason::Done
-            } else {
-                reason
-            },
+            // A reason a newer writer wrote is kept as it was written.
+            reason,
             detail: format!("the workspace was applied to {target} by `chock workspace apply`"),
         })?;
     }

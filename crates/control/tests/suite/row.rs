@@ -11,7 +11,10 @@ fn a_row_as_version_1_wrote_it_loads() {
     assert_eq!(row.id, "20261129-190000-000-7f3a9c1e");
     assert_eq!(row.project, std::path::PathBuf::from("/home/ada/proj"));
     assert_eq!(row.status, "ended");
-    assert_eq!(row.reason.as_deref(), Some("done"));
+    assert_eq!(
+        row.reason.as_ref().map(chock_log::event::EndReason::as_str),
+        Some("done")
+    );
     assert_eq!(row.title.as_deref(), Some("Fix the parser"));
     assert_eq!(row.events, 42);
     assert_eq!(

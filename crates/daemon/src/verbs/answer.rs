@@ -27,7 +27,7 @@ pub(crate) async fn deliver(
 ) -> Result<(), VerbError> {
     let (id, _, row) = project_session(shared, project, session)?;
     if row.ended() {
-        let how = if row.row.reason.as_deref() == Some("crashed") {
+        let how = if row.row.reason == Some(chock_log::event::EndReason::Crashed) {
             "crashed"
         } else {
             "ended"

@@ -11,7 +11,8 @@ mod watch;
 use std::path::{Path, PathBuf};
 
 use chock_control::{LineReader, Reply, Request};
-use chock_log::{SessionId, SessionRow};
+use chock_log::event::EndReason;
+use chock_log::{RowStatus, SessionId, SessionRow};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 use crate::{Shared, store};
@@ -156,7 +157,7 @@ impl Row {
     }
 
     pub(crate) fn ended(&self) -> bool {
-        self.row.status == "ended"
+        self.row.status == RowStatus::Ended
     }
 
     /// The row as one line of JSON, with the daemon's `child` field.
@@ -196,9 +197,11 @@ pub(crate) fn with_daemon_facts(
     });
     let mut row = row.with_owner(path);
     let crashed = child.as_ref().and_then(|(_, ended)| ended.clone());
-    if let Some(ending) = crashed.filter(|_| row.status != "ended" && row.owned != Some(true)) {
-        row.status = "ended".to_owned();
-        row.reason = Some("crashed".to_owned());
+    if let Some(ending) =
+        crashed.filter(|_| row.status != RowStatus::Ended && row.owned != Some(true))
+    {
+        row.status = RowStatus::Ended;
+        row.reason = Some(EndReason::Crashed);
         row.detail = Some(format!(
             "its process ended ({ending}) without writing an ending"
         ));

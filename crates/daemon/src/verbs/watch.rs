@@ -61,7 +61,7 @@ pub(crate) async fn watch(
             };
             match received {
                 Ok(event) => {
-                    if event.id <= state.last {
+                    if event.head.id.0 <= state.last {
                         continue;
                     }
                     if send(&event, &mut state, conn).await? {
@@ -69,7 +69,7 @@ pub(crate) async fn watch(
                     }
                     // Drain what is already queued before flushing once.
                     while let Ok(event) = feed.try_recv() {
-                        if event.id > state.last && send(&event, &mut state, conn).await? {
+                        if event.head.id.0 > state.last && send(&event, &mut state, conn).await? {
                             return Ok(());
                         }
                     }
@@ -137,9 +137,9 @@ async fn catch_up(path: &Path, state: &mut State, conn: &mut Conn) -> Result<boo
 /// Queues one event; true when it was the session's final ending (flushed then).
 async fn send(event: &LogEvent, state: &mut State, conn: &mut Conn) -> Result<bool, VerbError> {
     conn.queue(&Reply::Event(event.line.clone())).await?;
-    state.last = event.id;
-    state.handover = event.is_handover();
-    if event.is_final() {
+    state.last = event.head.id.0;
+    state.handover = event.head.is_handover();
+    if event.head.ends_session() {
         conn.flush().await?;
         return Ok(true);
     }

@@ -275,7 +275,7 @@ fn unknown_enum_values_do_not_fail_the_event() {
     assert_eq!(
         event.body,
         EventBody::SessionEnd(SessionEnd {
-            reason: EndReason::Unknown,
+            reason: EndReason::Unknown("paused".to_owned()),
             detail: String::new()
         })
     );

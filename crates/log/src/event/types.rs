@@ -480,9 +480,9 @@ pub struct Notice {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnEnd {}
 
-/// Why a session ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Why a session ended. Read and written as its word; a word this version
+/// does not know (a newer writer's) is kept as it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EndReason {
     /// The agent finished its task.
     Done,
@@ -496,14 +496,13 @@ pub enum EndReason {
     Stopped,
     /// It crashed; recorded by whoever found it so.
     Crashed,
-    /// A reason this version does not know (a newer writer's).
-    #[serde(other)]
-    Unknown,
+    /// A reason this version does not know (a newer writer's), as written.
+    Unknown(String),
 }
 
 impl EndReason {
     /// The reason as the log spells it.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             EndReason::Done => "done",
             EndReason::Error => "error",
@@ -511,8 +510,40 @@ impl EndReason {
             EndReason::Handover => "handover",
             EndReason::Stopped => "stopped",
             EndReason::Crashed => "crashed",
-            EndReason::Unknown => "unknown",
+            EndReason::Unknown(word) => word,
         }
+    }
+
+    /// The reason a word names; any other word is [`EndReason::Unknown`].
+    pub fn from_word(word: &str) -> EndReason {
+        match word {
+            "done" => EndReason::Done,
+            "error" => EndReason::Error,
+            "interrupted" => EndReason::Interrupted,
+            "handover" => EndReason::Handover,
+            "stopped" => EndReason::Stopped,
+            "crashed" => EndReason::Crashed,
+            other => EndReason::Unknown(other.to_owned()),
+        }
+    }
+
+    /// The one rule for "this session is over": every ending but a
+    /// handover, after which the next owner carries on in the same log.
+    pub fn is_over(&self) -> bool {
+        *self != EndReason::Handover
+    }
+}
+
+impl Serialize for EndReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EndReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let word = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(EndReason::from_word(&word))
     }
 }
 

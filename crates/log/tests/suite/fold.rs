@@ -99,7 +99,7 @@ fn a_handed_over_session_carries_on_and_ends() {
     assert!(s.background.is_empty());
     let row = SessionRow::from_state(s.session_id.as_ref().unwrap(), &s);
     assert_eq!(row.status, "ended");
-    assert_eq!(row.reason.as_deref(), Some("done"));
+    assert_eq!(row.reason.as_ref().map(EndReason::as_str), Some("done"));
     assert_eq!(
         (row.events, row.input_tokens, row.output_tokens),
         (11, 10, 2)

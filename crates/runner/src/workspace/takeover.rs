@@ -64,7 +64,7 @@ impl Facts {
                 EventBody::WorkspaceOpen(w) => {
                     facts.workspace = Some((event.id, w.clone()));
                 }
-                EventBody::SessionEnd(end) => facts.ending = Some((event.id, end.reason)),
+                EventBody::SessionEnd(end) => facts.ending = Some((event.id, end.reason.clone())),
                 _ => {}
             }
         }
