@@ -73,19 +73,7 @@ pub enum RunError {
 
 /// Runs one session to its end, handing streamed text to `on_text`.
 pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOutcome, RunError> {
-    let project = options
-        .project
-        .canonicalize()
-        .map_err(|err| RunError::Project {
-            path: options.project.clone(),
-            detail: err.to_string(),
-        })?;
-    if !project.is_dir() {
-        return Err(RunError::Project {
-            path: options.project.clone(),
-            detail: "it is not a directory".to_owned(),
-        });
-    }
+    let project = project_dir(&options.project)?;
     let carried = match &options.carry {
         Some(carry) => Some(crate::workspace::session::resolve_carry(
             &options.state,
@@ -108,18 +96,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     let chosen = config.choose(model.as_deref(), &options.config)?;
     let label = format!("{}/{}", chosen.instance, chosen.model);
     let policy = chock_policy::Policy::load(&project)?;
-    let verdict = policy
-        .model_select(chosen.instance, chosen.model)
-        .map_err(|err| RunError::ModelName {
-            model: label.clone(),
-            reason: err.to_string(),
-        })?;
-    if verdict.refused() {
-        return Err(RunError::ModelRefused {
-            model: label,
-            explanation: verdict.render(),
-        });
-    }
+    check_model(&policy, &chosen, &label)?;
     let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     // The reviewer is another model config.zon may name; model.select
     // decides it like the session's own.
@@ -133,19 +110,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         .unwrap_or_default();
     let reviewer_provider = match &reviewer_choice {
         Some(c) => {
-            let verdict =
-                policy
-                    .model_select(c.instance, c.model)
-                    .map_err(|err| RunError::ModelName {
-                        model: reviewer_label.clone(),
-                        reason: err.to_string(),
-                    })?;
-            if verdict.refused() {
-                return Err(RunError::ModelRefused {
-                    model: reviewer_label,
-                    explanation: verdict.render(),
-                });
-            }
+            check_model(&policy, c, &reviewer_label)?;
             Some(Provider::new(c.instance, c.provider, &project)?)
         }
         None => None,
@@ -190,30 +155,78 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
             std::future::pending::<()>().await;
         }
     };
-    let outcome = match &carried {
+    let session = start(&setup, options, carried.as_ref(), on_text, interrupt);
+    Ok(runtime.block_on(session)?)
+}
+
+/// The project directory the person named, made canonical; refused when it
+/// is not a directory.
+fn project_dir(path: &Path) -> Result<PathBuf, RunError> {
+    let project = path.canonicalize().map_err(|err| RunError::Project {
+        path: path.to_owned(),
+        detail: err.to_string(),
+    })?;
+    if !project.is_dir() {
+        return Err(RunError::Project {
+            path: path.to_owned(),
+            detail: "it is not a directory".to_owned(),
+        });
+    }
+    Ok(project)
+}
+
+/// model.select for a chosen model (read before the first turn: only allow
+/// lets it be used).
+fn check_model(
+    policy: &chock_policy::Policy,
+    chosen: &crate::config::ModelChoice<'_>,
+    label: &str,
+) -> Result<(), RunError> {
+    let verdict = policy
+        .model_select(chosen.instance, chosen.model)
+        .map_err(|err| RunError::ModelName {
+            model: label.to_owned(),
+            reason: err.to_string(),
+        })?;
+    if verdict.refused() {
+        return Err(RunError::ModelRefused {
+            model: label.to_owned(),
+            explanation: verdict.render(),
+        });
+    }
+    Ok(())
+}
+
+/// A new session in a new workspace, or the one `carried` names carried on.
+async fn start(
+    setup: &SessionSetup<'_>,
+    options: &RunOptions,
+    carried: Option<&crate::workspace::session::Resolved>,
+    on_text: impl FnMut(&str),
+    interrupt: impl Future<Output = ()>,
+) -> Result<SessionOutcome, crate::workspace::session::StartError> {
+    let outcome = match carried {
         Some(c) => {
             let carry = crate::workspace::session::Carry {
                 session: &c.session,
                 adopt: c.adopt,
                 message: (!options.message.is_empty()).then_some(options.message.as_str()),
             };
-            runtime
-                .block_on(crate::workspace::session::run_carried_on(
-                    &setup, &carry, on_text, interrupt,
-                ))?
+            crate::workspace::session::run_carried_on(setup, &carry, on_text, interrupt)
+                .await?
                 .0
         }
         None => {
-            runtime
-                .block_on(crate::workspace::session::run_new_in_workspace(
-                    &setup,
-                    &options.message,
-                    options.allow_dirty,
-                    options.session_id.clone(),
-                    on_text,
-                    interrupt,
-                ))?
-                .0
+            crate::workspace::session::run_new_in_workspace(
+                setup,
+                &options.message,
+                options.allow_dirty,
+                options.session_id.clone(),
+                on_text,
+                interrupt,
+            )
+            .await?
+            .0
         }
     };
     Ok(outcome)
