@@ -137,31 +137,7 @@ pub async fn run_carried_on(
         .find_session(carry.session.as_str())
         .map_err(|err| StartError::Refused(err.to_string()))?;
     let mut writer = LogWriter::open(&log)?;
-    let mut events = read_events(&log)?;
-    let last = events.last().map(|e| &e.body);
-    let ended = matches!(last, Some(chock_log::EventBody::SessionEnd(_)));
-    if carry.adopt {
-        let handed = matches!(last, Some(chock_log::EventBody::SessionEnd(end)) if end.reason == EndReason::Handover);
-        if !handed {
-            return Err(StartError::Refused(format!(
-                "session {} was not handed over (its log does not end with a handover), so it is not adopted; carry it on with `chock run --continue {}`",
-                id.as_str(),
-                id.as_str()
-            )));
-        }
-    } else if !ended {
-        // Holding the lock proves the last owner is gone; say so in the log
-        // before anything else, so the ending is older than what follows.
-        let folded = fold_log(&log).map_err(SessionError::from)?;
-        let pid = folded.state.owner_pid.unwrap_or_default();
-        events.push(writer.append(SessionEnd {
-            reason: EndReason::Crashed,
-            detail: format!(
-                "process {pid} stopped without ending the session; found by process {}",
-                std::process::id()
-            ),
-        })?);
-    }
+    let events = ended_events(&mut writer, &id, carry.adopt)?;
     let taken = check_takeover(&id, &events)?;
     let folded = fold_log(&log).map_err(SessionError::from)?;
     let project = folded
@@ -193,17 +169,7 @@ pub async fn run_carried_on(
         )));
     }
     writer.append(open_event(setup, &id, &project))?;
-    // The git directories come from the host's own record, or, for a
-    // session from before they were recorded, from the person's
-    // repository: never from the checkout's `.git`, which a command wrote.
-    let common = taken
-        .common_dir
-        .clone()
-        .or_else(|| GitPaths::common_of(&project));
-    let session_dir = setup.state.session_dir(&id);
-    let paths = common
-        .map(|common| GitPaths::of_session(&session_dir, &common, &taken.dir))
-        .filter(|paths| paths.ensure_view(&branch).is_ok());
+    let paths = recorded_paths(&setup.state.session_dir(&id), &taken, &project, &branch);
     writer.append(chock_log::event::WorkspaceOpen {
         dir: taken.dir.clone(),
         commit: taken.commit.clone(),
@@ -211,20 +177,7 @@ pub async fn run_carried_on(
         common_dir: paths.as_ref().map(|p| p.common.clone()),
     })?;
     writer.append(integrate_decision(setup.policy))?;
-    for (call_id, name) in cut {
-        writer.append(ToolResult {
-            call_id: call_id.clone(),
-            ok: false,
-            output: INTERRUPTED.to_owned(),
-            truncated: false,
-        })?;
-        conversation.push(Message::ToolResult {
-            call_id,
-            name,
-            content: INTERRUPTED.to_owned(),
-            is_error: true,
-        });
-    }
+    answer_cut_calls(&mut writer, &mut conversation, cut)?;
     if let Some(text) = carry.message {
         writer.append(UserMessage {
             text: text.to_owned(),
@@ -234,21 +187,7 @@ pub async fn run_carried_on(
         });
     }
     if idle {
-        // Handed over at a turn boundary with nothing asked since: the new
-        // owner records that it holds the session and the workspace, and
-        // ends, so the next message starts a turn from here.
-        let detail = "adopted at a turn boundary with nothing to carry on: the last turn had finished and no message was given".to_owned();
-        writer.append(SessionEnd {
-            reason: EndReason::Done,
-            detail: detail.clone(),
-        })?;
-        let outcome = SessionOutcome {
-            id,
-            log: writer.path().to_owned(),
-            reason: EndReason::Done,
-            detail,
-        };
-        return Ok((outcome, taken.dir));
+        return Ok((idle_ending(writer, id)?, taken.dir));
     }
     let root = tools_root(&project, &taken.dir);
     let (outcome, _) = drive(
@@ -265,6 +204,100 @@ pub async fn run_carried_on(
     )
     .await?;
     Ok((outcome, taken.dir))
+}
+
+/// The log's events, its last owner's ending made sure of: an adopt needs
+/// a handover there; carrying on a log with no ending writes the `crashed`
+/// one first (holding the lock proves the last owner is gone), so the
+/// ending is older than what follows.
+fn ended_events(
+    writer: &mut LogWriter,
+    id: &SessionId,
+    adopt: bool,
+) -> Result<Vec<Event>, StartError> {
+    let log = writer.path().to_owned();
+    let mut events = read_events(&log)?;
+    let last = events.last().map(|e| &e.body);
+    let ended = matches!(last, Some(chock_log::EventBody::SessionEnd(_)));
+    if adopt {
+        let handed = matches!(last, Some(chock_log::EventBody::SessionEnd(end)) if end.reason == EndReason::Handover);
+        if !handed {
+            return Err(StartError::Refused(format!(
+                "session {} was not handed over (its log does not end with a handover), so it is not adopted; carry it on with `chock run --continue {}`",
+                id.as_str(),
+                id.as_str()
+            )));
+        }
+    } else if !ended {
+        let folded = fold_log(&log).map_err(SessionError::from)?;
+        let pid = folded.state.owner_pid.unwrap_or_default();
+        events.push(writer.append(SessionEnd {
+            reason: EndReason::Crashed,
+            detail: format!(
+                "process {pid} stopped without ending the session; found by process {}",
+                std::process::id()
+            ),
+        })?);
+    }
+    Ok(events)
+}
+
+/// The checkout's git directories from the host's own record, or, for a
+/// session from before they were recorded, from the person's repository:
+/// never from the checkout's `.git`, which a command wrote.
+fn recorded_paths(
+    session_dir: &Path,
+    taken: &super::Takeover,
+    project: &Path,
+    branch: &str,
+) -> Option<GitPaths> {
+    let common = taken
+        .common_dir
+        .clone()
+        .or_else(|| GitPaths::common_of(project))?;
+    let paths = GitPaths::of_session(session_dir, &common, &taken.dir);
+    paths.ensure_view(branch).is_ok().then_some(paths)
+}
+
+/// The calls cut off with the previous owner get their result: not run
+/// again, because their effect is unknown.
+fn answer_cut_calls(
+    writer: &mut LogWriter,
+    conversation: &mut Vec<Message>,
+    cut: Vec<(String, String)>,
+) -> Result<(), WriteError> {
+    for (call_id, name) in cut {
+        writer.append(ToolResult {
+            call_id: call_id.clone(),
+            ok: false,
+            output: INTERRUPTED.to_owned(),
+            truncated: false,
+        })?;
+        conversation.push(Message::ToolResult {
+            call_id,
+            name,
+            content: INTERRUPTED.to_owned(),
+            is_error: true,
+        });
+    }
+    Ok(())
+}
+
+/// Handed over at a turn boundary with nothing asked since: the new owner
+/// records that it holds the session and the workspace, and ends, so the
+/// next message starts a turn from here.
+fn idle_ending(mut writer: LogWriter, id: SessionId) -> Result<SessionOutcome, WriteError> {
+    let detail = "adopted at a turn boundary with nothing to carry on: the last turn had finished and no message was given".to_owned();
+    writer.append(SessionEnd {
+        reason: EndReason::Done,
+        detail: detail.clone(),
+    })?;
+    Ok(SessionOutcome {
+        id,
+        log: writer.path().to_owned(),
+        reason: EndReason::Done,
+        detail,
+    })
 }
 
 /// workspace.integrate, read once as the session starts (seeds 004): the
