@@ -341,71 +341,78 @@ impl ApplyPlan {
         }
         let target_tip = rev(&self.repo, "HEAD")?;
         match mode {
-            ApplyMode::FastForward => {
-                if !git_ok(
-                    &self.repo,
-                    &["merge-base", "--is-ancestor", &target_tip, &self.tip],
-                )? {
-                    return Err(WorkspaceError::Refused(format!(
-                        "your branch {name} has moved on since the session started (it is at {}), so a fast-forward cannot carry the work; nothing moved. Set .apply = .{{ .mode = .rebase }} or .merge in chock.zon, or take branch {} yourself",
-                        short(&target_tip),
-                        self.branch
-                    )));
-                }
-                git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch])?;
-            }
-            ApplyMode::Rebase => {
-                // The rebase runs in the workspace, whose files a command
-                // wrote: through the recorded git directories only.
-                let ids = identity_args(&self.repo);
-                let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
-                args.extend(["rebase", "--quiet", "--onto", &target_tip, &self.start]);
-                let out = self
-                    .paths
-                    .command(&args)
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .output()
-                    .map_err(WorkspaceError::NoGit)?;
-                if !out.status.success() {
-                    let _ = self.paths.command(["rebase", "--abort"]).output();
-                    return Err(WorkspaceError::Refused(format!(
-                        "rebasing the session's commits onto {name} conflicts: {}; the rebase was aborted and nothing moved. Set .apply = .{{ .mode = .merge }} or resolve it by hand on branch {}",
-                        String::from_utf8_lossy(&out.stderr).trim(),
-                        self.branch
-                    )));
-                }
-                git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch])?;
-            }
-            ApplyMode::Merge => {
-                let ids = identity_args(&self.repo);
-                let message = format!("Merge session {} ({})", self.session, self.branch);
-                let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
-                args.extend([
-                    "merge",
-                    "--no-ff",
-                    "--quiet",
-                    "--no-edit",
-                    "-m",
-                    &message,
-                    &self.branch,
-                ]);
-                let out = git_output(&self.repo, &args)?;
-                if !out.status.success() {
-                    let _ = git_output(&self.repo, &["merge", "--abort"]);
-                    return Err(WorkspaceError::Refused(format!(
-                        "merging {} into {name} failed: {}; the merge was aborted and nothing moved",
-                        self.branch,
-                        String::from_utf8_lossy(&out.stdout).trim()
-                    )));
-                }
-            }
+            ApplyMode::FastForward => self.fast_forward(name, &target_tip)?,
+            ApplyMode::Rebase => self.rebase(name, &target_tip)?,
+            ApplyMode::Merge => self.merge(name)?,
             ApplyMode::Branch => {}
         }
         Ok(WorkspaceApply {
             commit: Some(rev(&self.repo, "HEAD")?),
             target: name.clone(),
         })
+    }
+
+    fn fast_forward(&self, name: &str, target_tip: &str) -> Result<(), WorkspaceError> {
+        if !git_ok(
+            &self.repo,
+            &["merge-base", "--is-ancestor", target_tip, &self.tip],
+        )? {
+            return Err(WorkspaceError::Refused(format!(
+                "your branch {name} has moved on since the session started (it is at {}), so a fast-forward cannot carry the work; nothing moved. Set .apply = .{{ .mode = .rebase }} or .merge in chock.zon, or take branch {} yourself",
+                short(target_tip),
+                self.branch
+            )));
+        }
+        git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch]).map(drop)
+    }
+
+    /// The rebase runs in the workspace, whose files a command wrote:
+    /// through the recorded git directories only.
+    fn rebase(&self, name: &str, target_tip: &str) -> Result<(), WorkspaceError> {
+        let ids = identity_args(&self.repo);
+        let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
+        args.extend(["rebase", "--quiet", "--onto", target_tip, &self.start]);
+        let out = self
+            .paths
+            .command(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .map_err(WorkspaceError::NoGit)?;
+        if !out.status.success() {
+            let _ = self.paths.command(["rebase", "--abort"]).output();
+            return Err(WorkspaceError::Refused(format!(
+                "rebasing the session's commits onto {name} conflicts: {}; the rebase was aborted and nothing moved. Set .apply = .{{ .mode = .merge }} or resolve it by hand on branch {}",
+                String::from_utf8_lossy(&out.stderr).trim(),
+                self.branch
+            )));
+        }
+        git(&self.repo, &["merge", "--ff-only", "--quiet", &self.branch]).map(drop)
+    }
+
+    fn merge(&self, name: &str) -> Result<(), WorkspaceError> {
+        let ids = identity_args(&self.repo);
+        let message = format!("Merge session {} ({})", self.session, self.branch);
+        let mut args: Vec<&str> = ids.iter().map(String::as_str).collect();
+        args.extend([
+            "merge",
+            "--no-ff",
+            "--quiet",
+            "--no-edit",
+            "-m",
+            &message,
+            &self.branch,
+        ]);
+        let out = git_output(&self.repo, &args)?;
+        if !out.status.success() {
+            let _ = git_output(&self.repo, &["merge", "--abort"]);
+            return Err(WorkspaceError::Refused(format!(
+                "merging {} into {name} failed: {}; the merge was aborted and nothing moved",
+                self.branch,
+                String::from_utf8_lossy(&out.stdout).trim()
+            )));
+        }
+        Ok(())
     }
 }
 
