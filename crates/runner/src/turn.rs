@@ -171,51 +171,15 @@ pub async fn run_turn<H: TurnHooks>(
         for call in &turn.calls {
             // Every call gets a result, even after the turn was stopped: the
             // APIs refuse a conversation with a call left unanswered.
-            if stuck.is_some() {
-                let output = ToolOutput::error("not run: the turn was stopped before this call");
-                hooks.tool_result(call, &output).await?;
-                conversation.push(Message::ToolResult {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content: output.text,
-                    is_error: true,
-                });
-                continue;
-            }
-            // The one place a call's name and arguments are read.
-            let parsed = Call::parse(&call.name, &call.arguments);
-            let mut output = match hooks.before_tool(call, &parsed).await? {
-                Gate::Run => match parsed {
-                    Ok(parsed) => {
-                        tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await
-                    }
-                    Err(unparsed) => ToolOutput::error(unparsed.error),
-                },
-                Gate::Refuse(text) => ToolOutput::error(text),
-                Gate::Answered(output) => output,
+            let output = if stuck.is_some() {
+                ToolOutput::error("not run: the turn was stopped before this call")
+            } else {
+                let (output, stop) = one_call(cx, hooks, &mut guard, call).await?;
+                stuck = stop;
+                output
             };
-            match guard.record(&call.name, &call.arguments, output.is_error) {
-                Verdict::Continue => {}
-                Verdict::Warn(note) => {
-                    output.text.push_str("\n\n");
-                    output.text.push_str(&note);
-                }
-                Verdict::Stop(why) => stuck = Some(why),
-            }
             hooks.tool_result(call, &output).await?;
-            conversation.push(Message::ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: output.for_model(),
-                is_error: output.is_error,
-            });
-            if let Some(image) = output.image {
-                conversation.push(Message::Image {
-                    call_id: call.id.clone(),
-                    media_type: image.media_type,
-                    base64: image.base64,
-                });
-            }
+            push_result(conversation, call, output);
         }
         if let Some(why) = stuck {
             return Ok(TurnEnd::Stuck(why));
@@ -225,4 +189,52 @@ pub async fn run_turn<H: TurnHooks>(
         }
     }
     Ok(TurnEnd::Budget(cx.limits.max_model_calls))
+}
+
+/// Decides and runs one call; the output, and why the turn must stop when
+/// the model keeps repeating a failing call.
+async fn one_call<H: TurnHooks>(
+    cx: &TurnContext<'_>,
+    hooks: &mut H,
+    guard: &mut RepeatGuard,
+    call: &ToolCall,
+) -> Result<(ToolOutput, Option<String>), H::Error> {
+    // The one place a call's name and arguments are read.
+    let parsed = Call::parse(&call.name, &call.arguments);
+    let mut output = match hooks.before_tool(call, &parsed).await? {
+        Gate::Run => match parsed {
+            Ok(parsed) => tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await,
+            Err(unparsed) => ToolOutput::error(unparsed.error),
+        },
+        Gate::Refuse(text) => ToolOutput::error(text),
+        Gate::Answered(output) => output,
+    };
+    let stop = match guard.record(&call.name, &call.arguments, output.is_error) {
+        Verdict::Continue => None,
+        Verdict::Warn(note) => {
+            output.text.push_str("\n\n");
+            output.text.push_str(&note);
+            None
+        }
+        Verdict::Stop(why) => Some(why),
+    };
+    Ok((output, stop))
+}
+
+/// A call's result, as the model is handed it (cut to its bound), with an
+/// image beside it when the tool gave one.
+fn push_result(conversation: &mut Vec<Message>, call: &ToolCall, output: ToolOutput) {
+    conversation.push(Message::ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: output.for_model(),
+        is_error: output.is_error,
+    });
+    if let Some(image) = output.image {
+        conversation.push(Message::Image {
+            call_id: call.id.clone(),
+            media_type: image.media_type,
+            base64: image.base64,
+        });
+    }
 }
