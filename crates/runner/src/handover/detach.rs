@@ -369,6 +369,28 @@ async fn exchange(
             Err(source) => return Err(DetachError::Lost { session, source }),
         }
     }
+    confirm(
+        options,
+        client,
+        session.clone(),
+        conn,
+        &mut tail,
+        on_progress,
+    )
+    .await?;
+    released(log, session).await
+}
+
+/// The second round trip: proves the daemon is there once more, confirms,
+/// and reads the session's word that it let go.
+async fn confirm(
+    options: &DetachOptions,
+    client: &Client,
+    session: String,
+    mut conn: HandoverClient,
+    tail: &mut LogTail,
+    on_progress: &mut impl FnMut(&Progress),
+) -> Result<(), DetachError> {
     tail.refresh();
     on_progress(&Progress {
         stage: Stage::Confirming,
@@ -393,13 +415,20 @@ async fn exchange(
         .await
         .map_err(|err| unconfirmed(err.to_string()))?;
     match conn.next(options.wait).await {
-        Ok(SessionLine::HandedOver { .. }) => {}
-        Ok(SessionLine::Error(message)) => return Err(unconfirmed(message)),
-        Ok(other) => return Err(unconfirmed(format!("it answered {other:?}"))),
-        Err(err) => return Err(unconfirmed(err.to_string())),
+        Ok(SessionLine::HandedOver { .. }) => Ok(()),
+        Ok(SessionLine::Error(message)) => Err(unconfirmed(message)),
+        Ok(other) => Err(unconfirmed(format!("it answered {other:?}"))),
+        Err(err) => Err(unconfirmed(err.to_string())),
     }
-    // The log is the proof, not the socket: only a durable handover ending
-    // counts, and the lock must be free before the daemon can take it.
+}
+
+/// The log is the proof, not the socket: only a durable handover ending
+/// counts, and the lock must be free before the daemon can take it.
+async fn released(log: &Path, session: String) -> Result<(), DetachError> {
+    let unconfirmed = |why: String| DetachError::Unconfirmed {
+        session: session.clone(),
+        why,
+    };
     let folded = fold_log(log)?;
     if !matches!(
         folded.state.status,
