@@ -91,6 +91,50 @@ fn head_facts(out: &std::process::Output) -> Option<(PathBuf, String, bool, Path
     }
 }
 
+/// What `--allow-dirty` will copy in: the person's uncommitted files from
+/// `status`; without it, any such file refuses the start.
+fn dirty_files(
+    project: &Path,
+    repo: &Path,
+    status: &std::process::Output,
+    allow_dirty: bool,
+) -> Result<Vec<String>, WorkspaceError> {
+    if !status.status.success() {
+        return Err(WorkspaceError::Git {
+            args: "status --porcelain=v1 --untracked-files=all".to_owned(),
+            dir: project.to_owned(),
+            stderr: String::from_utf8_lossy(&status.stderr).trim().to_owned(),
+        });
+    }
+    let dirty = porcelain_lines(&String::from_utf8_lossy(&status.stdout));
+    if !dirty.is_empty() && !allow_dirty {
+        return Err(WorkspaceError::Dirty {
+            repo: repo.to_owned(),
+            files: summarize(&dirty),
+        });
+    }
+    Ok(if allow_dirty { dirty } else { Vec::new() })
+}
+
+/// [`head_facts`] asked one by one, only when the one call failed, so the
+/// error says which.
+fn facts_one_by_one(project: &Path) -> Result<(PathBuf, String, bool, PathBuf), WorkspaceError> {
+    let repo = toplevel(project)?;
+    if !git_ok(
+        &repo,
+        &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+    )? {
+        return Err(WorkspaceError::NoCommit { repo });
+    }
+    let commit = rev(&repo, "HEAD")?;
+    let on_branch = git_ok(&repo, &["symbolic-ref", "--quiet", "HEAD"])?;
+    let common = git(
+        &repo,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )?;
+    Ok((repo, commit, on_branch, PathBuf::from(common.trim_end())))
+}
+
 /// A workspace that passed every check and is not made yet.
 #[derive(Debug)]
 pub struct Checked {
@@ -160,24 +204,7 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
     let status = status.wait_with_output().map_err(WorkspaceError::NoGit)?;
     let (repo, commit, on_branch, common) = match head_facts(&facts) {
         Some(facts) => facts,
-        // Asked one by one only when the one call failed, so the error
-        // says which.
-        None => {
-            let repo = toplevel(&project)?;
-            if !git_ok(
-                &repo,
-                &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
-            )? {
-                return Err(WorkspaceError::NoCommit { repo });
-            }
-            let commit = rev(&repo, "HEAD")?;
-            let on_branch = git_ok(&repo, &["symbolic-ref", "--quiet", "HEAD"])?;
-            let common = git(
-                &repo,
-                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-            )?;
-            (repo, commit, on_branch, PathBuf::from(common.trim_end()))
-        }
+        None => facts_one_by_one(&project)?,
     };
     let prefix = project
         .strip_prefix(&repo)
@@ -186,20 +213,7 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
     if !on_branch {
         return Err(WorkspaceError::DetachedHead { repo, commit });
     }
-    if !status.status.success() {
-        return Err(WorkspaceError::Git {
-            args: "status --porcelain=v1 --untracked-files=all".to_owned(),
-            dir: project,
-            stderr: String::from_utf8_lossy(&status.stderr).trim().to_owned(),
-        });
-    }
-    let dirty = porcelain_lines(&String::from_utf8_lossy(&status.stdout));
-    if !dirty.is_empty() && !options.allow_dirty {
-        return Err(WorkspaceError::Dirty {
-            repo,
-            files: summarize(&dirty),
-        });
-    }
+    let dirty = dirty_files(&project, &repo, &status, options.allow_dirty)?;
     let session = options.session.as_str().to_owned();
     let dir = options.state.workspace_dir(options.session);
     if fs::symlink_metadata(&dir).is_ok() {
@@ -220,11 +234,7 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
         branch: branch_name(&session),
         dir,
         session,
-        dirty: if options.allow_dirty {
-            dirty
-        } else {
-            Vec::new()
-        },
+        dirty,
     })
 }
 
