@@ -100,29 +100,12 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     // The reviewer is another model config.zon may name; model.select
     // decides it like the session's own.
-    let reviewer_choice = match &config.reviewer {
-        Some(name) => Some(config.choose(Some(name), &options.config)?),
-        None => None,
-    };
-    let reviewer_label = reviewer_choice
-        .as_ref()
-        .map(|c| format!("{}/{}", c.instance, c.model))
-        .unwrap_or_default();
-    let reviewer_provider = match &reviewer_choice {
-        Some(c) => {
-            check_model(&policy, c, &reviewer_label)?;
-            Some(Provider::new(c.instance, c.provider, &project)?)
-        }
-        None => None,
-    };
-    let reviewer = match (&reviewer_choice, &reviewer_provider) {
-        (Some(c), Some(p)) => Some(Reviewer {
-            provider: p,
-            model: c.model,
-            label: &reviewer_label,
-        }),
-        _ => None,
-    };
+    let reviewing = reviewer_of(&config, &options.config, &policy, &project)?;
+    let reviewer = reviewing.as_ref().map(|(model, label, provider)| Reviewer {
+        provider,
+        model,
+        label,
+    });
     let context_tokens = config
         .context_window(chosen.instance)
         .unwrap_or(match chosen.provider {
@@ -157,6 +140,24 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     };
     let session = start(&setup, options, carried.as_ref(), on_text, interrupt);
     Ok(runtime.block_on(session)?)
+}
+
+/// The reviewer config.zon names, as its model, label and provider, once
+/// model.select allowed it.
+fn reviewer_of<'c>(
+    config: &'c Config,
+    path: &Path,
+    policy: &chock_policy::Policy,
+    project: &Path,
+) -> Result<Option<(&'c str, String, Provider)>, RunError> {
+    let Some(name) = &config.reviewer else {
+        return Ok(None);
+    };
+    let choice = config.choose(Some(name), path)?;
+    let label = format!("{}/{}", choice.instance, choice.model);
+    check_model(policy, &choice, &label)?;
+    let provider = Provider::new(choice.instance, choice.provider, project)?;
+    Ok(Some((choice.model, label, provider)))
 }
 
 /// The project directory the person named, made canonical; refused when it

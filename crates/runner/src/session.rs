@@ -239,6 +239,11 @@ pub(crate) async fn drive(
         setup.search,
         setup.provider.image_support(),
     );
+    let (approvals, handover) = match bind_sockets(setup, &id) {
+        Ok(sockets) => sockets,
+        Err(err) => return Err(settled_before_error(checkout, &writer, err)),
+    };
+    let judge = judge_for(setup, &writer, &approvals);
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
@@ -248,23 +253,12 @@ pub(crate) async fn drive(
         tools: &tools,
         limits: setup.limits,
     };
-    let (approvals, handover) = match bind_sockets(setup, &id) {
-        Ok(sockets) => sockets,
-        Err(err) => return Err(settled_before_error(checkout, &writer, err)),
-    };
-    let judge = judge_for(setup, &writer, &approvals);
     let mut hooks = LogHooks {
         writer: &writer,
         judge: &judge,
         tools: &tools,
         handover: &handover,
-        compaction: Compactor {
-            provider: setup.provider,
-            model: setup.model,
-            window: setup.context_tokens,
-            last_usage: 0,
-            failed: false,
-        },
+        compaction: Compactor::for_session(setup),
         checkout,
         on_text,
     };
@@ -288,19 +282,7 @@ pub(crate) async fn drive(
         }
         never = handover.serve() => match never {},
     };
-    // A turn that ended before the model's first answer (a provider error,
-    // Ctrl-C) still waits for its checkout, so the log names the workspace
-    // that exists, or says why none does.
-    let end = end.and_then(|end| hooks.settle().map(|()| end));
-    let opened = match std::mem::replace(&mut hooks.checkout, Checkout::Ready(None)) {
-        Checkout::Opened(opened) => Some(opened),
-        Checkout::Ready(_) | Checkout::Pending { .. } => None,
-    };
-    let end = match end {
-        Ok(end) => Ok(end),
-        Err(SessionError::Checkout(err)) => Err(err),
-        Err(other) => return Err(other),
-    };
+    let (end, opened) = hooks.settled(end)?;
     drop(hooks);
     wind_down(&commands, &mut net_records, &writer, &judge).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
@@ -402,7 +384,7 @@ fn judge_for<'s>(
 async fn close(
     mut writer: LogWriter,
     id: SessionId,
-    end: Result<Option<TurnEnd>, WorkspaceError>,
+    end: TurnOrCheckout,
     approvals: ApproveSocket,
     handover: HandoverSocket,
 ) -> Result<SessionOutcome, SessionError> {
@@ -515,6 +497,9 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
     }
 }
 
+/// How a turn ended (`None`: interrupted), or the checkout that failed.
+type TurnOrCheckout = Result<Option<TurnEnd>, WorkspaceError>;
+
 /// Records each step of a turn in the log as it happens.
 pub(crate) struct LogHooks<'w, F> {
     pub(crate) writer: &'w RefCell<LogWriter>,
@@ -526,6 +511,19 @@ pub(crate) struct LogHooks<'w, F> {
     /// The workspace's checkout, waited for before anything depends on it.
     pub(crate) checkout: Checkout,
     pub(crate) on_text: F,
+}
+
+impl<'w> Compactor<'w> {
+    /// The session's own model summarises, within its context window.
+    fn for_session(setup: &SessionSetup<'w>) -> Compactor<'w> {
+        Compactor {
+            provider: setup.provider,
+            model: setup.model,
+            window: setup.context_tokens,
+            last_usage: 0,
+            failed: false,
+        }
+    }
 }
 
 /// What compaction needs: the model that summarises and the window.
@@ -540,6 +538,27 @@ pub(crate) struct Compactor<'w> {
 }
 
 impl<F> LogHooks<'_, F> {
+    /// The turn's end once the checkout is settled: a turn that ended
+    /// before the model's first answer (a provider error, Ctrl-C) still
+    /// waits for its checkout, so the log names the workspace that exists,
+    /// or says why none does. A checkout that failed is the turn's error;
+    /// any other error is the session's.
+    fn settled(
+        &mut self,
+        end: Result<Option<TurnEnd>, SessionError>,
+    ) -> Result<(TurnOrCheckout, Option<Opened>), SessionError> {
+        let end = end.and_then(|end| self.settle().map(|()| end));
+        let opened = match std::mem::replace(&mut self.checkout, Checkout::Ready(None)) {
+            Checkout::Opened(opened) => Some(opened),
+            Checkout::Ready(_) | Checkout::Pending { .. } => None,
+        };
+        match end {
+            Ok(end) => Ok((Ok(end), opened)),
+            Err(SessionError::Checkout(err)) => Ok((Err(err), opened)),
+            Err(other) => Err(other),
+        }
+    }
+
     /// Waits for a checkout still being made and records it: its
     /// `workspace.open` and the `workspace.integrate` decision. Nothing
     /// after the first model request depends on the workspace before this

@@ -45,20 +45,13 @@ const BLOCKS: &[&str] = &[
 
 /// The readable text of `html`.
 pub(super) fn to_text(html: &str) -> String {
-    let mut out = String::with_capacity(html.len() / 2);
+    let mut reader = Reader {
+        out: String::with_capacity(html.len() / 2),
+        ..Reader::default()
+    };
     let mut rest = html;
-    let mut skipping: Option<String> = None;
-    let mut pre = 0usize;
-    let mut links: Vec<String> = Vec::new();
-    let mut title = String::new();
-    let mut in_title = false;
     while let Some(open) = rest.find('<') {
-        let text = &rest[..open];
-        if in_title {
-            title.push_str(text);
-        } else if skipping.is_none() {
-            push_text(&mut out, text, pre > 0);
-        }
+        reader.text(&rest[..open]);
         rest = &rest[open..];
         if rest.starts_with("<!--") {
             rest = rest.find("-->").map_or("", |end| &rest[end + 3..]);
@@ -68,8 +61,45 @@ pub(super) fn to_text(html: &str) -> String {
             rest = "";
             break;
         };
-        let tag = &rest[1..close];
+        reader.tag(&rest[1..close]);
         rest = &rest[close + 1..];
+    }
+    if reader.skipping.is_none() {
+        push_text(&mut reader.out, rest, reader.pre > 0);
+    }
+    let body = squeeze(&reader.out);
+    let title = squeeze(&decode(&reader.title));
+    if title.is_empty() {
+        body
+    } else {
+        format!("# {title}\n\n{body}")
+    }
+}
+
+/// Where the conversion is: the text so far, an element whose content is
+/// skipped, how deep in `<pre>`, the open links, the title.
+#[derive(Default)]
+struct Reader {
+    out: String,
+    skipping: Option<String>,
+    pre: usize,
+    links: Vec<String>,
+    title: String,
+    in_title: bool,
+}
+
+impl Reader {
+    /// Text between tags.
+    fn text(&mut self, text: &str) {
+        if self.in_title {
+            self.title.push_str(text);
+        } else if self.skipping.is_none() {
+            push_text(&mut self.out, text, self.pre > 0);
+        }
+    }
+
+    /// One tag, without its angle brackets.
+    fn tag(&mut self, tag: &str) {
         let closing = tag.starts_with('/');
         let name: String = tag
             .trim_start_matches('/')
@@ -78,59 +108,50 @@ pub(super) fn to_text(html: &str) -> String {
             .collect::<String>()
             .to_ascii_lowercase();
         if name == "title" {
-            in_title = !closing;
+            self.in_title = !closing;
         }
-        if let Some(skipped) = &skipping {
+        if let Some(skipped) = &self.skipping {
             if closing && *skipped == name {
-                skipping = None;
+                self.skipping = None;
             }
-            continue;
+            return;
         }
         if !closing && SKIPPED.contains(&name.as_str()) && !tag.ends_with('/') {
-            skipping = Some(name);
-            continue;
+            self.skipping = Some(name);
+            return;
         }
+        let out = &mut self.out;
         match (name.as_str(), closing) {
-            ("pre", false) => pre += 1,
-            ("pre", true) => pre = pre.saturating_sub(1),
+            ("pre", false) => self.pre += 1,
+            ("pre", true) => self.pre = self.pre.saturating_sub(1),
             ("li", false) => {
-                newline(&mut out);
+                newline(out);
                 out.push_str("- ");
-                continue;
+                return;
             }
             ("a", false) => {
-                links.push(attribute(tag, "href").unwrap_or_default());
+                self.links.push(attribute(tag, "href").unwrap_or_default());
                 out.push('[');
-                continue;
+                return;
             }
             ("a", true) => {
-                let href = links.pop().unwrap_or_default();
+                let href = self.links.pop().unwrap_or_default();
                 if href.is_empty() || href.starts_with('#') || href.starts_with("javascript:") {
                     out.push(']');
                 } else {
                     out.push_str(&format!("]({href})"));
                 }
-                continue;
+                return;
             }
             ("td" | "th", false) => {
                 out.push_str(" | ");
-                continue;
+                return;
             }
             _ => {}
         }
         if BLOCKS.contains(&name.as_str()) {
-            newline(&mut out);
+            newline(out);
         }
-    }
-    if skipping.is_none() {
-        push_text(&mut out, rest, pre > 0);
-    }
-    let body = squeeze(&out);
-    let title = squeeze(&decode(&title));
-    if title.is_empty() {
-        body
-    } else {
-        format!("# {title}\n\n{body}")
     }
 }
 
