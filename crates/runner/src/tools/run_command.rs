@@ -241,7 +241,25 @@ impl Commands {
     pub fn offers(&self, tool: ToolName) -> bool {
         match tool {
             ToolName::ServePort => self.net.as_ref().is_some_and(NetSetup::could_serve),
-            _ => true,
+            ToolName::ReadFile
+            | ToolName::ListDirectory
+            | ToolName::Glob
+            | ToolName::Grep
+            | ToolName::WriteFile
+            | ToolName::EditFile
+            | ToolName::ReadGuidance
+            | ToolName::UpdatePlan
+            | ToolName::SetTitle
+            | ToolName::RunCommand
+            | ToolName::JobOutput
+            | ToolName::FetchUrl
+            | ToolName::WebSearch
+            | ToolName::ReadImage
+            | ToolName::ReadMemory
+            | ToolName::WriteMemory
+            | ToolName::AskUser
+            | ToolName::RestrictSelf
+            | ToolName::RequestAction => true,
         }
     }
 
