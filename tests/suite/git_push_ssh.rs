@@ -8,7 +8,7 @@
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chock_testkit::TempProject;
 
@@ -26,11 +26,7 @@ fn run(cmd: &mut Command) {
 }
 
 fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !ready() {
-        assert!(Instant::now() < deadline, "{what} did not come up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    chock_testkit::wait_for(Duration::from_secs(20), what, || ready().then_some(()));
 }
 
 /// sshd on 127.0.0.1 and an ssh-agent holding the accepted key, both

@@ -13,7 +13,7 @@ mod watch;
 use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chock_control::{Address, Client};
 use chock_daemon::{Config, Daemon};
@@ -193,15 +193,8 @@ impl LiveLog {
 }
 
 /// Polls `check` until it holds or the deadline passes.
-pub(crate) async fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+pub(crate) async fn wait_for<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    chock_testkit::wait_for_async(Duration::from_secs(20), what, check).await
 }
 
 /// The ids of event lines.

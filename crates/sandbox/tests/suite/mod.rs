@@ -158,11 +158,7 @@ fn parse(out: &str, what: &str) -> Res {
 
 /// Polls `f` until it is true or `deadline` passes.
 pub(crate) fn wait_for(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
-    let end = Instant::now() + deadline;
-    while !f() {
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    chock_testkit::wait_for(deadline, what, || f().then_some(()));
 }
 
 /// Host pids whose command line holds `marker`.
