@@ -109,15 +109,7 @@ impl Machine {
 
     /// A repository with one commit.
     pub(crate) fn repo(&self, name: &str) -> PathBuf {
-        let dir = self.root.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        git(&dir, &["init", "-q", "-b", "main"]);
-        git(&dir, &["config", "user.email", "ada@example.org"]);
-        git(&dir, &["config", "user.name", "Ada"]);
-        std::fs::write(dir.join("README"), "hi\n").unwrap();
-        git(&dir, &["add", "README"]);
-        git(&dir, &["commit", "-q", "-m", "first"]);
-        std::fs::canonicalize(dir).unwrap()
+        chock_testkit::git_repo(&self.root.path().join(name))
     }
 
     /// The decision log's lines, parsed.

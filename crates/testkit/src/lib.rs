@@ -21,7 +21,7 @@ mod wait;
 pub use git_server::{GitRequest, GitServer};
 pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
 pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
-pub use project::{TempProject, git};
+pub use project::{TempProject, git, git_repo};
 pub use rerun::{NoRerun, Rerun};
 pub use site::{Page, Site};
 pub use wait::{wait_for, wait_for_async};

@@ -113,6 +113,23 @@ impl Default for TempProject {
     }
 }
 
+/// A repository with one commit (`README`) at `dir`, on `main`, whose own
+/// config names Ada as the person (`ada@example.org`): what a stop records
+/// as who. Its canonical path.
+pub fn git_repo(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir)
+        .unwrap_or_else(|err| panic!("cannot make {}: {err}", dir.display()));
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "ada@example.org"]);
+    git(dir, &["config", "user.name", "Ada"]);
+    std::fs::write(dir.join("README"), "hi\n")
+        .unwrap_or_else(|err| panic!("cannot write README: {err}"));
+    git(dir, &["add", "README"]);
+    git(dir, &["commit", "-q", "-m", "first"]);
+    std::fs::canonicalize(dir)
+        .unwrap_or_else(|err| panic!("cannot resolve {}: {err}", dir.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

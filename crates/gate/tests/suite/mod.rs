@@ -27,15 +27,7 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A repository with one commit at `<root>/<name>`.
 pub(crate) fn repo(root: &Path, name: &str) -> PathBuf {
-    let dir = root.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["config", "user.email", "ada@example.org"]);
-    git(&dir, &["config", "user.name", "Ada"]);
-    std::fs::write(dir.join("README"), "hi\n").unwrap();
-    git(&dir, &["add", "README"]);
-    git(&dir, &["commit", "-q", "-m", "first"]);
-    std::fs::canonicalize(dir).unwrap()
+    chock_testkit::git_repo(&root.join(name))
 }
 
 /// The fixtures directory of this crate.
