@@ -649,6 +649,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Decide::Nothing => (None, None),
             Decide::At(action) => (Some(action), None),
             Decide::NotRun(action, text) => (Some(action), Some(text)),
+            Decide::Refuse(text) => return Ok(Gate::Refuse(text)),
         };
         if let Some(action) = action
             && let Some(refusal) = self.gate(call, &action).await?

@@ -198,6 +198,9 @@ pub enum Decide {
     /// At this action, and even when permitted it is not carried out: the
     /// text says what is missing (git fetch and the like).
     NotRun(Action, String),
+    /// Not at all: the call names no action it could be decided at (a
+    /// run-time tool whose name cannot be one), and is refused with the text.
+    Refuse(String),
 }
 
 impl Call {
@@ -235,7 +238,13 @@ impl Call {
             | Call::AskUser(_)
             | Call::RestrictSelf(_)
             | Call::RequestAction(_) => Decide::Nothing,
-            Call::External(external) => at(external.action_name().parse().ok()),
+            Call::External(external) => match external.action_name().parse() {
+                Ok(action) => Decide::At(action),
+                Err(err) => Decide::Refuse(format!(
+                    "{} is not a name a call can be decided at ({err}); it was not run",
+                    external.action_name()
+                )),
+            },
         }
     }
 }
@@ -274,4 +283,51 @@ pub(crate) async fn carry_out(
         ))),
     };
     result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_time_tool_is_decided_at_its_source_and_name_or_refused() {
+        let call = |source, tool: &str| {
+            Call::External(External {
+                source,
+                tool: tool.to_owned(),
+                arguments: serde_json::json!({}),
+            })
+        };
+        let mcp = call(Source::Mcp("time".into()), "get_current_time");
+        assert_eq!(
+            mcp.decided_at(false, false),
+            Decide::At("mcp.time.tool.get_current_time".parse().unwrap())
+        );
+        let plugin = call(Source::Plugin("hello".into()), "greet");
+        assert_eq!(
+            plugin.decided_at(false, false),
+            Decide::At("plugin.hello.tool.greet".parse().unwrap())
+        );
+        let bad = call(Source::Mcp("time".into()), "two words");
+        assert!(matches!(bad.decided_at(false, false), Decide::Refuse(_)));
+        assert_eq!(bad.tool(), None);
+    }
+
+    #[test]
+    fn a_call_is_parsed_once_into_its_arm_or_an_error_naming_the_tool() {
+        let read = Call::parse("read_file", r#"{"path": "a.txt"}"#).unwrap();
+        assert_eq!(read.tool(), Some(ToolName::ReadFile));
+        assert_eq!(
+            read.decided_at(false, false),
+            Decide::At(Action::call("read_file").unwrap())
+        );
+        let unknown = Call::parse("frobnicate", "{}").unwrap_err();
+        assert_eq!(unknown.tool, None);
+        assert!(unknown.error.contains("no tool named"), "{}", unknown.error);
+        let bad = Call::parse("run_command", r#"{"command": []}"#).unwrap_err();
+        assert_eq!(bad.tool, Some(ToolName::RunCommand));
+        assert!(bad.error.contains("command is empty"), "{}", bad.error);
+        let title = Call::parse("set_title", r#"{"title": "t"}"#).unwrap();
+        assert_eq!(title.decided_at(false, false), Decide::Nothing);
+    }
 }
