@@ -30,6 +30,18 @@ fn session_with(
         Turn::text("Done.").into(),
     ]);
     write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
+    run_ok(state, project, message);
+    let id = sessions(state).remove(0);
+    let events = log_values(&StateDir::at(state).log_path(&id));
+    let result = of_call(&events, "tool.result", "c1").unwrap();
+    assert_eq!(result["ok"], true, "{result}");
+    let text = result["output"].as_str().unwrap().to_owned();
+    drop(fake);
+    text
+}
+
+/// `chock run` of `project` with `message`, which must succeed.
+fn run_ok(state: &std::path::Path, project: &TempProject, message: &str) {
     let out = chock(state)
         .arg("run")
         .arg(project.path())
@@ -41,13 +53,6 @@ fn session_with(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let id = sessions(state).remove(0);
-    let events = log_values(&StateDir::at(state).log_path(&id));
-    let result = of_call(&events, "tool.result", "c1").unwrap();
-    assert_eq!(result["ok"], true, "{result}");
-    let text = result["output"].as_str().unwrap().to_owned();
-    drop(fake);
-    text
 }
 
 #[test]
@@ -164,17 +169,7 @@ fn the_workspace_is_mounted_at_a_neutral_path_that_the_file_tools_take_too() {
         Turn::text("Done.").into(),
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let out = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("look around")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(state.path(), &project, "look around");
     let id = sessions(state.path()).remove(0);
     let events = log_values(&StateDir::at(state.path()).log_path(&id));
     let seen = of_call(&events, "tool.result", "c1").unwrap()["output"]
@@ -229,15 +224,5 @@ fn an_operator_config_every_user_can_write_is_refused_before_any_session() {
     assert!(fake.requests().is_empty());
     // Put right, it runs.
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let out = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("hi")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(state.path(), &project, "hi");
 }

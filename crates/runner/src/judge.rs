@@ -344,10 +344,12 @@ fn grant_decision(action: &str, call_id: Option<String>) -> LogDecision {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn policy(net: &str) -> (tempfile::TempDir, Policy) {
+    /// A project policy with one allowed, one denied and one asked test
+    /// host, and `net` in its `.policy` block.
+    pub(crate) fn policy(net: &str) -> (tempfile::TempDir, Policy) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("chock.zon"),

@@ -391,22 +391,7 @@ async fn apply(
 mod tests {
     use super::*;
 
-    fn policy(net: &str) -> (tempfile::TempDir, Policy) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("chock.zon"),
-            format!(
-                ".{{ .policy = .{{ {net} .rules = .{{\n\
-                 .{{ .action = \"net.connect.test.allowed\", .decision = .allow }},\n\
-                 .{{ .action = \"net.connect.test.denied\", .decision = .deny }},\n\
-                 .{{ .action = \"net.connect.test.asked\", .decision = .ask }},\n\
-                 }} }} }}\n"
-            ),
-        )
-        .unwrap();
-        let policy = Policy::load(dir.path()).unwrap();
-        (dir, policy)
-    }
+    use crate::judge::tests::policy;
 
     fn block_on<T>(f: impl Future<Output = T>) -> T {
         tokio::runtime::Builder::new_current_thread()
