@@ -1,6 +1,11 @@
-//! `chock run`: the model providers, the tool set and (as it lands) the
-//! agent loop. Everything here is built to run on one thread: the tool path
-//! forks, and fork carries only the calling thread (DESIGN.md, Processes).
+//! `chock run` and what a person does with a session from outside it: the
+//! agent loop, the tools, the judge, workspaces, handover and approvals.
+//! Everything here is built to run on one thread: the tool path forks, and
+//! fork carries only the calling thread (DESIGN.md, Processes).
+//!
+//! The binary reaches the names re-exported at the bottom of this file, a
+//! verb each, and nothing deeper; the modules stay public for this crate's
+//! own tests and benches.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
@@ -25,3 +30,25 @@ pub mod session;
 pub mod tools;
 pub mod turn;
 pub mod workspace;
+
+/// `chock run`.
+pub use run::{CarryOn, RunOptions, default_config_path, run};
+
+/// `chock detach`.
+pub mod detach {
+    pub use crate::handover::detach::{DetachOptions, detach};
+    pub use crate::handover::progress::Progress;
+}
+
+/// `chock approve`.
+pub mod approve {
+    pub use crate::approval::Answer;
+    pub use crate::approval::client::{deliver, deliver_text, pending};
+}
+
+/// The hidden helpers a push runs inside its sandbox: `chock git-credential`
+/// and `chock ssh-connect`.
+pub mod push {
+    pub use crate::push_credential::connect::run as ssh_connect;
+    pub use crate::push_credential::helper::run as git_credential;
+}

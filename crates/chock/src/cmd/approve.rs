@@ -6,8 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use chock_log::StateDir;
 use chock_log::event::RequestKind;
-use chock_runner::approval::Answer;
-use chock_runner::approval::client::{deliver, deliver_text, pending};
+use chock_runner::approve::{Answer, deliver, deliver_text, pending};
 
 use crate::exit;
 

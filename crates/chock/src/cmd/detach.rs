@@ -7,8 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use chock_control::Address;
 use chock_log::StateDir;
-use chock_runner::handover::detach::{DetachOptions, detach};
-use chock_runner::handover::progress::Progress;
+use chock_runner::detach::{DetachOptions, Progress, detach};
 
 use crate::exit;
 

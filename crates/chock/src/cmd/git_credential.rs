@@ -26,7 +26,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    chock_runner::push_credential::helper::run(
+    chock_runner::push::git_credential(
         &args.socket,
         &args.operation,
         std::io::stdin().lock(),

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use chock_log::event::EndReason;
 use chock_log::{SessionId, StateDir};
-use chock_runner::run::{CarryOn, RunOptions, default_config_path, run as run_session};
-use chock_runner::workspace::manage::kept_notes;
+use chock_runner::workspace::kept_notes;
+use chock_runner::{CarryOn, RunOptions, default_config_path, run as run_session};
 
 use crate::exit;
 

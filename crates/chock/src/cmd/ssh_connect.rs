@@ -33,7 +33,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let router = SocketAddr::from((Ipv4Addr::LOCALHOST, args.router_port));
-    chock_runner::push_credential::connect::run(
+    chock_runner::push::ssh_connect(
         router,
         &args.only,
         &args.host,

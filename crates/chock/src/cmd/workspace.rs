@@ -8,9 +8,7 @@ use chock_log::event::SessionEnd;
 use chock_log::fold::Status;
 use chock_log::{LogWriter, StateDir, fold_log};
 use chock_policy::{Action, Decision, Policy};
-use chock_runner::workspace::manage::{self, Entry};
-use chock_runner::workspace::session::recorded_integrate;
-use chock_runner::workspace::{ApplyMode, ApplyPlan, Landing};
+use chock_runner::workspace::{self, ApplyMode, ApplyPlan, Entry, Landing, recorded_integrate};
 
 use crate::exit;
 
@@ -67,19 +65,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.verb {
         Verb::List => list(&state),
         Verb::Show { session } => {
-            let entry = manage::find(&state, &session)?;
+            let entry = workspace::find(&state, &session)?;
             caught_up(&state, &entry);
-            print(&manage::show(&state, &entry)?)
+            print(&workspace::show(&state, &entry)?)
         }
         Verb::Diff { session } => {
-            let entry = manage::find(&state, &session)?;
+            let entry = workspace::find(&state, &session)?;
             caught_up(&state, &entry);
-            print(&manage::diff(&state, &entry)?)
+            print(&workspace::diff(&state, &entry)?)
         }
         Verb::Apply { session, yes } => apply(&state, &session, yes),
         Verb::Discard { session } => {
-            let entry = manage::find(&state, &session)?;
-            let done = manage::discard(&state, &entry)?;
+            let entry = workspace::find(&state, &session)?;
+            let done = workspace::discard(&state, &entry)?;
             let mut text = format!("removed the workspace {}\n", done.dir.display());
             if let Some(branch) = done.kept_branch {
                 text.push_str(&format!(
@@ -97,7 +95,7 @@ fn print(text: &str) -> anyhow::Result<ExitCode> {
 }
 
 fn list(state: &StateDir) -> anyhow::Result<ExitCode> {
-    let entries = manage::list(state);
+    let entries = workspace::list(state);
     let mut text = String::new();
     if entries.is_empty() {
         text.push_str("no session has a workspace\n");
@@ -119,7 +117,7 @@ fn list(state: &StateDir) -> anyhow::Result<ExitCode> {
 /// Brings back what a session that is not running left in its private
 /// git directory, saying so; a refusal is said and nothing moves.
 fn caught_up(state: &StateDir, entry: &Entry) {
-    match manage::catch_up(state, entry) {
+    match workspace::catch_up(state, entry) {
         Ok((moved, said)) => {
             if let Some(tip) = moved {
                 eprintln!(
@@ -136,8 +134,8 @@ fn caught_up(state: &StateDir, entry: &Entry) {
 }
 
 fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode> {
-    let entry: Entry = manage::find(state, session)?;
-    manage::require_exists(&entry)?;
+    let entry: Entry = workspace::find(state, session)?;
+    workspace::require_exists(&entry)?;
     caught_up(state, &entry);
     let log = state.log_path(&entry.session);
     let project = entry
@@ -150,7 +148,7 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
     let permitted = recorded_integrate(&log)
         .unwrap_or_else(|| policy.decision(&Action::workspace_integrate()) != Decision::Deny);
     let mode = ApplyMode::for_project(&project)?;
-    let repo = manage::repo_of(&entry)?;
+    let repo = workspace::repo_of(&entry)?;
     let plan = ApplyPlan::new(
         entry.session.as_str(),
         &repo,

@@ -28,7 +28,12 @@ use std::process::{Child, Command, Stdio};
 pub use apply::{ApplyMode, ApplyPlan, Landing};
 pub use create::{Checked, CreateOptions, Opened, Pending, check, create};
 pub use host_git::GitPaths;
+pub use manage::{
+    Discarded, Entry, catch_up, diff, discard, find, kept_notes, list, repo_of, require_exists,
+    show,
+};
 pub use sandbox_git::{BringBack, SandboxGit};
+pub use session::recorded_integrate;
 pub use takeover::{Takeover, TakeoverError, check_takeover};
 
 /// The branch a session's workspace is on.
