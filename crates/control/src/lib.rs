@@ -24,6 +24,7 @@ mod greeting;
 pub mod handover;
 mod lines;
 pub mod listen;
+pub mod owned_socket;
 mod peer;
 mod reply;
 mod request;

@@ -20,9 +20,9 @@ use crate::history;
 use crate::judge::{Refusal, Subject};
 use crate::provider::{Message, ToolCall};
 use crate::session::{LogHooks, SessionError};
-use crate::tools::agentic_tools::{AskUser, RequestAction, RestrictSelf};
-use crate::tools::{Call, ToolOutput};
 use crate::turn::Gate;
+use chock_tools::agentic_tools::{AskUser, RequestAction, RestrictSelf};
+use chock_tools::{Call, ToolOutput};
 
 impl<F> LogHooks<'_, F> {
     fn log_path(&self) -> std::path::PathBuf {

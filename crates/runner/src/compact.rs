@@ -118,7 +118,7 @@ pub async fn summarise(
             } => Message::ToolResult {
                 call_id: call_id.clone(),
                 name: name.clone(),
-                content: crate::tools::truncate(content, SUMMARY_INPUT_CHARS),
+                content: chock_tools::truncate(content, SUMMARY_INPUT_CHARS),
                 is_error: *is_error,
             },
             other => other.clone(),

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use chock_tools::SearchConfig;
+
 pub use chock_providers::{HttpProviderConfig, ProviderConfig, ScriptProviderConfig};
 
 /// The config.zon block a person with no provider is shown.
@@ -47,23 +49,6 @@ pub struct Config {
     /// Where skills are read from.
     #[serde(default)]
     pub skills_dir: Option<PathBuf>,
-}
-
-/// The engine behind `web_search`, told apart by `.kind`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "kind")]
-pub enum SearchConfig {
-    /// A SearXNG instance's JSON API.
-    #[serde(rename = "searxng")]
-    Searxng { base_url: String },
-    /// The Brave Search API; `base_url` is for a proxy or a test engine
-    /// (default `https://api.search.brave.com`).
-    #[serde(rename = "brave")]
-    Brave {
-        key_env: String,
-        #[serde(default)]
-        base_url: Option<String>,
-    },
 }
 
 /// A model chosen for a session: which instance, and the model's name there.

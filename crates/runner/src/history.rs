@@ -9,7 +9,7 @@ use chock_log::event::{Json, ToolCall as LogCall};
 use chock_log::fold::Message as Folded;
 
 use crate::provider::{Message, ToolCall};
-use crate::tools::{MODEL_LIMIT_CHARS, truncate};
+use chock_tools::{MODEL_LIMIT_CHARS, truncate};
 
 /// A model's tool call as the log stores it. Arguments that are not JSON
 /// (the model is allowed to be wrong) are kept as a JSON string holding the

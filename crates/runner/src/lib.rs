@@ -14,20 +14,18 @@ mod agentic;
 pub mod approval;
 pub mod compact;
 pub mod config;
-pub mod git_shim;
 pub mod guard;
 pub mod handover;
 pub mod history;
 mod judge;
-pub mod net;
-mod owned_socket;
+mod net;
 /// The model wire formats, a crate of their own (`chock-providers`).
 pub use chock_providers as provider;
-pub mod push_credential;
+/// The tools, a crate of their own (`chock-tools`).
+pub use chock_tools as tools;
 pub mod review;
 pub mod run;
 pub mod session;
-pub mod tools;
 pub mod turn;
 pub mod workspace;
 
@@ -49,6 +47,6 @@ pub mod approve {
 /// The hidden helpers a push runs inside its sandbox: `chock git-credential`
 /// and `chock ssh-connect`.
 pub mod push {
-    pub use crate::push_credential::connect::run as ssh_connect;
-    pub use crate::push_credential::helper::run as git_credential;
+    pub use chock_tools::push_credential::connect::run as ssh_connect;
+    pub use chock_tools::push_credential::helper::run as git_credential;
 }

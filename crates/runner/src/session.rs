@@ -28,15 +28,17 @@ use crate::config::SearchConfig;
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
 use crate::judge::{Judge, decision_event};
-use crate::net::{self, NetSetup};
+use chock_tools::net::NetSetup;
+
+use crate::net;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
-use crate::tools::{
+use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
+use crate::workspace::{Opened, Pending, WorkspaceError};
+use chock_tools::{
     Call, Commands, Decide, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Unparsed,
     Workspace, memory_file,
 };
-use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
-use crate::workspace::{Opened, Pending, WorkspaceError};
 
 /// What a session needs before it starts.
 #[derive(Debug)]
@@ -296,7 +298,7 @@ pub(crate) async fn drive(
 /// is brought back and said.
 async fn wind_down(
     commands: &Commands,
-    net_records: &mut tokio::sync::mpsc::UnboundedReceiver<net::Record>,
+    net_records: &mut tokio::sync::mpsc::UnboundedReceiver<chock_tools::net::Record>,
     writer: &RefCell<LogWriter>,
     judge: &Judge<'_>,
 ) -> Result<(), SessionError> {
@@ -331,14 +333,14 @@ fn commands_for(
     workspace: &Workspace,
     checkout: &Checkout,
     jit: Decision,
-    records: net::Records,
+    records: chock_tools::net::Records,
 ) -> Commands {
     let session_dir = setup.state.session_dir(id);
     let commands = Commands::new(workspace.root(), jit == Decision::Allow)
         .with_network(NetSetup::new(setup.policy, records))
         .with_push_credentials(&session_dir);
     match checkout.sandbox_git(&session_dir, id) {
-        Some(git) => commands.with_git(git),
+        Some(git) => commands.with_git(crate::workspace::BringBack::new(git)),
         None => commands,
     }
 }

@@ -19,7 +19,7 @@ pub use crate::handover::Boundary;
 use crate::provider::{
     AssistantTurn, Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
 };
-use crate::tools::{self, Call, Commands, SessionTools, ToolOutput, Unparsed, Workspace};
+use chock_tools::{Call, Commands, SessionTools, ToolOutput, Unparsed, Workspace};
 
 /// Model calls one turn may make unless configured otherwise.
 pub const DEFAULT_MAX_MODEL_CALLS: usize = 50;
@@ -135,7 +135,7 @@ pub async fn run_turn<H: TurnHooks>(
     conversation: &mut Vec<Message>,
     hooks: &mut H,
 ) -> Result<TurnEnd, H::Error> {
-    let specs = tools::specs_for(cx.commands);
+    let specs = chock_tools::specs_for(cx.commands);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     for _ in 0..cx.limits.max_model_calls {
         hooks.before_model_call(conversation).await?;
@@ -203,7 +203,7 @@ async fn one_call<H: TurnHooks>(
     let parsed = Call::parse(&call.name, &call.arguments);
     let mut output = match hooks.before_tool(call, &parsed).await? {
         Gate::Run => match parsed {
-            Ok(parsed) => tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await,
+            Ok(parsed) => chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await,
             Err(unparsed) => ToolOutput::error(unparsed.error),
         },
         Gate::Refuse(text) => ToolOutput::error(text),

@@ -52,10 +52,11 @@ impl ApproveSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its socket) and makes it 0600.
     pub fn bind(path: &Path) -> Result<Self, SocketError> {
-        let listener = crate::owned_socket::bind(path).map_err(|source| SocketError::Bind {
-            path: path.to_owned(),
-            source,
-        })?;
+        let listener =
+            chock_control::owned_socket::bind(path).map_err(|source| SocketError::Bind {
+                path: path.to_owned(),
+                source,
+            })?;
         Ok(Self {
             listener,
             path: path.to_owned(),
@@ -109,7 +110,7 @@ async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Optio
     if let Err(err) = check_peer(&stream, own_uid()) {
         tracing::warn!(%err, "approve.sock refused a peer");
         let line = reply_line(&Err(err.to_string()));
-        crate::owned_socket::refuse(stream, &line, MAX_APPROVE_LINE).await;
+        chock_control::owned_socket::refuse(stream, &line, MAX_APPROVE_LINE).await;
         return None;
     }
     let (read, mut write) = stream.split();

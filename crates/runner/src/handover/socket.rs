@@ -89,11 +89,12 @@ impl HandoverSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its sockets) and makes it 0600.
     pub fn bind(path: &Path) -> Result<Self, HandoverSocketError> {
-        let listener =
-            crate::owned_socket::bind(path).map_err(|source| HandoverSocketError::Bind {
+        let listener = chock_control::owned_socket::bind(path).map_err(|source| {
+            HandoverSocketError::Bind {
                 path: path.to_owned(),
                 source,
-            })?;
+            }
+        })?;
         Ok(Self {
             listener,
             path: path.to_owned(),
@@ -137,7 +138,7 @@ impl HandoverSocket {
         if let Err(err) = check_peer(&stream, own_uid()) {
             tracing::warn!(%err, "handover.sock refused a peer");
             let line = SessionLine::Error(err.to_string()).to_line();
-            crate::owned_socket::refuse(stream, &line, MAX_HANDOVER_LINE).await;
+            chock_control::owned_socket::refuse(stream, &line, MAX_HANDOVER_LINE).await;
             return;
         }
         let mut conn = LineReader::new(BufReader::new(stream), MAX_HANDOVER_LINE);

@@ -16,6 +16,7 @@
 pub mod apply;
 mod beneath;
 pub mod create;
+mod git_binds;
 pub mod host_git;
 pub mod manage;
 pub mod sandbox_git;

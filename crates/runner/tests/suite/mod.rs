@@ -9,8 +9,6 @@ mod providers;
 mod quirks;
 mod script;
 mod session;
-mod tools;
-mod tools_paths;
 mod turn;
 mod wire;
 mod workspace;

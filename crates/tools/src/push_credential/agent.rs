@@ -49,7 +49,7 @@ impl AgentProxy {
     /// Binds `path` (0600) forwarding to the agent at `upstream`.
     pub fn bind(path: &Path, upstream: &Path) -> std::io::Result<Self> {
         Ok(Self {
-            listener: crate::owned_socket::bind(path)?,
+            listener: chock_control::owned_socket::bind(path)?,
             upstream: upstream.to_owned(),
         })
     }

@@ -16,7 +16,23 @@ use tokio::time::Instant;
 
 use super::fetch_url::{GetError, Web};
 use super::{ToolError, ToolOutput};
-use crate::config::SearchConfig;
+
+/// The engine behind `web_search`, told apart by `.kind`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind")]
+pub enum SearchConfig {
+    /// A SearXNG instance's JSON API.
+    #[serde(rename = "searxng")]
+    Searxng { base_url: String },
+    /// The Brave Search API; `base_url` is for a proxy or a test engine
+    /// (default `https://api.search.brave.com`).
+    #[serde(rename = "brave")]
+    Brave {
+        key_env: String,
+        #[serde(default)]
+        base_url: Option<String>,
+    },
+}
 
 /// The block the tool shows when no engine is configured.
 pub(super) const EXAMPLE_SEARCH: &str = r#".{
@@ -123,7 +139,7 @@ pub(super) async fn run(
         return Err(ToolError::Failed(format!(
             "the search engine ({engine_name}) answered status {}: {}",
             fetched.status,
-            crate::provider::excerpt(&body)
+            chock_providers::excerpt(&body)
         )));
     }
     let hits = parse(engine, &body).map_err(|detail| {

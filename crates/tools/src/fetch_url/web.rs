@@ -187,7 +187,7 @@ impl Web {
         let mut response = match tokio::time::timeout_at(deadline, request.send()).await {
             Err(_) => return Err(GetError::Timeout),
             Ok(Err(err)) => {
-                return Err(GetError::Failed(crate::provider::error_chain(&err)));
+                return Err(GetError::Failed(chock_providers::error_chain(&err)));
             }
             Ok(Ok(response)) => response,
         };
@@ -209,7 +209,7 @@ impl Web {
                 Ok(Err(err)) => {
                     return Err(GetError::Failed(format!(
                         "the body was cut off: {}",
-                        crate::provider::error_chain(&err)
+                        chock_providers::error_chain(&err)
                     )));
                 }
                 Ok(Ok(None)) => break,

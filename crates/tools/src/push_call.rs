@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 
 use chock_sandbox::Sandbox;
 
+use crate::command_git::CommandGit;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::push_credential::ssh::{self, SshTarget};
 use crate::push_credential::{PushRemote, PushSocket, SshCall, push_remote, push_remote_with};
-use crate::workspace::GitPaths;
 
 /// A push's own sandbox and the sockets it asks.
 #[derive(Debug)]
@@ -75,7 +75,7 @@ pub(super) fn prepare(
     base: &Sandbox,
     argv: &[String],
     workspace: &Path,
-    git: Option<&GitPaths>,
+    git: Option<&dyn CommandGit>,
     parent: &Path,
     name: &str,
 ) -> Result<Option<PushCall>, String> {
@@ -83,9 +83,9 @@ pub(super) fn prepare(
     // recorded, and its credentials are asked in the person's repository:
     // the checkout's own `.git` is a file a command could have rewritten.
     let (remote, credential_dir) = match git {
-        Some(paths) => (
-            push_remote_with(&|args: &[&str]| paths.command(args), argv),
-            paths.common.as_path(),
+        Some(git) => (
+            push_remote_with(&|args: &[&str]| git.host_command(args), argv),
+            git.common_dir(),
         ),
         None => (push_remote(workspace, argv), workspace),
     };

@@ -85,7 +85,7 @@ impl PushSocket {
         workspace: &Path,
     ) -> std::io::Result<Self> {
         let dir = make_call_dir(parent, name)?;
-        let listener = match crate::owned_socket::bind(&dir.join(SOCKET_NAME)) {
+        let listener = match chock_control::owned_socket::bind(&dir.join(SOCKET_NAME)) {
             Ok(listener) => listener,
             Err(err) => {
                 let _ = std::fs::remove_dir_all(&dir);

@@ -15,7 +15,7 @@ use tokio::net::{UnixListener, UnixStream};
 const REFUSAL_DRAIN: Duration = Duration::from_secs(1);
 
 /// Binds `path`, replacing a stale socket, and makes it 0600.
-pub(crate) fn bind(path: &Path) -> std::io::Result<UnixListener> {
+pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
@@ -30,7 +30,7 @@ pub(crate) fn bind(path: &Path) -> std::io::Result<UnixListener> {
 /// read and dropped (at most `max` bytes, for at most a second): a unix
 /// socket closed with unread input resets the connection, and the peer
 /// would lose the refusal it was just sent.
-pub(crate) async fn refuse(mut stream: UnixStream, line: &str, max: usize) {
+pub async fn refuse(mut stream: UnixStream, line: &str, max: usize) {
     let _ = stream.write_all(line.as_bytes()).await;
     let _ = stream.shutdown().await;
     let mut sink = [0u8; 4096];

@@ -13,7 +13,7 @@ use chock_policy::Policy;
 
 use super::fetch_url::{self, Web};
 use super::{ToolError, ToolOutput, Workspace, read_image, read_memory, web_search, write_memory};
-use crate::config::SearchConfig;
+use crate::web_search::SearchConfig;
 
 pub use chock_providers::ImageSupport;
 
@@ -47,7 +47,7 @@ impl<'a> SessionTools<'a> {
 
     /// Whether a search engine is configured (web_search is decided at
     /// `web.search` only where it could run).
-    pub(crate) fn can_search(&self) -> bool {
+    pub fn can_search(&self) -> bool {
         self.search.is_some()
     }
 

@@ -16,12 +16,42 @@
 //! neutral identity Chock's own merges use (`Chock <chock@localhost>`).
 
 use std::path::Path;
+use std::process::Command;
 
-use crate::workspace::identity;
+use chock_tools::{CommandGit, GitMounts};
+
+use super::identity;
+use super::sandbox_git::BringBack;
+
+/// A session's commands reach its private git directory through the tools'
+/// [`CommandGit`]: the directory's binds and git's environment before each
+/// command, the commits brought back after it.
+impl CommandGit for BringBack {
+    fn prepare(&self, workspace: &Path, inside: &Path) -> Result<GitMounts, String> {
+        let git = self.git();
+        git.ensure().map_err(|err| err.to_string())?;
+        Ok(GitMounts {
+            binds: git.binds(workspace, inside),
+            env: git_env(&git.paths.common),
+        })
+    }
+
+    fn bring_back(&self) -> Vec<String> {
+        self.run().1
+    }
+
+    fn host_command(&self, args: &[&str]) -> Command {
+        self.git().paths.command(args)
+    }
+
+    fn common_dir(&self) -> &Path {
+        &self.git().paths.common
+    }
+}
 
 /// The environment for git inside, for a checkout of the repository whose
 /// common git directory is `common`.
-pub(super) fn git_env(common: &Path) -> Vec<(String, String)> {
+fn git_env(common: &Path) -> Vec<(String, String)> {
     let config = [
         ("core.logAllRefUpdates", "false"),
         ("gc.auto", "0"),

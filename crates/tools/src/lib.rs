@@ -15,17 +15,20 @@
 
 pub mod agentic_tools;
 mod call;
+mod command_git;
 mod edit_file;
 mod fetch_url;
-mod git_binds;
+pub mod git_shim;
 mod glob;
 mod grep;
 pub mod jobs;
 mod list_directory;
 mod memory;
+pub mod net;
 mod output;
 mod pidfd;
 mod push_call;
+pub mod push_credential;
 mod read_file;
 mod read_guidance;
 mod read_image;
@@ -44,13 +47,15 @@ mod write_memory;
 use serde::de::DeserializeOwned;
 
 pub use call::{Call, Decide, External, Local, Source, Unparsed};
+pub use command_git::{CommandGit, GitMounts};
 pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use run_command::Commands;
 pub use session_tools::{ImageSupport, SessionTools};
+pub use web_search::SearchConfig;
 pub use workspace::{PathError, Workspace};
 
-use crate::provider::ToolSpec;
+use chock_providers::ToolSpec;
 
 /// Every tool this module provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -221,7 +226,7 @@ pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
         .collect()
 }
 
-pub(crate) use call::carry_out;
+pub use call::carry_out;
 
 /// Runs one of the in-place tools the model named (for tests and for a
 /// person's own use), or answers that there is no such tool or that it

@@ -2,8 +2,8 @@
 //! that every bad call comes back as an error result the model can read,
 //! leaving the files as they were.
 
-use chock_runner::tools::{self, Effect, PlanItem, PlanStatus, ToolName, ToolOutput, Workspace};
 use chock_testkit::TempProject;
+use chock_tools::{self as tools, Effect, PlanItem, PlanStatus, ToolName, ToolOutput, Workspace};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

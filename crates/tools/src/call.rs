@@ -258,7 +258,7 @@ fn call_action(name: String) -> Option<Action> {
 /// sandbox), the tools that reach past the workspace through `session`, the
 /// rest in place. The session tools never get here (the session carries
 /// them out while it decides them); a run-time tool has no source yet.
-pub(crate) async fn carry_out(
+pub async fn carry_out(
     call: Call,
     workspace: &Workspace,
     commands: &Commands,

@@ -3,8 +3,8 @@
 
 use std::os::unix::fs::symlink;
 
-use chock_runner::tools::{self, Workspace};
 use chock_testkit::TempProject;
+use chock_tools::{self as tools, Workspace};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

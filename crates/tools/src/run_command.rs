@@ -34,14 +34,13 @@ use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
-use super::git_binds::git_env;
 use super::jobs::{self, Jobs};
 use super::pidfd::{PidFd, wait_exit};
 use super::push_call::{self, PushCall};
 use super::workspace::SANDBOX_ROOT;
 use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
+use crate::command_git::CommandGit;
 use crate::net::NetSetup;
-use crate::workspace::{BringBack, SandboxGit};
 
 /// Seconds a command may run when the model names no timeout.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -163,7 +162,7 @@ pub struct Commands {
     pushes: Cell<u64>,
     /// The session's private git directory and what the host has brought
     /// back from it (`None` for a session outside a worktree).
-    git: Option<BringBack>,
+    git: Option<Box<dyn CommandGit>>,
 }
 
 impl Commands {
@@ -186,17 +185,20 @@ impl Commands {
     }
 
     /// Gives commands the session's private git directory (builder style):
-    /// see [`SandboxGit`].
+    /// see [`CommandGit`].
     #[must_use]
-    pub fn with_git(mut self, git: SandboxGit) -> Self {
-        self.git = Some(BringBack::new(git));
+    pub fn with_git(mut self, git: impl CommandGit + 'static) -> Self {
+        self.git = Some(Box::new(git));
         self
     }
 
     /// Brings back the commits commands made in the private git directory;
-    /// the sentences for a notice ([`BringBack::run`]).
+    /// the sentences for a notice ([`CommandGit::bring_back`]).
     pub fn bring_back_git(&self) -> Vec<String> {
-        self.git.as_ref().map(|git| git.run().1).unwrap_or_default()
+        self.git
+            .as_ref()
+            .map(|git| git.bring_back())
+            .unwrap_or_default()
     }
 
     /// Makes each permitted foreground `git push` a directory of its own in
@@ -223,7 +225,7 @@ impl Commands {
             base,
             &args.command,
             &self.workspace,
-            self.git.as_ref().map(|git| &git.git().paths),
+            self.git.as_deref(),
             parent,
             &format!("push-{n}"),
         )
@@ -268,11 +270,10 @@ impl Commands {
         cell.get_or_init(|| {
             let mut spec = SandboxSpec::new(&self.workspace);
             spec.workspace_at = Some(PathBuf::from(SANDBOX_ROOT));
-            if let Some(git) = self.git.as_ref().map(BringBack::git) {
-                git.ensure().map_err(|err| err.to_string())?;
-                spec.binds
-                    .extend(git.binds(&self.workspace, Path::new(SANDBOX_ROOT)));
-                spec.env.extend(git_env(&git.paths.common));
+            if let Some(git) = &self.git {
+                let mounts = git.prepare(&self.workspace, Path::new(SANDBOX_ROOT))?;
+                spec.binds.extend(mounts.binds);
+                spec.env.extend(mounts.env);
             }
             spec.jit = self.jit;
             spec.stdin = Stdio::Null;

@@ -1,0 +1,3 @@
+//! Integration tests of chock-tools against real files.
+
+mod suite;
