@@ -21,8 +21,7 @@ use crate::judge::{Refusal, Subject};
 use crate::provider::{Message, ToolCall};
 use crate::session::{LogHooks, SessionError};
 use crate::turn::Gate;
-use chock_tools::agentic_tools::{AskUser, RequestAction, RestrictSelf};
-use chock_tools::{Call, ToolOutput};
+use chock_tools::{AskUser, Call, RequestAction, RestrictSelf, ToolOutput};
 
 impl<F> LogHooks<'_, F> {
     fn log_path(&self) -> std::path::PathBuf {

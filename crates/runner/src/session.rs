@@ -36,8 +36,8 @@ use crate::review::Reviewer;
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
-    Call, Commands, Decide, Effect, PlanStatus, SessionTools, ToolName, ToolOutput, Unparsed,
-    Workspace, memory_file,
+    Call, Commands, Decide, Effect, Offered, PlanStatus, SessionTools, ToolName, ToolOutput,
+    Unparsed, Workspace, memory_file,
 };
 
 /// What a session needs before it starts.
@@ -632,20 +632,17 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Ok(typed) if typed.tool().is_some_and(ToolName::is_session_tool) => {
                 return self.session_tool(typed, call).await;
             }
-            Ok(typed) => typed.decided_at(
-                self.judge.could_permit("net.serve"),
-                self.tools.can_search(),
-            ),
+            Ok(typed) => typed.decided_at(Offered {
+                serve: self.judge.could_permit("net.serve"),
+                search: self.tools.can_search(),
+            }),
             // Arguments that do not parse are answered with what is wrong;
             // a tool decided at `call.<tool>` is decided first, as it
             // would be with any arguments.
-            Err(unparsed) => match unparsed.tool.and_then(|tool| {
-                tool.call_action()
-                    .and_then(|name| Action::call(name.trim_start_matches("call.")).ok())
-            }) {
-                Some(action) => Decide::At(action),
-                None => Decide::Nothing,
-            },
+            Err(unparsed) => unparsed
+                .tool
+                .and_then(ToolName::call_action)
+                .map_or(Decide::Nothing, Decide::At),
         };
         let (action, not_run) = match decide {
             Decide::Nothing => (None, None),

@@ -12,13 +12,12 @@
 
 use chock_policy::Action;
 
-use crate::git_shim::{self, Carry, GitClass};
-
-use super::{
-    Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, agentic_tools, edit_file,
-    fetch_url, glob, grep, jobs, list_directory, parse, read_file, read_guidance, read_image,
-    read_memory, run_command, serve_port, set_title, update_plan, web_search, write_file,
-    write_memory,
+use crate::tool::{Offered, Tool, arguments};
+use crate::{
+    Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
+    fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
+    read_memory, request_action, restrict_self, run_command, serve_port, set_title, update_plan,
+    web_search, write_file, write_memory,
 };
 
 /// One tool call with its arguments parsed.
@@ -27,16 +26,16 @@ pub enum Call {
     /// A tool that runs in place: the workspace is all it needs.
     Local(Local),
     RunCommand(run_command::Args),
-    JobOutput(jobs::OutputArgs),
+    JobOutput(job_output::Args),
     ServePort(serve_port::Args),
     FetchUrl(fetch_url::Args),
     WebSearch(web_search::Args),
     ReadImage(read_image::Args),
     ReadMemory(read_memory::Args),
     WriteMemory(write_memory::Args),
-    AskUser(agentic_tools::AskUser),
-    RestrictSelf(agentic_tools::RestrictSelf),
-    RequestAction(agentic_tools::RequestAction),
+    AskUser(ask_user::Args),
+    RestrictSelf(restrict_self::Args),
+    RequestAction(request_action::Args),
     /// A tool a third party supplies, known only at run time.
     External(External),
 }
@@ -67,6 +66,20 @@ impl Local {
             Local::ReadGuidance(_) => ToolName::ReadGuidance,
             Local::UpdatePlan(_) => ToolName::UpdatePlan,
             Local::SetTitle(_) => ToolName::SetTitle,
+        }
+    }
+
+    fn decided_at(&self, offered: Offered) -> Decide {
+        match self {
+            Local::ReadFile(args) => args.decided_at(offered),
+            Local::ListDirectory(args) => args.decided_at(offered),
+            Local::Glob(args) => args.decided_at(offered),
+            Local::Grep(args) => args.decided_at(offered),
+            Local::WriteFile(args) => args.decided_at(offered),
+            Local::EditFile(args) => args.decided_at(offered),
+            Local::ReadGuidance(args) => args.decided_at(offered),
+            Local::UpdatePlan(args) => args.decided_at(offered),
+            Local::SetTitle(args) => args.decided_at(offered),
         }
     }
 
@@ -141,30 +154,28 @@ impl Call {
         })
     }
 
-    fn parse_tool(tool: ToolName, arguments: &str) -> Result<Call, ToolError> {
+    fn parse_tool(tool: ToolName, text: &str) -> Result<Call, ToolError> {
         Ok(match tool {
-            ToolName::ReadFile => Call::Local(Local::ReadFile(parse(tool, arguments)?)),
-            ToolName::ListDirectory => Call::Local(Local::ListDirectory(parse(tool, arguments)?)),
-            ToolName::Glob => Call::Local(Local::Glob(parse(tool, arguments)?)),
-            ToolName::Grep => Call::Local(Local::Grep(parse(tool, arguments)?)),
-            ToolName::WriteFile => Call::Local(Local::WriteFile(parse(tool, arguments)?)),
-            ToolName::EditFile => Call::Local(Local::EditFile(parse(tool, arguments)?)),
-            ToolName::ReadGuidance => Call::Local(Local::ReadGuidance(parse(tool, arguments)?)),
-            ToolName::UpdatePlan => Call::Local(Local::UpdatePlan(parse(tool, arguments)?)),
-            ToolName::SetTitle => Call::Local(Local::SetTitle(parse(tool, arguments)?)),
-            ToolName::RunCommand => Call::RunCommand(run_command::Args::parse(arguments)?),
-            ToolName::JobOutput => Call::JobOutput(parse(tool, arguments)?),
-            ToolName::ServePort => Call::ServePort(serve_port::Args::parse(arguments)?),
-            ToolName::FetchUrl => Call::FetchUrl(parse(tool, arguments)?),
-            ToolName::WebSearch => Call::WebSearch(parse(tool, arguments)?),
-            ToolName::ReadImage => Call::ReadImage(parse(tool, arguments)?),
-            ToolName::ReadMemory => Call::ReadMemory(parse(tool, arguments)?),
-            ToolName::WriteMemory => Call::WriteMemory(parse(tool, arguments)?),
-            ToolName::AskUser => Call::AskUser(agentic_tools::ask_user(arguments)?),
-            ToolName::RestrictSelf => Call::RestrictSelf(agentic_tools::restrict_self(arguments)?),
-            ToolName::RequestAction => {
-                Call::RequestAction(agentic_tools::request_action(arguments)?)
-            }
+            ToolName::ReadFile => Call::Local(Local::ReadFile(arguments(text)?)),
+            ToolName::ListDirectory => Call::Local(Local::ListDirectory(arguments(text)?)),
+            ToolName::Glob => Call::Local(Local::Glob(arguments(text)?)),
+            ToolName::Grep => Call::Local(Local::Grep(arguments(text)?)),
+            ToolName::WriteFile => Call::Local(Local::WriteFile(arguments(text)?)),
+            ToolName::EditFile => Call::Local(Local::EditFile(arguments(text)?)),
+            ToolName::ReadGuidance => Call::Local(Local::ReadGuidance(arguments(text)?)),
+            ToolName::UpdatePlan => Call::Local(Local::UpdatePlan(arguments(text)?)),
+            ToolName::SetTitle => Call::Local(Local::SetTitle(arguments(text)?)),
+            ToolName::RunCommand => Call::RunCommand(arguments(text)?),
+            ToolName::JobOutput => Call::JobOutput(arguments(text)?),
+            ToolName::ServePort => Call::ServePort(arguments(text)?),
+            ToolName::FetchUrl => Call::FetchUrl(arguments(text)?),
+            ToolName::WebSearch => Call::WebSearch(arguments(text)?),
+            ToolName::ReadImage => Call::ReadImage(arguments(text)?),
+            ToolName::ReadMemory => Call::ReadMemory(arguments(text)?),
+            ToolName::WriteMemory => Call::WriteMemory(arguments(text)?),
+            ToolName::AskUser => Call::AskUser(arguments(text)?),
+            ToolName::RestrictSelf => Call::RestrictSelf(arguments(text)?),
+            ToolName::RequestAction => Call::RequestAction(arguments(text)?),
         })
     }
 
@@ -204,40 +215,27 @@ pub enum Decide {
 }
 
 impl Call {
-    /// The action the call is decided at. A command is decided at its
-    /// program's `exec.*` action, or where the git shim sorts it when its
-    /// first word is git; serve_port at `net.serve.<port>` where a rule
-    /// could permit one (`could_serve`; otherwise the tool answers);
-    /// fetch_url at `net.fetch.<host>`, web_search at `web.search` where an
-    /// engine is configured (`can_search`); a run-time tool at its own
-    /// name; the plan, the title and job_output at nothing; the session
-    /// tools by the session as it carries them out; every other tool at
-    /// `call.<tool>`.
-    pub fn decided_at(&self, could_serve: bool, can_search: bool) -> Decide {
-        let at = |action: Option<Action>| action.map_or(Decide::Nothing, Decide::At);
+    /// The action the call is decided at, as the tool's own file says
+    /// ([`Tool::decided_at`]): a command at its program's `exec.*` action
+    /// (or where the git shim sorts it), serve_port at `net.serve.<port>`,
+    /// fetch_url at `net.fetch.<host>`, web_search at `web.search`, most
+    /// tools at `call.<tool>`, the plan, the title and job_output at
+    /// nothing; the session tools by the session as it carries them out;
+    /// a run-time tool at its own name.
+    pub fn decided_at(&self, offered: Offered) -> Decide {
         match self {
-            Call::Local(local) => at(local.tool().call_action().and_then(call_action)),
-            Call::RunCommand(args) => match git_shim::classify(&args.command) {
-                None => Decide::At(run_command::exec_action(args)),
-                // Reading costs what it always did: no question.
-                Some(GitClass::ReadOnly { .. }) => Decide::Nothing,
-                Some(GitClass::Decide { action, carry }) => match carry {
-                    Carry::NotRun(text) => Decide::NotRun(action, text),
-                    Carry::Run | Carry::Push => Decide::At(action),
-                },
-            },
-            Call::ServePort(args) if could_serve => at(args.action()),
-            Call::ServePort(_) => Decide::Nothing,
-            Call::FetchUrl(args) => at(fetch_url::action(args)),
-            Call::WebSearch(_) => at(can_search.then(Action::web_search)),
-            Call::ReadImage(_) | Call::ReadMemory(_) | Call::WriteMemory(_) => at(self
-                .tool()
-                .and_then(ToolName::call_action)
-                .and_then(call_action)),
-            Call::JobOutput(_)
-            | Call::AskUser(_)
-            | Call::RestrictSelf(_)
-            | Call::RequestAction(_) => Decide::Nothing,
+            Call::Local(local) => local.decided_at(offered),
+            Call::RunCommand(args) => args.decided_at(offered),
+            Call::JobOutput(args) => args.decided_at(offered),
+            Call::ServePort(args) => args.decided_at(offered),
+            Call::FetchUrl(args) => args.decided_at(offered),
+            Call::WebSearch(args) => args.decided_at(offered),
+            Call::ReadImage(args) => args.decided_at(offered),
+            Call::ReadMemory(args) => args.decided_at(offered),
+            Call::WriteMemory(args) => args.decided_at(offered),
+            Call::AskUser(args) => args.decided_at(offered),
+            Call::RestrictSelf(args) => args.decided_at(offered),
+            Call::RequestAction(args) => args.decided_at(offered),
             Call::External(external) => match external.action_name().parse() {
                 Ok(action) => Decide::At(action),
                 Err(err) => Decide::Refuse(format!(
@@ -247,11 +245,6 @@ impl Call {
             },
         }
     }
-}
-
-/// `call.<tool>` as an action.
-fn call_action(name: String) -> Option<Action> {
-    Action::call(name.trim_start_matches("call.")).ok()
 }
 
 /// Carries out a decided call: commands through `commands` (the session's
@@ -300,16 +293,19 @@ mod tests {
         };
         let mcp = call(Source::Mcp("time".into()), "get_current_time");
         assert_eq!(
-            mcp.decided_at(false, false),
+            mcp.decided_at(Offered::default()),
             Decide::At("mcp.time.tool.get_current_time".parse().unwrap())
         );
         let plugin = call(Source::Plugin("hello".into()), "greet");
         assert_eq!(
-            plugin.decided_at(false, false),
+            plugin.decided_at(Offered::default()),
             Decide::At("plugin.hello.tool.greet".parse().unwrap())
         );
         let bad = call(Source::Mcp("time".into()), "two words");
-        assert!(matches!(bad.decided_at(false, false), Decide::Refuse(_)));
+        assert!(matches!(
+            bad.decided_at(Offered::default()),
+            Decide::Refuse(_)
+        ));
         assert_eq!(bad.tool(), None);
     }
 
@@ -318,7 +314,7 @@ mod tests {
         let read = Call::parse("read_file", r#"{"path": "a.txt"}"#).unwrap();
         assert_eq!(read.tool(), Some(ToolName::ReadFile));
         assert_eq!(
-            read.decided_at(false, false),
+            read.decided_at(Offered::default()),
             Decide::At(Action::call("read_file").unwrap())
         );
         let unknown = Call::parse("frobnicate", "{}").unwrap_err();
@@ -328,6 +324,6 @@ mod tests {
         assert_eq!(bad.tool, Some(ToolName::RunCommand));
         assert!(bad.error.contains("command is empty"), "{}", bad.error);
         let title = Call::parse("set_title", r#"{"title": "t"}"#).unwrap();
-        assert_eq!(title.decided_at(false, false), Decide::Nothing);
+        assert_eq!(title.decided_at(Offered::default()), Decide::Nothing);
     }
 }

@@ -6,23 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Replace exact text in a file of the workspace. old_text must appear exactly once (include surrounding lines to make it unique) unless replace_all is true.",
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root"},
-                "old_text": {"type": "string", "description": "The exact text to replace"},
-                "new_text": {"type": "string", "description": "The text to put in its place"},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence"}
-            },
-            "required": ["path", "old_text", "new_text"],
-            "additionalProperties": false
-        }),
-    )
-}
+use crate::tool::Tool;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +16,28 @@ pub struct Args {
     new_text: String,
     #[serde(default)]
     replace_all: bool,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "edit_file";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Replace exact text in a file of the workspace. old_text must appear exactly once (include surrounding lines to make it unique) unless replace_all is true.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path relative to the workspace root"},
+                    "old_text": {"type": "string", "description": "The exact text to replace"},
+                    "new_text": {"type": "string", "description": "The text to put in its place"},
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence"}
+                },
+                "required": ["path", "old_text", "new_text"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -26,7 +26,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{Effect, ToolOutput};
+use super::{Decide, Effect, ToolOutput};
+use crate::tool::{Offered, Tool};
 pub(super) use web::{GetError, Web};
 
 /// Most bytes of one page read; the rest is left unread and the result
@@ -40,22 +41,6 @@ pub(super) const MAX_REDIRECTS: usize = 10;
 const DEFAULT_TIMEOUT_SECS: u64 = 30;
 const MAX_TIMEOUT_SECS: u64 = 120;
 
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Read one web page (http or https) and return its text; HTML is turned into text with links kept as [text](url). Only GET: nothing is sent but the request for the page. The host must be allowed by the policy (net.fetch.<host>), redirects are followed only to allowed hosts, and robots.txt is honoured.",
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "The page's full URL, http:// or https://"},
-                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS,
-                                 "description": "Seconds the whole fetch may take (default 30)"}
-            },
-            "required": ["url"],
-            "additionalProperties": false
-        }),
-    )
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
@@ -64,12 +49,33 @@ pub struct Args {
     timeout_secs: Option<u64>,
 }
 
-/// The action a fetch is decided at: `net.fetch.<reversed host>` of its
-/// URL. `None` when the URL or its host cannot be read; the tool then
-/// answers why without anyone being asked.
-pub(crate) fn action(args: &Args) -> Option<Action> {
-    let url = page_url(&args.url).ok()?;
-    Action::net_fetch(url.host_str()?).ok()
+impl Tool for Args {
+    const NAME: &'static str = "fetch_url";
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Read one web page (http or https) and return its text; HTML is turned into text with links kept as [text](url). Only GET: nothing is sent but the request for the page. The host must be allowed by the policy (net.fetch.<host>), redirects are followed only to allowed hosts, and robots.txt is honoured.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "url": {"type": "string", "description": "The page's full URL, http:// or https://"},
+                    "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS,
+                                     "description": "Seconds the whole fetch may take (default 30)"}
+                },
+                "required": ["url"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    /// Decided at `net.fetch.<reversed host>` of its URL; a URL or host
+    /// that cannot be read is decided nowhere, and the tool answers why.
+    fn decided_at(&self, _offered: Offered) -> Decide {
+        page_url(&self.url)
+            .ok()
+            .and_then(|url| Action::net_fetch(url.host_str()?).ok())
+            .map_or(Decide::Nothing, Decide::At)
+    }
 }
 
 /// The URL the model gave, if fetch_url can read it.

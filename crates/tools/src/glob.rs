@@ -10,23 +10,9 @@ use serde_json::{Value, json};
 
 use super::walk::walk;
 use super::{ToolError, ToolOutput, Workspace};
+use crate::tool::Tool;
 
 const MAX_MATCHES: usize = 1_000;
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Find files whose path matches a glob pattern such as 'src/**/*.rs'. '*' matches within one directory level, '**' across levels.",
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Glob pattern, relative to path"},
-                "path": {"type": "string", "description": "Directory to search from; '.' when omitted"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        }),
-    )
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,6 +20,26 @@ pub struct Args {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "glob";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Find files whose path matches a glob pattern such as 'src/**/*.rs'. '*' matches within one directory level, '**' across levels.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Glob pattern, relative to path"},
+                    "path": {"type": "string", "description": "Directory to search from; '.' when omitted"}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -11,27 +11,11 @@ use serde_json::{Value, json};
 
 use super::walk::walk;
 use super::{ToolError, ToolOutput, Workspace};
+use crate::tool::Tool;
 
 const MAX_MATCHES: usize = 500;
 const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
 const MAX_LINE_CHARS: usize = 400;
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Search the workspace's text files for lines matching a regular expression (Rust regex syntax). Prints path:line:text.",
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "Regular expression"},
-                "path": {"type": "string", "description": "File or directory to search; '.' when omitted"},
-                "glob": {"type": "string", "description": "Only search files whose path matches this glob, e.g. '**/*.rs'"},
-                "case_insensitive": {"type": "boolean"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        }),
-    )
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +27,28 @@ pub struct Args {
     glob: Option<String>,
     #[serde(default)]
     case_insensitive: bool,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "grep";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Search the workspace's text files for lines matching a regular expression (Rust regex syntax). Prints path:line:text.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Regular expression"},
+                    "path": {"type": "string", "description": "File or directory to search; '.' when omitted"},
+                    "glob": {"type": "string", "description": "Only search files whose path matches this glob, e.g. '**/*.rs'"},
+                    "case_insensitive": {"type": "boolean"}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -15,8 +15,6 @@ use std::time::Duration;
 
 use chock_sandbox::net::{Published, RouterLink};
 use chock_sandbox::{ExitStatus, SandboxChild};
-use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
@@ -34,35 +32,6 @@ pub const JOB_KEEP: usize = 64 * 1024;
 pub const MAX_WAIT_SECS: u64 = 600;
 /// How long the session waits for a killed job to be reaped at its end.
 const REAP_DEADLINE: Duration = Duration::from_secs(10);
-
-pub(super) fn job_output_schema() -> (&'static str, Value) {
-    (
-        "Read a background job's output (the latest 64 KiB of stdout and of stderr) and whether it has ended. \
-Background jobs are started by run_command with \"background\": true; they are killed when the session ends.",
-        json!({
-            "type": "object",
-            "properties": {
-                "job": {"type": "string", "description": "The job id run_command answered"},
-                "wait_secs": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "maximum": MAX_WAIT_SECS,
-                    "description": "Wait up to this many seconds for the job to end first (default 0)"
-                }
-            },
-            "required": ["job"],
-            "additionalProperties": false
-        }),
-    )
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OutputArgs {
-    pub job: String,
-    #[serde(default)]
-    pub wait_secs: Option<u64>,
-}
 
 /// The latest bytes of one stream.
 #[derive(Debug, Default)]
@@ -198,7 +167,7 @@ impl Jobs {
     /// The job's output and status, after waiting up to `wait_secs`.
     pub(super) fn output_of(
         &self,
-        args: &OutputArgs,
+        args: &crate::job_output::Args,
     ) -> Result<(watch::Receiver<bool>, Duration), ToolError> {
         let job = self.find(&args.job)?;
         if args.wait_secs > Some(MAX_WAIT_SECS) {

@@ -13,7 +13,7 @@
 //! a path outside the workspace comes back as an error *result* the model
 //! can read and correct, and the loop records it like any other result.
 
-pub mod agentic_tools;
+mod ask_user;
 mod call;
 mod command_git;
 mod edit_file;
@@ -21,6 +21,7 @@ mod fetch_url;
 pub mod git_shim;
 mod glob;
 mod grep;
+mod job_output;
 pub mod jobs;
 mod list_directory;
 mod memory;
@@ -33,10 +34,13 @@ mod read_file;
 mod read_guidance;
 mod read_image;
 mod read_memory;
+mod request_action;
+mod restrict_self;
 pub mod run_command;
 pub mod serve_port;
 mod session_tools;
 mod set_title;
+mod tool;
 mod update_plan;
 mod walk;
 mod web_search;
@@ -44,18 +48,23 @@ mod workspace;
 mod write_file;
 mod write_memory;
 
-use serde::de::DeserializeOwned;
-
+pub use ask_user::Args as AskUser;
 pub use call::{Call, Decide, External, Local, Source, Unparsed};
 pub use command_git::{CommandGit, GitMounts};
 pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
+pub use request_action::Args as RequestAction;
+pub use restrict_self::{Args as RestrictSelf, PromiseRuleArg};
 pub use run_command::Commands;
 pub use session_tools::{ImageSupport, SessionTools};
+pub use tool::Offered;
 pub use web_search::SearchConfig;
 pub use workspace::{PathError, Workspace};
 
+use chock_policy::Action;
 use chock_providers::ToolSpec;
+
+use crate::tool::Facts;
 
 /// Every tool this module provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -106,105 +115,64 @@ impl ToolName {
         Self::RequestAction,
     ];
 
+    /// What the tool's own file says of it.
+    fn facts(self) -> Facts {
+        match self {
+            Self::ReadFile => Facts::of::<read_file::Args>(),
+            Self::ListDirectory => Facts::of::<list_directory::Args>(),
+            Self::Glob => Facts::of::<glob::Args>(),
+            Self::Grep => Facts::of::<grep::Args>(),
+            Self::WriteFile => Facts::of::<write_file::Args>(),
+            Self::EditFile => Facts::of::<edit_file::Args>(),
+            Self::ReadGuidance => Facts::of::<read_guidance::Args>(),
+            Self::UpdatePlan => Facts::of::<update_plan::Args>(),
+            Self::SetTitle => Facts::of::<set_title::Args>(),
+            Self::RunCommand => Facts::of::<run_command::Args>(),
+            Self::JobOutput => Facts::of::<job_output::Args>(),
+            Self::ServePort => Facts::of::<serve_port::Args>(),
+            Self::FetchUrl => Facts::of::<fetch_url::Args>(),
+            Self::WebSearch => Facts::of::<web_search::Args>(),
+            Self::ReadImage => Facts::of::<read_image::Args>(),
+            Self::ReadMemory => Facts::of::<read_memory::Args>(),
+            Self::WriteMemory => Facts::of::<write_memory::Args>(),
+            Self::AskUser => Facts::of::<ask_user::Args>(),
+            Self::RestrictSelf => Facts::of::<restrict_self::Args>(),
+            Self::RequestAction => Facts::of::<request_action::Args>(),
+        }
+    }
+
     /// The name the model calls the tool by.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ReadFile => "read_file",
-            Self::ListDirectory => "list_directory",
-            Self::Glob => "glob",
-            Self::Grep => "grep",
-            Self::WriteFile => "write_file",
-            Self::EditFile => "edit_file",
-            Self::ReadGuidance => "read_guidance",
-            Self::UpdatePlan => "update_plan",
-            Self::SetTitle => "set_title",
-            Self::RunCommand => "run_command",
-            Self::JobOutput => "job_output",
-            Self::ServePort => "serve_port",
-            Self::FetchUrl => "fetch_url",
-            Self::WebSearch => "web_search",
-            Self::ReadImage => "read_image",
-            Self::ReadMemory => "read_memory",
-            Self::WriteMemory => "write_memory",
-            Self::AskUser => "ask_user",
-            Self::RestrictSelf => "restrict_self",
-            Self::RequestAction => "request_action",
-        }
+        self.facts().name
     }
 
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|tool| tool.as_str() == name)
     }
 
-    /// The policy action the call is decided at, `call.<tool>`, for the
-    /// tools that have one; the plan and the title are decided elsewhere
-    /// (seeds 004: "decided at a key that fits them better").
-    pub fn call_action(self) -> Option<String> {
-        match self {
-            // run_command is decided at its program's exec.* action,
-            // serve_port at net.serve.<port>, fetch_url at net.fetch.<host>
-            // and web_search at web.search (see SessionTools::action);
-            // job_output reads what a call already decided started; the
-            // session tools are carried out by the session (asking a
-            // person, narrowing, or asking for the action named).
-            Self::UpdatePlan
-            | Self::SetTitle
-            | Self::RunCommand
-            | Self::JobOutput
-            | Self::ServePort
-            | Self::FetchUrl
-            | Self::WebSearch
-            | Self::AskUser
-            | Self::RestrictSelf
-            | Self::RequestAction => None,
-            Self::ReadFile
-            | Self::ListDirectory
-            | Self::Glob
-            | Self::Grep
-            | Self::WriteFile
-            | Self::EditFile
-            | Self::ReadGuidance
-            | Self::ReadImage
-            | Self::ReadMemory
-            | Self::WriteMemory => Some(format!("call.{}", self.as_str())),
-        }
+    /// The policy action every call of the tool is decided at, `call.<tool>`,
+    /// for the tools that have one; the others are decided where their
+    /// arguments say (a command at its program's `exec.*`), or elsewhere
+    /// (seeds 004: "decided at a key that fits them better"), or not at all.
+    pub fn call_action(self) -> Option<Action> {
+        self.facts()
+            .at_call
+            .then(|| Action::call(self.as_str()).ok())
+            .flatten()
     }
 
     /// Whether the session carries the call out itself (it needs the
     /// approval socket or the session's policy).
     pub fn is_session_tool(self) -> bool {
-        matches!(
-            self,
-            Self::AskUser | Self::RestrictSelf | Self::RequestAction
-        )
+        self.facts().by_session
     }
 
     /// The tool described for the model.
     pub fn spec(self) -> ToolSpec {
-        let (description, parameters) = match self {
-            Self::ReadFile => read_file::schema(),
-            Self::ListDirectory => list_directory::schema(),
-            Self::Glob => glob::schema(),
-            Self::Grep => grep::schema(),
-            Self::WriteFile => write_file::schema(),
-            Self::EditFile => edit_file::schema(),
-            Self::ReadGuidance => read_guidance::schema(),
-            Self::UpdatePlan => update_plan::schema(),
-            Self::SetTitle => set_title::schema(),
-            Self::RunCommand => run_command::schema(),
-            Self::JobOutput => jobs::job_output_schema(),
-            Self::ServePort => serve_port::schema(),
-            Self::FetchUrl => fetch_url::schema(),
-            Self::WebSearch => web_search::schema(),
-            Self::ReadImage => read_image::schema(),
-            Self::ReadMemory => read_memory::schema(),
-            Self::WriteMemory => write_memory::schema(),
-            Self::AskUser => agentic_tools::ask_user_schema(),
-            Self::RestrictSelf => agentic_tools::restrict_self_schema(),
-            Self::RequestAction => agentic_tools::request_action_schema(),
-        };
+        let facts = self.facts();
+        let (description, parameters) = (facts.schema)();
         ToolSpec {
-            name: self.as_str().to_owned(),
+            name: facts.name.to_owned(),
             description: description.to_owned(),
             parameters,
         }
@@ -250,20 +218,6 @@ pub enum ToolError {
     Path(#[from] PathError),
     #[error("{0}")]
     Failed(String),
-}
-
-/// Parses the model's argument text. An empty string counts as `{}`: some
-/// servers send nothing at all for a call without arguments.
-fn parse<T: DeserializeOwned>(tool: ToolName, arguments: &str) -> Result<T, ToolError> {
-    let text = if arguments.trim().is_empty() {
-        "{}"
-    } else {
-        arguments
-    };
-    serde_json::from_str(text).map_err(|err| ToolError::Arguments {
-        tool: tool.as_str(),
-        detail: err.to_string(),
-    })
 }
 
 /// An I/O failure on `path`, worded for the model.

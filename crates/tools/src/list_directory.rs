@@ -7,23 +7,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
+use crate::tool::Tool;
 
 const MAX_DEPTH: usize = 5;
 const MAX_ENTRIES: usize = 2_000;
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "List the files and directories in a directory of the workspace. Directories end in '/'.",
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory relative to the workspace root; '.' when omitted"},
-                "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "How many levels to list (default 1)"}
-            },
-            "additionalProperties": false
-        }),
-    )
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +19,25 @@ pub struct Args {
     path: Option<String>,
     #[serde(default)]
     depth: Option<usize>,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "list_directory";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "List the files and directories in a directory of the workspace. Directories end in '/'.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Directory relative to the workspace root; '.' when omitted"},
+                    "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "How many levels to list (default 1)"}
+                },
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

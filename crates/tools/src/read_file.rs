@@ -4,25 +4,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
+use crate::tool::Tool;
 
 /// Files larger than this are refused rather than read into memory.
 const MAX_BYTES: u64 = 20 * 1024 * 1024;
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Read a text file of the workspace. Give offset and limit (in lines) to read part of a long file.",
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root"},
-                "offset": {"type": "integer", "minimum": 1, "description": "First line to read, counting from 1"},
-                "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        }),
-    )
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +17,27 @@ pub struct Args {
     offset: Option<usize>,
     #[serde(default)]
     limit: Option<usize>,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "read_file";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Read a text file of the workspace. Give offset and limit (in lines) to read part of a long file.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path relative to the workspace root"},
+                    "offset": {"type": "integer", "minimum": 1, "description": "First line to read, counting from 1"},
+                    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace};
+use crate::tool::Tool;
 
 /// Guidance file names, in the order they are shown within a directory.
 pub(super) const GUIDANCE_FILES: [&str; 5] = [
@@ -20,24 +21,29 @@ pub(super) const GUIDANCE_FILES: [&str; 5] = [
     "CONVENTIONS.md",
 ];
 
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Read the project's guidance for agents (AGENTS.md, CLAUDE.md and the like) from the workspace root down to a directory.",
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory whose guidance applies; the workspace root when omitted"}
-            },
-            "additionalProperties": false
-        }),
-    )
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     #[serde(default)]
     path: Option<String>,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "read_guidance";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Read the project's guidance for agents (AGENTS.md, CLAUDE.md and the like) from the workspace root down to a directory.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Directory whose guidance applies; the workspace root when omitted"}
+                },
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -11,29 +11,35 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Image, ImageSupport, ToolError, ToolOutput, Workspace, io_error};
+use crate::tool::Tool;
 
 /// The largest file read: its base64 form stays under the 5 MB an image may
 /// be on the Anthropic API, the strictest of the wire formats.
 pub(super) const MAX_BYTES: u64 = 3_750_000;
 
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Look at an image file of the workspace (PNG, JPEG, GIF or WebP, at most 3.75 MB): a screenshot, a diagram, a rendered page.",
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root"}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        }),
-    )
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     path: String,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "read_image";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Look at an image file of the workspace (PNG, JPEG, GIF or WebP, at most 3.75 MB): a screenshot, a diagram, a rendered page.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path relative to the workspace root"}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(

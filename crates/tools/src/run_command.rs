@@ -34,13 +34,15 @@ use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
-use super::jobs::{self, Jobs};
+use super::jobs::Jobs;
 use super::pidfd::{PidFd, wait_exit};
 use super::push_call::{self, PushCall};
 use super::workspace::SANDBOX_ROOT;
-use super::{Effect, ToolError, ToolName, ToolOutput, parse, serve_port};
+use super::{Decide, Effect, ToolError, ToolName, ToolOutput, serve_port};
 use crate::command_git::CommandGit;
+use crate::git_shim::{self, Carry, GitClass};
 use crate::net::NetSetup;
+use crate::tool::{Offered, Tool};
 
 /// Seconds a command may run when the model names no timeout.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -48,41 +50,6 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 pub const MAX_TIMEOUT_SECS: u64 = 600;
 /// Bytes of each stream (stdout, stderr) kept; the rest is counted.
 pub const CAPTURE_LIMIT: usize = 1024 * 1024;
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Run a program in a sandbox whose only writable directory is the workspace (and a fresh /tmp). \
-The command is an argument vector, not a shell line: use [\"sh\", \"-c\", \"...\"] for pipes and redirections. \
-The result gives the exit status, then stdout and stderr. \
-Network: where the policy gives one, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at a router that decides each host, \
-and a refused connection says which rule would permit it; otherwise there is loopback only. \
-With \"background\": true the command starts as a job and the call answers at once with its id (read it with job_output); \
-a background command's connections get only what the policy allows outright.",
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 1,
-                    "description": "The program and its arguments, e.g. [\"cargo\", \"test\"]"
-                },
-                "timeout_secs": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_TIMEOUT_SECS,
-                    "description": "Kill the command after this many seconds (default 120; not for background jobs)"
-                },
-                "background": {
-                    "type": "boolean",
-                    "description": "Start it as a background job (a server, a watcher) and answer at once with the job id"
-                }
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        }),
-    )
-}
 
 /// The model's arguments.
 #[derive(Debug, Clone, Deserialize)]
@@ -95,33 +62,85 @@ pub struct Args {
     pub background: bool,
 }
 
-impl Args {
-    /// Parses the model's argument text, checking what serde cannot.
-    pub fn parse(arguments: &str) -> Result<Self, ToolError> {
-        let args: Self = parse(ToolName::RunCommand, arguments)?;
-        if args.command.first().is_none_or(String::is_empty) {
+impl Tool for Args {
+    const NAME: &'static str = "run_command";
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Run a program in a sandbox whose only writable directory is the workspace (and a fresh /tmp). \
+    The command is an argument vector, not a shell line: use [\"sh\", \"-c\", \"...\"] for pipes and redirections. \
+    The result gives the exit status, then stdout and stderr. \
+    Network: where the policy gives one, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at a router that decides each host, \
+    and a refused connection says which rule would permit it; otherwise there is loopback only. \
+    With \"background\": true the command starts as a job and the call answers at once with its id (read it with job_output); \
+    a background command's connections get only what the policy allows outright.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "command": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "description": "The program and its arguments, e.g. [\"cargo\", \"test\"]"
+                    },
+                    "timeout_secs": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_TIMEOUT_SECS,
+                        "description": "Kill the command after this many seconds (default 120; not for background jobs)"
+                    },
+                    "background": {
+                        "type": "boolean",
+                        "description": "Start it as a background job (a server, a watcher) and answer at once with the job id"
+                    }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn check(self) -> Result<Self, ToolError> {
+        if self.command.first().is_none_or(String::is_empty) {
             return Err(ToolError::Arguments {
                 tool: "run_command",
                 detail: "command is empty; give the program first, e.g. [\"ls\", \"-l\"]"
                     .to_owned(),
             });
         }
-        if args.background && args.timeout_secs.is_some() {
+        if self.background && self.timeout_secs.is_some() {
             return Err(ToolError::Arguments {
                 tool: "run_command",
                 detail: "a background job has no timeout (it runs until it ends or the session does); drop timeout_secs"
                     .to_owned(),
             });
         }
-        if args.timeout_secs == Some(0) || args.timeout_secs > Some(MAX_TIMEOUT_SECS) {
+        if self.timeout_secs == Some(0) || self.timeout_secs > Some(MAX_TIMEOUT_SECS) {
             return Err(ToolError::Arguments {
                 tool: "run_command",
                 detail: format!("timeout_secs must be between 1 and {MAX_TIMEOUT_SECS}"),
             });
         }
-        Ok(args)
+        Ok(self)
     }
 
+    /// Decided at its program's `exec.*` action, or where the git shim sorts
+    /// it when its first word is git: a read-only git call at nothing (it
+    /// costs what it always did), one nothing carries out at its action but
+    /// not run.
+    fn decided_at(&self, _offered: Offered) -> Decide {
+        match git_shim::classify(&self.command) {
+            None => Decide::At(exec_action(self)),
+            Some(GitClass::ReadOnly { .. }) => Decide::Nothing,
+            Some(GitClass::Decide { action, carry }) => match carry {
+                Carry::NotRun(text) => Decide::NotRun(action, text),
+                Carry::Run | Carry::Push => Decide::At(action),
+            },
+        }
+    }
+}
+
+impl Args {
     fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS))
     }
@@ -306,7 +325,7 @@ impl Commands {
     }
 
     /// Reads a job's output (job_output), after waiting as asked.
-    pub(crate) async fn job_output(&self, args: &jobs::OutputArgs) -> ToolOutput {
+    pub(crate) async fn job_output(&self, args: &crate::job_output::Args) -> ToolOutput {
         let result = async {
             let (mut done, wait) = self.jobs.borrow().output_of(args)?;
             if !wait.is_zero() {

@@ -9,24 +9,10 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolError, ToolName, parse};
+use chock_policy::Action;
 
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Publish a port a background job's server listens on (inside its sandbox, on 127.0.0.1) as 127.0.0.1:<port> \
-on the person's machine, so they can open it. Start the server with run_command and \"background\": true first, \
-and call this once it listens. Decided by the policy at net.serve.<port>.",
-        json!({
-            "type": "object",
-            "properties": {
-                "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "The port the server listens on"},
-                "job": {"type": "string", "description": "The background job serving it (default: the latest one running)"}
-            },
-            "required": ["port"],
-            "additionalProperties": false
-        }),
-    )
-}
+use super::{Decide, ToolError};
+use crate::tool::{Offered, Tool};
 
 /// The model's arguments.
 #[derive(Debug, Clone, Deserialize)]
@@ -37,20 +23,42 @@ pub struct Args {
     pub job: Option<String>,
 }
 
-impl Args {
-    pub fn parse(arguments: &str) -> Result<Self, ToolError> {
-        let args: Self = parse(ToolName::ServePort, arguments)?;
-        if args.port == 0 {
+impl Tool for Args {
+    const NAME: &'static str = "serve_port";
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Publish a port a background job's server listens on (inside its sandbox, on 127.0.0.1) as 127.0.0.1:<port> \
+    on the person's machine, so they can open it. Start the server with run_command and \"background\": true first, \
+    and call this once it listens. Decided by the policy at net.serve.<port>.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "The port the server listens on"},
+                    "job": {"type": "string", "description": "The background job serving it (default: the latest one running)"}
+                },
+                "required": ["port"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn check(self) -> Result<Self, ToolError> {
+        if self.port == 0 {
             return Err(ToolError::Arguments {
                 tool: "serve_port",
                 detail: "port 0 is not a port a server listens on".to_owned(),
             });
         }
-        Ok(args)
+        Ok(self)
     }
 
-    /// The action it is decided at.
-    pub fn action(&self) -> Option<chock_policy::Action> {
-        chock_policy::Action::net_serve(self.port).ok()
+    /// Decided at `net.serve.<port>` where some rule could permit a port;
+    /// elsewhere the tool answers that it is not offered.
+    fn decided_at(&self, offered: Offered) -> Decide {
+        match Action::net_serve(self.port) {
+            Ok(action) if offered.serve => Decide::At(action),
+            _ => Decide::Nothing,
+        }
     }
 }

@@ -5,25 +5,30 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Effect, ToolError, ToolOutput};
+use crate::tool::Tool;
 
 pub(super) const MAX_TITLE_CHARS: usize = 80;
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Give the session a short title (one line, at most 80 characters) saying what it is about.",
-        json!({
-            "type": "object",
-            "properties": {"title": {"type": "string", "maxLength": MAX_TITLE_CHARS}},
-            "required": ["title"],
-            "additionalProperties": false
-        }),
-    )
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     title: String,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "set_title";
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Give the session a short title (one line, at most 80 characters) saying what it is about.",
+            json!({
+                "type": "object",
+                "properties": {"title": {"type": "string", "maxLength": MAX_TITLE_CHARS}},
+                "required": ["title"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(args: Args) -> Result<ToolOutput, ToolError> {

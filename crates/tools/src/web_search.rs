@@ -15,7 +15,10 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::fetch_url::{GetError, Web};
-use super::{ToolError, ToolOutput};
+use chock_policy::Action;
+
+use super::{Decide, ToolError, ToolOutput};
+use crate::tool::{Offered, Tool};
 
 /// The engine behind `web_search`, told apart by `.kind`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -47,28 +50,42 @@ const MAX_BYTES: usize = 2 * 1024 * 1024;
 const DEFAULT_COUNT: usize = 8;
 const MAX_COUNT: usize = 20;
 
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Search the web with the search engine the person configured. Returns titles, URLs and snippets; read a result with fetch_url.",
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What to search for"},
-                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
-                          "description": "How many results to return (default 8)"}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        }),
-    )
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     query: String,
     #[serde(default)]
     count: Option<usize>,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "web_search";
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Search the web with the search engine the person configured. Returns titles, URLs and snippets; read a result with fetch_url.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to search for"},
+                    "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
+                              "description": "How many results to return (default 8)"}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    /// Decided at `web.search` where an engine is configured; elsewhere the
+    /// tool answers that there is none.
+    fn decided_at(&self, offered: Offered) -> Decide {
+        if offered.search {
+            Decide::At(Action::web_search())
+        } else {
+            Decide::Nothing
+        }
+    }
 }
 
 /// One result, whatever engine it came from.

@@ -5,27 +5,33 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Write a file of the workspace, replacing it if it exists and creating missing parent directories.",
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace root"},
-                "content": {"type": "string", "description": "The file's whole new content"}
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        }),
-    )
-}
+use crate::tool::Tool;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     path: String,
     content: String,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "write_file";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Write a file of the workspace, replacing it if it exists and creating missing parent directories.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path relative to the workspace root"},
+                    "content": {"type": "string", "description": "The file's whole new content"}
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -7,21 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, memory};
-
-pub(super) fn schema() -> (&'static str, Value) {
-    (
-        "Save notes for later sessions of this project: facts worth remembering, the person's preferences, unfinished work. The text is added to the end of the notes; set replace to true to rewrite them whole (read_memory first). The notes hold at most 64 KiB.",
-        json!({
-            "type": "object",
-            "properties": {
-                "text": {"type": "string", "description": "The notes to save, in Markdown"},
-                "replace": {"type": "boolean", "description": "Replace all notes instead of adding to them (default false)"}
-            },
-            "required": ["text"],
-            "additionalProperties": false
-        }),
-    )
-}
+use crate::tool::Tool;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +15,26 @@ pub struct Args {
     text: String,
     #[serde(default)]
     replace: bool,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "write_memory";
+    const AT_CALL: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Save notes for later sessions of this project: facts worth remembering, the person's preferences, unfinished work. The text is added to the end of the notes; set replace to true to rewrite them whole (read_memory first). The notes hold at most 64 KiB.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "The notes to save, in Markdown"},
+                    "replace": {"type": "boolean", "description": "Replace all notes instead of adding to them (default false)"}
+                },
+                "required": ["text"],
+                "additionalProperties": false
+            }),
+        )
+    }
 }
 
 pub(super) fn run(file: &Path, args: Args) -> Result<ToolOutput, ToolError> {

@@ -8,10 +8,16 @@ use chock_policy::{Decision, Layers, Policy, Rule, RuleSet};
 use chock_testkit::{Page, Site};
 
 use super::*;
+use crate::Decide;
+use crate::tool::{Offered, Tool};
 
 /// The action of a call with these arguments, as the turn parses them.
 fn action_of(arguments: &str) -> Option<Action> {
-    action(&serde_json::from_str(arguments).ok()?)
+    let args: Args = serde_json::from_str(arguments).ok()?;
+    match args.decided_at(Offered::default()) {
+        Decide::At(action) => Some(action),
+        _ => None,
+    }
 }
 
 fn policy(rules: &[(&str, Decision)]) -> Policy {

@@ -35,7 +35,10 @@ fn every_tool_has_an_object_schema_and_a_unique_name() {
         assert!(!spec.description.is_empty());
     }
     assert_eq!(
-        ToolName::WriteFile.call_action().as_deref(),
+        ToolName::WriteFile
+            .call_action()
+            .map(|action| action.to_string())
+            .as_deref(),
         Some("call.write_file")
     );
     assert_eq!(ToolName::SetTitle.call_action(), None);

@@ -1,0 +1,67 @@
+//! `restrict_self`: a promise that narrows the session's own policy for
+//! the rest of the session. The session carries it out itself: it changes
+//! the session's fold of the policy.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::ToolError;
+use crate::tool::Tool;
+
+/// One rule of the promise, as the model wrote it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromiseRuleArg {
+    pub action: String,
+    pub decision: String,
+}
+
+/// The model's arguments.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    pub rules: Vec<PromiseRuleArg>,
+    #[serde(default)]
+    pub reason: String,
+}
+
+impl Tool for Args {
+    const NAME: &'static str = "restrict_self";
+    const BY_SESSION: bool = true;
+
+    fn schema() -> (&'static str, Value) {
+        (
+            "Promise to hold yourself to stricter rules for the rest of the session: each rule names an action or a class (call.write_file, exec.path.*, net.connect.*) and a decision (deny, agent_then_human, ask, agent_review). A promise can only narrow what the policy allows; leaving it later needs policy.widen (request_action).",
+            json!({
+                "type": "object",
+                "properties": {
+                    "rules": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "action": {"type": "string"},
+                                "decision": {"type": "string", "enum": ["deny", "agent_then_human", "ask", "agent_review", "allow"]}
+                            },
+                            "required": ["action", "decision"],
+                            "additionalProperties": false
+                        }
+                    },
+                    "reason": {"type": "string"}
+                },
+                "required": ["rules"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn check(self) -> Result<Self, ToolError> {
+        if self.rules.is_empty() {
+            return Err(ToolError::Failed(
+                "a promise needs at least one rule: {action, decision}".to_owned(),
+            ));
+        }
+        Ok(self)
+    }
+}

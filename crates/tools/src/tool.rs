@@ -1,0 +1,85 @@
+//! What every built-in tool says about itself, in its own file: the name
+//! the model calls it by, the description and schema the model is given,
+//! what its arguments must be beyond their types, and where a call of it is
+//! decided. How it runs is that file's `run`, reached from
+//! [`crate::carry_out`]'s one exhaustive match.
+
+use chock_policy::Action;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{Decide, ToolError};
+
+/// One built-in tool, implemented by its argument type.
+pub(crate) trait Tool: DeserializeOwned {
+    /// The name the model calls the tool by.
+    const NAME: &'static str;
+
+    /// Whether every call is decided at `call.<tool>`, whatever its
+    /// arguments; a call whose arguments do not parse is decided there too.
+    const AT_CALL: bool = false;
+
+    /// Whether the session carries the call out itself (it asks a person or
+    /// changes the session's own policy).
+    const BY_SESSION: bool = false;
+
+    /// The description and the JSON schema the model is given.
+    fn schema() -> (&'static str, Value);
+
+    /// Checks what the types cannot say (an empty command, port 0).
+    fn check(self) -> Result<Self, ToolError> {
+        Ok(self)
+    }
+
+    /// Where a call is decided: `call.<tool>` for an [`Self::AT_CALL`]
+    /// tool, nowhere otherwise, unless the tool says more.
+    fn decided_at(&self, _offered: Offered) -> Decide {
+        if Self::AT_CALL {
+            Action::call(Self::NAME).map_or(Decide::Nothing, Decide::At)
+        } else {
+            Decide::Nothing
+        }
+    }
+}
+
+/// What the session offers that changes where a call is decided.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offered {
+    /// Some rule could permit a `net.serve.<port>` (serve_port is decided
+    /// there; otherwise the tool answers itself).
+    pub serve: bool,
+    /// A search engine is configured (web_search is decided at
+    /// `web.search`; otherwise the tool answers itself).
+    pub search: bool,
+}
+
+/// Reads the model's argument text for `T`. An empty string counts as `{}`:
+/// some servers send nothing at all for a call without arguments.
+pub(crate) fn arguments<T: Tool>(text: &str) -> Result<T, ToolError> {
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    let args: T = serde_json::from_str(text).map_err(|err| ToolError::Arguments {
+        tool: T::NAME,
+        detail: err.to_string(),
+    })?;
+    args.check()
+}
+
+/// A tool's facts as values, for the lists over every tool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Facts {
+    pub(crate) name: &'static str,
+    pub(crate) schema: fn() -> (&'static str, Value),
+    pub(crate) at_call: bool,
+    pub(crate) by_session: bool,
+}
+
+impl Facts {
+    pub(crate) fn of<T: Tool>() -> Facts {
+        Facts {
+            name: T::NAME,
+            schema: T::schema,
+            at_call: T::AT_CALL,
+            by_session: T::BY_SESSION,
+        }
+    }
+}
