@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 /// Where a file stopped being JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyntaxError {
+pub(crate) struct SyntaxError {
     pub line: usize,
     pub column: usize,
     pub message: String,
@@ -20,7 +20,7 @@ pub struct SyntaxError {
 
 /// Why an edit could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EditError {
+pub(crate) enum EditError {
     Syntax(SyntaxError),
     /// The document has the wrong shape on the way to the array.
     Shape(String),
@@ -41,7 +41,7 @@ struct Node {
 }
 
 /// Check that `text` is one strict JSON value.
-pub fn validate(text: &str) -> Result<(), SyntaxError> {
+pub(crate) fn validate(text: &str) -> Result<(), SyntaxError> {
     parse(text).map(|_| ())
 }
 
@@ -286,7 +286,7 @@ impl Parser<'_> {
 
 /// Does the array at `path` hold an element `wanted` accepts? `Ok(false)`
 /// when the path does not exist yet.
-pub fn contains(
+pub(crate) fn contains(
     text: &str,
     path: &[&str],
     wanted: &dyn Fn(&Value) -> bool,
@@ -328,7 +328,7 @@ pub fn contains(
 /// `element` if not. `Ok(None)` when nothing had to change; `Ok(Some(text))`
 /// is the new document, identical to `text` outside the inserted bytes.
 /// Whitespace-only text is treated as an empty document.
-pub fn ensure_element(
+pub(crate) fn ensure_element(
     text: &str,
     path: &[&str],
     element: &Value,

@@ -15,12 +15,12 @@
 
 pub mod agent;
 pub mod decisions;
-pub mod error;
+mod error;
 pub mod git;
 pub mod hookcheck;
-pub mod jsonedit;
+mod jsonedit;
 pub mod ops;
-pub mod paths;
+mod paths;
 pub mod reader;
 pub mod repo;
 pub mod stopfile;
@@ -28,10 +28,10 @@ pub mod sync;
 
 use std::path::Path;
 
-pub use agent::Agent;
+pub use agent::{Agent, detect_from_env};
 pub use error::GateError;
 pub use paths::StopPaths;
-pub use reader::{Caller, StopVerdict, Stopped};
+pub use reader::{Caller, StopState, StopVerdict, Stopped};
 
 /// The check Chock's own sessions make before every tool call.
 ///

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::error::GateError;
 
 /// The file name of the machine-wide stop inside the registry.
-pub const EVERYWHERE_FILE: &str = "_everywhere.json";
+pub(crate) const EVERYWHERE_FILE: &str = "_everywhere.json";
 
 /// The machine registry of one user.
 #[derive(Debug, Clone)]
@@ -51,7 +51,7 @@ impl StopPaths {
 }
 
 /// Lower-case hex SHA-256 of a path's bytes.
-pub fn registry_key(realpath: &Path) -> String {
+pub(crate) fn registry_key(realpath: &Path) -> String {
     let digest = Sha256::digest(realpath.as_os_str().as_bytes());
     let mut hex = String::with_capacity(64);
     for byte in digest {

@@ -16,13 +16,13 @@ use crate::provider::{Message, ModelRequest, Provider, ProviderError, Usage};
 
 /// The context window assumed for an Anthropic model config.zon says
 /// nothing about.
-pub const DEFAULT_ANTHROPIC_WINDOW: u64 = 200_000;
+pub(crate) const DEFAULT_ANTHROPIC_WINDOW: u64 = 200_000;
 /// The context window assumed for any other model config.zon says nothing
 /// about (what local servers commonly run with).
-pub const DEFAULT_WINDOW: u64 = 32_768;
+pub(crate) const DEFAULT_WINDOW: u64 = 32_768;
 
 /// What the summariser is told.
-pub const COMPACT_SYSTEM: &str = "You summarise the earlier part of a conversation between a person and a coding agent so the agent can carry on without it. \
+pub(crate) const COMPACT_SYSTEM: &str = "You summarise the earlier part of a conversation between a person and a coding agent so the agent can carry on without it. \
 Keep: the person's requests (verbatim when short), decisions made, files read or changed and what was learned about them, commands run and their outcomes, and what remains to do. \
 Be concise; write plain prose or short lists.";
 
@@ -33,7 +33,7 @@ const SUMMARY_INPUT_CHARS: usize = 4000;
 const IMAGE_CHARS: usize = 6_400;
 
 /// Estimated tokens of a conversation: a quarter of its characters.
-pub fn estimate(conversation: &[Message]) -> u64 {
+pub(crate) fn estimate(conversation: &[Message]) -> u64 {
     let chars: usize = conversation
         .iter()
         .map(|m| match m {
@@ -55,7 +55,7 @@ pub fn estimate(conversation: &[Message]) -> u64 {
 }
 
 /// Whether a conversation of `tokens` should be compacted in `window`.
-pub fn needed(tokens: u64, window: u64) -> bool {
+pub(crate) fn needed(tokens: u64, window: u64) -> bool {
     tokens >= window.saturating_mul(3) / 4
 }
 
@@ -63,7 +63,7 @@ pub fn needed(tokens: u64, window: u64) -> bool {
 /// kept. Everything before it is summarised (all of it when no assistant
 /// message fits the kept quarter). `None` when there is nothing to
 /// summarise but an earlier summary.
-pub fn split(folded: &[Folded], window: u64) -> Option<usize> {
+pub(crate) fn split(folded: &[Folded], window: u64) -> Option<usize> {
     let keep_budget = window / 4;
     let mut kept = 0u64;
     let mut start = folded.len();
@@ -102,7 +102,7 @@ fn folded_chars(message: &Folded) -> u64 {
 }
 
 /// The summary of `older` (provider messages), and the tokens it cost.
-pub async fn summarise(
+pub(crate) async fn summarise(
     provider: &Provider,
     model: &str,
     older: &[Message],

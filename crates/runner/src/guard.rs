@@ -7,7 +7,7 @@
 
 /// What the loop does after recording a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Carry on as usual.
     Continue,
     /// Carry on, adding this note to the result the model reads.
@@ -19,14 +19,14 @@ pub enum Verdict {
 
 /// Counts identical failing calls in a row.
 #[derive(Debug, Clone)]
-pub struct RepeatGuard {
+pub(crate) struct RepeatGuard {
     limit: usize,
     last: Option<(String, String)>,
     count: usize,
 }
 
 /// Identical failures in a row that end a turn, unless configured otherwise.
-pub const DEFAULT_REPEAT_LIMIT: usize = 3;
+pub(crate) const DEFAULT_REPEAT_LIMIT: usize = 3;
 
 impl Default for RepeatGuard {
     fn default() -> Self {
@@ -37,7 +37,7 @@ impl Default for RepeatGuard {
 impl RepeatGuard {
     /// A guard that stops at the `limit`th identical failure in a row
     /// (at least 2, so one retry is always allowed).
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Self {
             limit: limit.max(2),
             last: None,
@@ -46,7 +46,7 @@ impl RepeatGuard {
     }
 
     /// Records one call's outcome.
-    pub fn record(&mut self, tool: &str, arguments: &str, failed: bool) -> Verdict {
+    pub(crate) fn record(&mut self, tool: &str, arguments: &str, failed: bool) -> Verdict {
         if !failed {
             self.last = None;
             self.count = 0;

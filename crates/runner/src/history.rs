@@ -14,7 +14,7 @@ use chock_tools::{MODEL_LIMIT_CHARS, truncate};
 /// A model's tool call as the log stores it. Arguments that are not JSON
 /// (the model is allowed to be wrong) are kept as a JSON string holding the
 /// text, so nothing the model said is lost.
-pub fn to_log_call(call: &ToolCall) -> LogCall {
+pub(crate) fn to_log_call(call: &ToolCall) -> LogCall {
     LogCall {
         id: call.id.clone(),
         name: call.name.clone(),
@@ -23,7 +23,7 @@ pub fn to_log_call(call: &ToolCall) -> LogCall {
 }
 
 /// Arguments text as log JSON (see [`to_log_call`]).
-pub fn log_arguments(arguments: &str) -> Json {
+pub(crate) fn log_arguments(arguments: &str) -> Json {
     Json::parse(arguments.to_owned())
         .or_else(|_| Json::from_value(arguments))
         .unwrap_or_default()
@@ -39,7 +39,7 @@ fn model_arguments(arguments: &Json) -> String {
 }
 
 /// The folded conversation as provider messages.
-pub fn from_fold(folded: &[Folded]) -> Vec<Message> {
+pub(crate) fn from_fold(folded: &[Folded]) -> Vec<Message> {
     let mut out = Vec::with_capacity(folded.len());
     for message in folded {
         out.push(match message {

@@ -11,20 +11,20 @@
 #![forbid(unsafe_code)]
 
 mod agentic;
-pub mod approval;
-pub mod compact;
+mod approval;
+mod compact;
 pub mod config;
-pub mod guard;
-pub mod handover;
-pub mod history;
+mod guard;
+mod handover;
+mod history;
 mod judge;
 mod net;
 /// The model wire formats, a crate of their own (`chock-providers`).
 pub use chock_providers as provider;
 /// The tools, a crate of their own (`chock-tools`).
 pub use chock_tools as tools;
-pub mod review;
-pub mod run;
+mod review;
+mod run;
 pub mod session;
 pub mod turn;
 pub mod workspace;

@@ -9,7 +9,7 @@
 use crate::provider::{Message, ModelRequest, Provider, Usage};
 
 /// What the reviewer is told about its job.
-pub const REVIEW_SYSTEM: &str = "You review one action that an autonomous coding agent wants to take on a person's machine. \
+pub(crate) const REVIEW_SYSTEM: &str = "You review one action that an autonomous coding agent wants to take on a person's machine. \
 The person's policy says a reviewer must approve this action before it runs. \
 Approve it only if it plausibly serves the person's task and does nothing destructive, secret-revealing or unrelated. \
 Answer with YES or NO as the first word, then one sentence giving your reason.";
@@ -26,7 +26,7 @@ pub struct Reviewer<'a> {
 
 /// What one review produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReviewAnswer {
+pub(crate) struct ReviewAnswer {
     pub approved: bool,
     pub reason: String,
     pub usage: Usage,
@@ -57,7 +57,7 @@ impl ReviewAnswer {
 
 /// What the reviewer is shown.
 #[derive(Debug, Clone, Copy)]
-pub struct ReviewRequest<'a> {
+pub(crate) struct ReviewRequest<'a> {
     pub action: &'a str,
     pub tool: &'a str,
     /// The call's arguments as the model sent them.
@@ -69,7 +69,7 @@ pub struct ReviewRequest<'a> {
 }
 
 /// Asks the reviewer about `request`.
-pub async fn review(reviewer: &Reviewer<'_>, request: &ReviewRequest<'_>) -> ReviewAnswer {
+pub(crate) async fn review(reviewer: &Reviewer<'_>, request: &ReviewRequest<'_>) -> ReviewAnswer {
     let arguments: String = request.arguments.chars().take(4000).collect();
     let task: String = request.task.chars().take(4000).collect();
     let text = format!(
@@ -113,7 +113,7 @@ pub async fn review(reviewer: &Reviewer<'_>, request: &ReviewRequest<'_>) -> Rev
 
 /// Reads a reviewer's answer: yes or no as its first word, the rest as the
 /// reason. Anything else is a no that says why.
-pub fn parse(text: &str) -> (bool, String) {
+pub(crate) fn parse(text: &str) -> (bool, String) {
     let text = text.trim();
     let first: String = text
         .chars()

@@ -17,7 +17,7 @@ use crate::session::{SessionError, SessionOutcome, SessionSetup};
 use crate::turn::TurnLimits;
 
 /// What the model is told about its situation before the person's message.
-pub const SYSTEM_PROMPT: &str = "You are a coding agent working in a project directory on the person's machine. \
+pub(crate) const SYSTEM_PROMPT: &str = "You are a coding agent working in a project directory on the person's machine. \
 Use the tools to read and change files; paths are relative to the project root. \
 Commands run in a sandbox that shows the project root at /workspace; the file tools take those paths too. \
 Read the project's guidance (read_guidance) before changing code. \

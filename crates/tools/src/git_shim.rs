@@ -19,7 +19,7 @@ use chock_policy::Action;
 
 /// What the loop does with one git command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GitClass {
+pub(crate) enum GitClass {
     /// Only reads: no question, run the real git.
     ReadOnly {
         /// The subcommand, for the log.
@@ -37,7 +37,7 @@ pub enum GitClass {
 
 /// What a permitted git command does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Carry {
+pub(crate) enum Carry {
     /// Run the real git in the sandbox, in the workspace.
     Run,
     /// `git push`: run the real git in the sandbox with the network the
@@ -47,16 +47,6 @@ pub enum Carry {
     /// Asked about, and not run even on yes: nothing carries the effect out.
     /// The text is what the agent is told.
     NotRun(String),
-}
-
-impl GitClass {
-    /// The action to decide, or `None` for a read-only call.
-    pub fn action(&self) -> Option<&Action> {
-        match self {
-            GitClass::ReadOnly { .. } => None,
-            GitClass::Decide { action, .. } => Some(action),
-        }
-    }
 }
 
 /// Subcommands that only read the repository.
@@ -141,7 +131,7 @@ const WRITING_OPTIONS: &[&str] = &["--output", "-O", "--open-files-in-pager", "-
 
 /// Classifies a git command line. `argv[0]` must be `git` (or a path ending
 /// in `/git`); `None` otherwise.
-pub fn classify<S: AsRef<str>>(argv: &[S]) -> Option<GitClass> {
+pub(crate) fn classify<S: AsRef<str>>(argv: &[S]) -> Option<GitClass> {
     let (first, rest) = argv.split_first()?;
     let program = first.as_ref();
     if program != "git" && !program.ends_with("/git") {

@@ -25,11 +25,11 @@ use super::{ToolError, ToolOutput};
 use crate::net::{Record, Records, RouterTask};
 
 /// Background jobs one session may run at once.
-pub const MAX_JOBS: usize = 8;
+pub(crate) const MAX_JOBS: usize = 8;
 /// Bytes of each stream a job keeps: the latest ones.
-pub const JOB_KEEP: usize = 64 * 1024;
+pub(crate) const JOB_KEEP: usize = 64 * 1024;
 /// The longest `wait_secs` job_output takes.
-pub const MAX_WAIT_SECS: u64 = 600;
+pub(crate) const MAX_WAIT_SECS: u64 = 600;
 /// How long the session waits for a killed job to be reaped at its end.
 const REAP_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -100,7 +100,7 @@ fn lock(state: &Mutex<JobState>) -> MutexGuard<'_, JobState> {
 
 /// The session's background jobs.
 #[derive(Debug, Default)]
-pub struct Jobs {
+pub(crate) struct Jobs {
     next: u32,
     jobs: Vec<Job>,
 }
@@ -258,7 +258,7 @@ impl Jobs {
 
     /// Kills every job still running and waits (bounded) until each is
     /// reaped and its end recorded.
-    pub async fn finish(&mut self) {
+    pub(crate) async fn finish(&mut self) {
         let mut tasks = Vec::new();
         for job in &mut self.jobs {
             if let Some(kill) = job.kill.take() {

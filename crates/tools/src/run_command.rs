@@ -45,11 +45,11 @@ use crate::net::NetSetup;
 use crate::tool::{Offered, Tool};
 
 /// Seconds a command may run when the model names no timeout.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// The longest timeout a model may ask for.
-pub const MAX_TIMEOUT_SECS: u64 = 600;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 600;
 /// Bytes of each stream (stdout, stderr) kept; the rest is counted.
-pub const CAPTURE_LIMIT: usize = 1024 * 1024;
+pub(crate) const CAPTURE_LIMIT: usize = 1024 * 1024;
 
 /// The model's arguments.
 #[derive(Debug, Clone, Deserialize)]
@@ -149,7 +149,7 @@ impl Args {
 /// The policy action a command is decided at: its program classified
 /// against the workspace as the command sees it (`/workspace`) and the
 /// host's `PATH` (a path with `..` is `exec.unparsed`).
-pub fn exec_action(args: &Args) -> Action {
+pub(crate) fn exec_action(args: &Args) -> Action {
     let program = args.command.first().map_or("", String::as_str);
     let ctx = ExecContext {
         project_root: PathBuf::from(SANDBOX_ROOT),

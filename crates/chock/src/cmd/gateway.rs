@@ -46,7 +46,7 @@ pub(crate) fn run(args: GatewayArgs) -> anyhow::Result<ExitCode> {
         project,
         paths: env.paths,
         log: env.log,
-        agent: chock_gate::agent::detect_from_env().agent(),
+        agent: chock_gate::detect_from_env().agent(),
         rules: Box::new(chock_gateway::PolicyRules(policy)),
     };
     let code = chock_gateway::run(config).context("the MCP gateway failed")?;

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use chock_gate::StopState;
 use chock_gate::ops;
-use chock_gate::reader::StopState;
 use clap::Args;
 
 use crate::exit;
@@ -29,7 +29,7 @@ pub(crate) struct ResumeArgs {
 
 pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let env = super::gate::gate_env()?;
-    let actor = chock_gate::agent::detect_from_env();
+    let actor = chock_gate::detect_from_env();
     if let Err(message) = ops::refuse_agent(&env, "chock resume", &actor) {
         eprintln!("chock: {message}");
         return Ok(ExitCode::from(exit::FAILURE));

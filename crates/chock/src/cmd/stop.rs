@@ -34,7 +34,7 @@ pub(crate) struct StopArgs {
 pub(crate) fn run(args: StopArgs) -> anyhow::Result<ExitCode> {
     let env = super::gate::gate_env()?;
     let dir = super::gate::project_dir(args.project)?;
-    let actor = chock_gate::agent::detect_from_env();
+    let actor = chock_gate::detect_from_env();
     if let Err(message) = ops::refuse_agent(&env, "chock stop", &actor) {
         eprintln!("chock: {message}");
         return Ok(ExitCode::from(exit::FAILURE));

@@ -4,8 +4,8 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use chock_log::Status;
 use chock_log::event::SessionEnd;
-use chock_log::fold::Status;
 use chock_log::{LogWriter, StateDir, fold_log};
 use chock_policy::{Action, Decision, Policy};
 use chock_runner::workspace::{self, ApplyMode, ApplyPlan, Entry, Landing, recorded_integrate};

@@ -5,18 +5,18 @@
 //! writes the log. The wording a person and the model read lives here too,
 //! so the terminal, `chock approve` and the refusal the model gets agree.
 
-pub mod client;
-pub mod socket;
-pub mod terminal;
+pub(crate) mod client;
+pub(crate) mod socket;
+pub(crate) mod terminal;
 
 use chock_policy::Verdict;
 
 pub use chock_control::Answer;
-pub use socket::{ApproveSocket, Given, SocketError, Wants};
-pub use terminal::{Terminal, TerminalSlot};
+pub(crate) use socket::{ApproveSocket, Given, SocketError, Wants};
+pub(crate) use terminal::{Terminal, TerminalSlot};
 
 /// The question a person is asked for `verdict` on the tool call `tool`.
-pub fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {
+pub(crate) fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {
     let rule = verdict
         .rule
         .as_ref()
@@ -31,7 +31,7 @@ pub fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {
 }
 
 /// The tool result the model reads when the reviewer said no.
-pub fn reviewer_refusal(verdict: &Verdict, reason: &str) -> String {
+pub(crate) fn reviewer_refusal(verdict: &Verdict, reason: &str) -> String {
     let help = verdict
         .help
         .as_ref()
@@ -46,7 +46,7 @@ pub fn reviewer_refusal(verdict: &Verdict, reason: &str) -> String {
 
 /// The tool result the model reads when a person said no, with the rule
 /// that would have allowed it for the person reading the log.
-pub fn refusal(verdict: &Verdict) -> String {
+pub(crate) fn refusal(verdict: &Verdict) -> String {
     let help = verdict
         .help
         .as_ref()

@@ -29,21 +29,21 @@ pub enum SocketError {
 
 /// What a waiting request takes: a yes or no, or a line of text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wants {
+pub(crate) enum Wants {
     YesNo,
     Text,
 }
 
 /// What a person gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Given {
+pub(crate) enum Given {
     Answer(Answer),
     Text(String),
 }
 
 /// A bound `approve.sock`; the file is removed when this is dropped.
 #[derive(Debug)]
-pub struct ApproveSocket {
+pub(crate) struct ApproveSocket {
     listener: UnixListener,
     path: PathBuf,
 }
@@ -51,7 +51,7 @@ pub struct ApproveSocket {
 impl ApproveSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its socket) and makes it 0600.
-    pub fn bind(path: &Path) -> Result<Self, SocketError> {
+    pub(crate) fn bind(path: &Path) -> Result<Self, SocketError> {
         let listener =
             chock_control::owned_socket::bind(path).map_err(|source| SocketError::Bind {
                 path: path.to_owned(),
@@ -63,14 +63,11 @@ impl ApproveSocket {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Serves the socket until a permitted peer answers `request`, and
     /// returns that answer. Answers naming another request, malformed lines
     /// and foreign peers are told why and do not end the wait.
-    pub async fn wait_for(&self, request: &str) -> Answer {
+    #[cfg(test)]
+    pub(crate) async fn wait_for(&self, request: &str) -> Answer {
         loop {
             if let Given::Answer(answer) = self.wait_for_kind(request, Wants::YesNo).await {
                 return answer;
@@ -80,7 +77,7 @@ impl ApproveSocket {
 
     /// Like [`ApproveSocket::wait_for`], for a request that takes `wants`:
     /// a line of the other kind is refused by name and the wait goes on.
-    pub async fn wait_for_kind(&self, request: &str, wants: Wants) -> Given {
+    pub(crate) async fn wait_for_kind(&self, request: &str, wants: Wants) -> Given {
         loop {
             let stream = match self.listener.accept().await {
                 Ok((stream, _)) => stream,

@@ -28,10 +28,10 @@ use super::socket::{ApproveSocket, Given, Wants};
 /// the turn waits on the command whose connections ask). Empty when the
 /// session has no terminal.
 #[derive(Clone, Debug, Default)]
-pub struct TerminalSlot(Rc<RefCell<Option<Terminal>>>);
+pub(crate) struct TerminalSlot(Rc<RefCell<Option<Terminal>>>);
 
 impl TerminalSlot {
-    pub fn new(terminal: Option<Terminal>) -> Self {
+    pub(crate) fn new(terminal: Option<Terminal>) -> Self {
         Self(Rc::new(RefCell::new(terminal)))
     }
 
@@ -39,7 +39,7 @@ impl TerminalSlot {
     /// terminal is free, on the terminal too: the first answer wins, and
     /// the terminal is told when approve.sock's did. Returns the answer and
     /// who gave it (`terminal` or `approve.sock`).
-    pub async fn race(
+    pub(crate) async fn race(
         &self,
         approvals: &ApproveSocket,
         request: &str,
@@ -65,7 +65,7 @@ impl TerminalSlot {
 }
 
 /// A line source and where its prompts go.
-pub struct Terminal {
+pub(crate) struct Terminal {
     input: AsyncFd<OwnedFd>,
     output: Box<dyn Write>,
     /// Bytes read past the last whole line.
@@ -84,7 +84,7 @@ impl std::fmt::Debug for Terminal {
 
 impl Terminal {
     /// The process's stdin and stderr, when stdin is a terminal.
-    pub fn stdin() -> Option<Terminal> {
+    pub(crate) fn stdin() -> Option<Terminal> {
         let stdin = std::io::stdin();
         if !rustix::termios::isatty(stdin.as_fd()) {
             return None;
@@ -99,7 +99,7 @@ impl Terminal {
         deprecated,
         reason = "the registration owns its OwnedFd, which holds the same descriptor until it is dropped"
     )]
-    pub fn new(input: OwnedFd, output: Box<dyn Write>) -> std::io::Result<Terminal> {
+    pub(crate) fn new(input: OwnedFd, output: Box<dyn Write>) -> std::io::Result<Terminal> {
         Ok(Terminal {
             input: AsyncFd::new(input)?,
             output,
@@ -110,14 +110,14 @@ impl Terminal {
 
     /// Writes `text` to the terminal; a terminal that went away is not the
     /// session's problem (the log is the record).
-    pub fn say(&mut self, text: &str) {
+    pub(crate) fn say(&mut self, text: &str) {
         let _ = self.output.write_all(text.as_bytes());
         let _ = self.output.flush();
     }
 
     /// Shows `question` and reads until a valid answer is typed. Never
     /// completes once input has ended, so approve.sock can still answer.
-    pub async fn ask(&mut self, question: &str, wants: Wants) -> Given {
+    pub(crate) async fn ask(&mut self, question: &str, wants: Wants) -> Given {
         let prompt = match wants {
             Wants::YesNo => "allow it? [y/n] ",
             Wants::Text => "your answer: ",

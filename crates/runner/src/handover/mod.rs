@@ -9,21 +9,22 @@
 //! daemon's `chock run --adopt` takes the lock and folds the log. Nothing
 //! here transfers state.
 
-pub mod detach;
-pub mod progress;
-pub mod socket;
+pub(crate) mod detach;
+pub(crate) mod progress;
+pub(crate) mod socket;
 
 use std::path::{Path, PathBuf};
 
-pub use chock_control::handover::Holdings;
-pub use socket::{Boundary, HandoverSocket, HandoverSocketError};
+pub(crate) use chock_control::handover::Holdings;
+pub use socket::Boundary;
+pub(crate) use socket::{HandoverSocket, HandoverSocketError};
 
 /// The background work the log shows still open, and the session's
 /// workspace: what a session asked to hand over still holds. Background work
 /// lives in the process that started it and only that process records its
 /// end, so the fold's open jobs are what a handover waits for. `None` when
 /// the log cannot be read now (the session then carries on, unasked).
-pub fn held(log: &Path) -> Option<(Holdings, Option<PathBuf>)> {
+pub(crate) fn held(log: &Path) -> Option<(Holdings, Option<PathBuf>)> {
     let folded = chock_log::fold_log(log).ok()?;
     let holdings = count(&folded.state.background);
     Some((holdings, folded.state.workspace.map(|w| w.dir)))

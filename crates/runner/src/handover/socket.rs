@@ -26,10 +26,10 @@ const ASK_DEADLINE: Duration = Duration::from_secs(10);
 /// How long the session waits for `confirm` after saying it is ready. The
 /// client only proves the daemon in between; a client that takes longer has
 /// gone, and the session carries on.
-pub const CONFIRM_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const CONFIRM_DEADLINE: Duration = Duration::from_secs(10);
 
 /// How often the last boundary looks again for background work to end.
-pub const LAST_BOUNDARY_POLL: Duration = Duration::from_millis(250);
+pub(crate) const LAST_BOUNDARY_POLL: Duration = Duration::from_millis(250);
 
 #[derive(Debug, thiserror::Error)]
 pub enum HandoverSocketError {
@@ -61,14 +61,14 @@ struct Asker {
 /// A client that confirmed; told `ok` once the ending is durable and the
 /// lock is released.
 #[derive(Debug)]
-pub struct Confirmed {
+pub(crate) struct Confirmed {
     conn: Conn,
 }
 
 impl Confirmed {
     /// Tells the client the session let go; `ending` is the id of its
     /// `session.end`. A client that left already is no loss: the log says it.
-    pub async fn done(mut self, ending: u64) {
+    pub(crate) async fn done(mut self, ending: u64) {
         let line = SessionLine::HandedOver { ending }.to_line();
         let _ = send(&mut self.conn, &line).await;
     }
@@ -76,7 +76,7 @@ impl Confirmed {
 
 /// A bound `handover.sock`; the file is removed when this is dropped.
 #[derive(Debug)]
-pub struct HandoverSocket {
+pub(crate) struct HandoverSocket {
     listener: UnixListener,
     path: PathBuf,
     pending: RefCell<Option<Asker>>,
@@ -88,7 +88,7 @@ pub struct HandoverSocket {
 impl HandoverSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its sockets) and makes it 0600.
-    pub fn bind(path: &Path) -> Result<Self, HandoverSocketError> {
+    pub(crate) fn bind(path: &Path) -> Result<Self, HandoverSocketError> {
         let listener = chock_control::owned_socket::bind(path).map_err(|source| {
             HandoverSocketError::Bind {
                 path: path.to_owned(),
@@ -104,18 +104,14 @@ impl HandoverSocket {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Whether a client is waiting for the next boundary.
-    pub fn asked(&self) -> bool {
+    pub(crate) fn asked(&self) -> bool {
         self.pending.borrow().is_some()
     }
 
     /// Takes asks for as long as the session runs. Run it beside the turn
     /// (`select!`); it never returns.
-    pub async fn serve(&self) -> Infallible {
+    pub(crate) async fn serve(&self) -> Infallible {
         loop {
             let stream = match self.listener.accept().await {
                 Ok((stream, _)) => stream,
@@ -191,7 +187,7 @@ impl HandoverSocket {
     /// session carries on. Otherwise it says `ready` and waits for the
     /// confirm; a client that goes away or says anything else leaves the
     /// session carrying on, with nothing written.
-    pub async fn at_boundary(
+    pub(crate) async fn at_boundary(
         &self,
         holdings: Holdings,
         last_event: u64,
@@ -266,7 +262,7 @@ impl HandoverSocket {
     /// [`LAST_BOUNDARY_POLL`]), then the exchange goes on as at any
     /// boundary. A client that gave up (at its `--wait`) ends the wait, and
     /// the session ends as it would have unasked.
-    pub async fn wait_at_last_boundary(
+    pub(crate) async fn wait_at_last_boundary(
         &self,
         mut held: impl FnMut() -> Option<(Holdings, Option<PathBuf>)>,
         last_event: impl Fn() -> u64,
@@ -289,7 +285,7 @@ impl HandoverSocket {
     }
 
     /// The client that confirmed, if any.
-    pub fn take_confirmed(&self) -> Option<Confirmed> {
+    pub(crate) fn take_confirmed(&self) -> Option<Confirmed> {
         self.confirmed.borrow_mut().take()
     }
 }
