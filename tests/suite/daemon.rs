@@ -12,13 +12,19 @@ fn port_without_host_is_refused_by_name() {
     assert_port_without_host_refused("daemon", "daemon.sock");
 }
 
+/// `chock daemon --host <host> --port 0` in a fresh state dir, and an empty
+/// project dir to list.
+fn on_tcp(host: &str) -> (tempfile::TempDir, tempfile::TempDir, Running) {
+    let state = tempfile::tempdir().unwrap();
+    let mut command = chock(state.path());
+    command.args(["daemon", "--host", host, "--port", "0"]);
+    let daemon = Running::spawn(command);
+    (state, tempfile::tempdir().unwrap(), daemon)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn port_zero_prints_the_port_the_system_chose_and_it_answers() {
-    let state = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let mut command = chock(state.path());
-    command.args(["daemon", "--host", "127.0.0.1", "--port", "0"]);
-    let mut daemon = Running::spawn(command);
+    let (state, project, mut daemon) = on_tcp("127.0.0.1");
     let unix = daemon.address();
     assert_eq!(unix, Address::Unix(state.path().join("daemon.sock")));
     let tcp = daemon.address();
@@ -45,11 +51,7 @@ async fn port_zero_prints_the_port_the_system_chose_and_it_answers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn host_0_0_0_0_is_accepted_unguarded() {
-    let state = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let mut command = chock(state.path());
-    command.args(["daemon", "--host", "0.0.0.0", "--port", "0"]);
-    let mut daemon = Running::spawn(command);
+    let (_state, project, mut daemon) = on_tcp("0.0.0.0");
     daemon.address();
     let Address::Tcp { host, port } = daemon.address() else {
         panic!("a TCP address")
@@ -95,12 +97,7 @@ async fn socket_activation_takes_the_passed_fd_and_notifies_readiness() {
         .list(project.path())
         .await
         .unwrap();
-    assert!(
-        !state.path().join("daemon.sock").exists(),
-        "no socket of its own under activation"
-    );
-    assert!(daemon.terminate().success());
-    assert!(path.exists(), "a socket systemd owns is left for systemd");
+    activation.assert_stops_leaving_the_socket(daemon, state.path(), "daemon.sock");
 }
 
 #[test]

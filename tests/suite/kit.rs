@@ -329,16 +329,22 @@ pub(crate) fn answer_pending(state: &Path, action: &str, input: &str) -> (Sessio
 
 /// `chock approve <session>` with `input` on its stdin.
 pub(crate) fn approve(state: &Path, session: &str, input: &str) -> Output {
-    let mut child = chock(state)
-        .arg("approve")
-        .arg(session)
+    let mut command = chock(state);
+    command.arg("approve").arg(session);
+    output_with_stdin(command, input)
+}
+
+/// `command` run to its end with `input` on its stdin and its output
+/// captured.
+pub(crate) fn output_with_stdin(mut command: std::process::Command, input: &str) -> Output {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // A refusal before the question exits without reading stdin: a broken
-    // pipe here is that, not a failure.
+    // A refusal before reading exits without reading stdin: a broken pipe
+    // here is that, not a failure.
     let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
     child.wait_with_output().unwrap()
 }

@@ -107,6 +107,32 @@ impl Machine {
         cmd
     }
 
+    /// A machine with one repository, `shop`, and that repository.
+    pub(crate) fn with_shop() -> (Self, PathBuf) {
+        let m = Machine::new();
+        let repo = m.repo("shop");
+        (m, repo)
+    }
+
+    /// `chock <args>` as a person in `dir`, run to its end.
+    pub(crate) fn run(&self, dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+        self.chock(dir).args(args).output().unwrap()
+    }
+
+    /// Asserts that `chock <args>` as a person in `dir` succeeds.
+    pub(crate) fn ok(&self, dir: &std::path::Path, args: &[&str]) {
+        let status = self.chock(dir).args(args).status().unwrap();
+        assert!(status.success(), "chock {args:?}: {status}");
+    }
+
+    /// The decision log's lines written by `source`.
+    pub(crate) fn decisions_from(&self, source: &str) -> Vec<serde_json::Value> {
+        self.decisions()
+            .into_iter()
+            .filter(|l| l["source"] == source)
+            .collect()
+    }
+
     /// A repository with one commit.
     pub(crate) fn repo(&self, name: &str) -> PathBuf {
         chock_testkit::git_repo(&self.root.path().join(name))
@@ -235,18 +261,8 @@ impl Activation {
         use std::os::fd::AsRawFd as _;
         use std::os::unix::process::CommandExt as _;
         let fd = self.listener.as_raw_fd();
-        // LISTEN_PID must be the server's own pid: the shell exports its pid
-        // and then becomes the server with exec, keeping it.
-        let mut command = Command::new("/bin/sh");
-        command
-            .arg("-c")
-            .arg(format!(
-                r#"export LISTEN_PID=$$ LISTEN_FDS=1 {env}; exec "$0" {verb}"#
-            ))
-            .arg(chock_bin())
-            .env("CHOCK_STATE_DIR", state)
-            .env("NOTIFY_SOCKET", &self.notify_path)
-            .env_remove("CHOCK_DAEMON");
+        let mut command = as_systemd_starts(state, verb, env);
+        command.env("NOTIFY_SOCKET", &self.notify_path);
         // SAFETY: between fork and exec only dup2 or fcntl runs, both
         // async-signal-safe; it puts the listening socket at descriptor 3, as
         // systemd does, without the close-on-exec flag.
@@ -265,6 +281,26 @@ impl Activation {
             });
         }
         kit::Running::spawn(command)
+    }
+
+    /// Asserts that `running`, activated in `state`, made no `socket` of
+    /// its own, stops cleanly on SIGTERM and leaves the passed socket to
+    /// systemd.
+    pub(crate) fn assert_stops_leaving_the_socket(
+        &self,
+        mut running: kit::Running,
+        state: &std::path::Path,
+        socket: &str,
+    ) {
+        assert!(
+            !state.join(socket).exists(),
+            "no socket of its own under activation"
+        );
+        assert!(running.terminate().success());
+        assert!(
+            self.path.exists(),
+            "systemd's socket is systemd's to remove"
+        );
     }
 
     /// Asserts that the service said `READY=1` on the readiness socket.
@@ -301,6 +337,22 @@ pub(crate) fn activated_with_fd_3_closed(
     env: &str,
 ) -> std::process::Output {
     use std::os::unix::process::CommandExt as _;
+    let mut command = as_systemd_starts(state, verb, env);
+    command.env_remove("NOTIFY_SOCKET");
+    // SAFETY: between fork and exec only close runs, which is
+    // async-signal-safe; descriptor 3, which LISTEN_FDS promises, is closed.
+    unsafe {
+        command.pre_exec(|| {
+            libc::close(3);
+            Ok(())
+        });
+    }
+    command.output().unwrap()
+}
+
+/// `chock <verb>` as systemd starts it, with `LISTEN_PID` naming it and
+/// `LISTEN_FDS=1`; `env` is extra `NAME=value` words for the shell's export.
+fn as_systemd_starts(state: &std::path::Path, verb: &str, env: &str) -> Command {
     // LISTEN_PID must be the server's own pid: the shell exports its pid
     // and then becomes the server with exec, keeping it.
     let mut command = Command::new("/bin/sh");
@@ -311,15 +363,6 @@ pub(crate) fn activated_with_fd_3_closed(
         ))
         .arg(chock_bin())
         .env("CHOCK_STATE_DIR", state)
-        .env_remove("NOTIFY_SOCKET")
         .env_remove("CHOCK_DAEMON");
-    // SAFETY: between fork and exec only close runs, which is
-    // async-signal-safe; descriptor 3, which LISTEN_FDS promises, is closed.
-    unsafe {
-        command.pre_exec(|| {
-            libc::close(3);
-            Ok(())
-        });
-    }
-    command.output().unwrap()
+    command
 }

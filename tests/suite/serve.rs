@@ -104,12 +104,7 @@ fn socket_activation_takes_the_passed_fd_and_notifies_readiness() {
     );
     let page = get(std::os::unix::net::UnixStream::connect(path).unwrap(), "/");
     assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
-    assert!(
-        !state.path().join("serve.sock").exists(),
-        "no socket of its own under activation"
-    );
-    assert!(serve.terminate().success());
-    assert!(path.exists(), "systemd's socket is systemd's to remove");
+    activation.assert_stops_leaving_the_socket(serve, state.path(), "serve.sock");
 }
 
 #[test]
