@@ -89,6 +89,17 @@ pub(crate) fn interrupt(child: &Child) {
     .unwrap();
 }
 
+/// Asserts that the session whose log is `log` folds to done, with no detail.
+pub(crate) fn assert_done(log: &Path) {
+    assert_eq!(
+        fold_log(log).unwrap().state.status,
+        Status::Ended {
+            reason: EndReason::Done,
+            detail: String::new()
+        }
+    );
+}
+
 /// Asserts that the session whose log is `log` folds to ended for `reason`.
 pub(crate) fn assert_ended(log: &Path, reason: EndReason) {
     let status = fold_log(log).unwrap().state.status;
@@ -151,18 +162,35 @@ pub(crate) fn write_x(id: &str) -> Turn {
 /// A fake model that runs each command with run_command (one turn each),
 /// then says it is done; its config written into `state`.
 pub(crate) fn commands_model(state: &Path, commands: &[(&str, &[&str])]) -> FakeModel {
-    let mut turns: Vec<Reply> = commands
+    let calls: Vec<(&str, &str, Value)> = commands
         .iter()
-        .map(|(id, argv)| {
-            Turn::text("")
-                .call(id, "run_command", &serde_json::json!({ "command": argv }))
-                .into()
-        })
+        .map(|(id, argv)| (*id, "run_command", serde_json::json!({ "command": argv })))
+        .collect();
+    fake_model(state, one_call_a_turn(&calls))
+}
+
+/// A model's script that makes each (id, tool, arguments) call in a turn
+/// of its own, then says it is done.
+pub(crate) fn one_call_a_turn(calls: &[(&str, &str, Value)]) -> Vec<Reply> {
+    let mut turns: Vec<Reply> = calls
+        .iter()
+        .map(|(id, tool, arguments)| call_turn(id, tool, arguments.clone()))
         .collect();
     turns.push(Turn::text("Done.").into());
-    let fake = FakeModel::with(turns);
-    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
-    fake
+    turns
+}
+
+/// `chock run <project> <message>`, asserted to succeed.
+pub(crate) fn run_ok(state: &Path, project: &Path, message: &str) -> Output {
+    let out = run_session(state, project, message);
+    assert_success(&out);
+    out
+}
+
+/// The `tool.result` of tool call `call`; panics if there is none.
+pub(crate) fn result_of<'a>(events: &'a [Value], call: &str) -> &'a Value {
+    of_call(events, "tool.result", call)
+        .unwrap_or_else(|| panic!("no tool.result for {call} in {events:#?}"))
 }
 
 /// Asserts that a finished process succeeded, showing its stderr if not.
@@ -315,14 +343,20 @@ pub(crate) fn wait_for_pending(state: &Path) -> (SessionId, PathBuf, FoldedLog) 
 }
 
 /// Waits until the only session in `state` asks about `action` (its first
-/// pending question), then answers with `input` through `chock approve`.
-pub(crate) fn answer_pending(state: &Path, action: &str, input: &str) -> (SessionId, Output) {
-    let id = chock_testkit::wait_for(Duration::from_secs(30), "the session's question", || {
+/// pending question) and can be answered; the session.
+pub(crate) fn wait_for_question(state: &Path, action: &str) -> SessionId {
+    chock_testkit::wait_for(Duration::from_secs(30), "the session's question", || {
         let id = sessions(state).into_iter().next()?;
         let folded = fold_log(&StateDir::at(state).log_path(&id)).ok()?;
         let pending = folded.state.pending_approvals.first()?;
         (pending.action == action && StateDir::at(state).approve_socket(&id).exists()).then_some(id)
-    });
+    })
+}
+
+/// Waits until the only session in `state` asks about `action` (its first
+/// pending question), then answers with `input` through `chock approve`.
+pub(crate) fn answer_pending(state: &Path, action: &str, input: &str) -> (SessionId, Output) {
+    let id = wait_for_question(state, action);
     let out = approve(state, id.as_str(), input);
     (id, out)
 }
