@@ -6,9 +6,20 @@
 let
   stub = import ./stub.nix;
   zon = import ../zon.nix;
-  inherit (builtins) toJSON;
 
   chock = stub.pkgs "x86_64-linux";
+  # The NixOS form of the socket unit of `chock <verb>`.
+  socketWant = verb: {
+    description = "Chock ${verb} socket";
+    unitConfig = { };
+    socketConfig = {
+      ListenStream = "%h/.local/state/chock/${verb}.sock";
+      SocketMode = "0600";
+      DirectoryMode = "0700";
+      RemoveOnStop = true;
+    };
+    wantedBy = [ "sockets.target" ];
+  };
   cfgWith =
     overrides:
     {
@@ -88,28 +99,8 @@ let
     nixos-sockets = {
       got = full.systemd.user.sockets;
       want = {
-        chock-daemon = {
-          description = "Chock daemon socket";
-          unitConfig = { };
-          socketConfig = {
-            ListenStream = "%h/.local/state/chock/daemon.sock";
-            SocketMode = "0600";
-            DirectoryMode = "0700";
-            RemoveOnStop = true;
-          };
-          wantedBy = [ "sockets.target" ];
-        };
-        chock-serve = {
-          description = "Chock serve socket";
-          unitConfig = { };
-          socketConfig = {
-            ListenStream = "%h/.local/state/chock/serve.sock";
-            SocketMode = "0600";
-            DirectoryMode = "0700";
-            RemoveOnStop = true;
-          };
-          wantedBy = [ "sockets.target" ];
-        };
+        chock-daemon = socketWant "daemon";
+        chock-serve = socketWant "serve";
       };
     };
     nixos-daemon-service = {
@@ -339,15 +330,4 @@ let
     "[definition 1-entry 1]"
   ];
 in
-{
-  failures = builtins.concatLists (
-    map (
-      name:
-      let
-        c = cases.${name};
-      in
-      if c.got == c.want then [ ] else [ "${name}: got ${toJSON c.got}, want ${toJSON c.want}" ]
-    ) (builtins.attrNames cases)
-  );
-  count = builtins.length (builtins.attrNames cases);
-}
+import ./verdict.nix cases

@@ -226,15 +226,4 @@ let
   };
   systems' = builtins.sort (a: b: a < b) systems;
 in
-{
-  failures = builtins.concatLists (
-    map (
-      name:
-      let
-        c = cases.${name};
-      in
-      if c.got == c.want then [ ] else [ "${name}: got ${builtins.toJSON c.got}, want ${builtins.toJSON c.want}" ]
-    ) (builtins.attrNames cases)
-  );
-  count = builtins.length (builtins.attrNames cases);
-}
+import ./verdict.nix cases

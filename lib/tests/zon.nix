@@ -13,6 +13,17 @@ let
   r = zon.render "services.chock.settings";
   fragment = v: zon.render "t" { v = v; };
   line = v: ".{\n    .v = ${v},\n}\n";
+  # The socket unit of `chock <verb>`, as lib/units.nix writes it.
+  socketUnit = verb: {
+    Unit.Description = "Chock ${verb} socket";
+    Socket = {
+      ListenStream = "%h/.local/state/chock/${verb}.sock";
+      SocketMode = "0600";
+      DirectoryMode = "0700";
+      RemoveOnStop = true;
+    };
+    Install.WantedBy = [ "sockets.target" ];
+  };
 
   cases = {
     fixture = {
@@ -214,26 +225,8 @@ let
           serve = true;
         }).sockets;
       want = {
-        chock-daemon = {
-          Unit.Description = "Chock daemon socket";
-          Socket = {
-            ListenStream = "%h/.local/state/chock/daemon.sock";
-            SocketMode = "0600";
-            DirectoryMode = "0700";
-            RemoveOnStop = true;
-          };
-          Install.WantedBy = [ "sockets.target" ];
-        };
-        chock-serve = {
-          Unit.Description = "Chock serve socket";
-          Socket = {
-            ListenStream = "%h/.local/state/chock/serve.sock";
-            SocketMode = "0600";
-            DirectoryMode = "0700";
-            RemoveOnStop = true;
-          };
-          Install.WantedBy = [ "sockets.target" ];
-        };
+        chock-daemon = socketUnit "daemon";
+        chock-serve = socketUnit "serve";
       };
     };
     # The sandbox makes namespaces, may be granted devices, and may be
@@ -253,18 +246,4 @@ let
     };
   };
 in
-{
-  failures = builtins.concatLists (
-    map (
-      name:
-      let
-        c = cases.${name};
-      in
-      if c.got == c.want then
-        [ ]
-      else
-        [ "${name}: got ${toJSON c.got}, want ${toJSON c.want}" ]
-    ) (builtins.attrNames cases)
-  );
-  count = builtins.length (builtins.attrNames cases);
-}
+import ./verdict.nix cases

@@ -8,24 +8,10 @@
 // not reachable, then waits (up to 20 s) for the caller to start one and
 // for the page to show the project's sessions without the banner. Run by
 // crates/serve/tests/suite/browser.rs.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { check, runPage } from './chromium.mjs';
 
 const [url, project, mode] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), 'chock-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
-const check = (ok, what) => { if (!ok) throw new Error(what); };
-let failed = false;
-try {
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(20000);
+await runPage({}, async (page) => {
   await page.goto(url + '/#/project/' + encodeURIComponent(project));
   const banner = page.locator('#banner');
   await banner.waitFor({ state: 'visible' });
@@ -41,11 +27,4 @@ try {
     await page.getByText('No sessions in this project yet.').waitFor();
     console.log('recovered');
   }
-} catch (err) {
-  failed = true;
-  console.error('browser test failed: ' + err.message);
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+});

@@ -6,27 +6,18 @@
 // Prints one JSON line: each run's milliseconds, how many events the page
 // showed, and the bytes the page's first load transferred. Run by
 // crates/serve/tests/suite/perf.rs (ignored by default).
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { launch } from './chromium.mjs';
 
 const [url, project, session, runsArg] = process.argv.slice(2);
 const runs = Number(runsArg || 10);
-const profile = mkdtempSync(join(tmpdir(), 'chock-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const browser = await launch();
 const target = url + '/#/session/' + encodeURIComponent(project) + '/' + encodeURIComponent(session);
 const ms = [];
 let shown = 0;
 let bytes = 0;
 try {
   for (let i = 0; i < runs; i++) {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     const began = Date.now();
     await page.goto(target, { waitUntil: 'commit' });
     await page.locator('#events li').first().waitFor({ timeout: 30000 });
@@ -41,7 +32,6 @@ try {
     await page.close();
   }
 } finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
+  await browser.close();
 }
 console.log(JSON.stringify({ ms, shown, page_bytes: bytes }));

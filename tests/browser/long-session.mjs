@@ -6,24 +6,10 @@
 //
 // Run by crates/serve/tests/suite/browser.rs against a session of 450
 // events whose event 2 is an approval request nobody has answered.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { check, runPage } from './chromium.mjs';
 
 const [url, project, session] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), 'chock-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
-const check = (ok, what) => { if (!ok) throw new Error(what); };
-let failed = false;
-try {
-  const page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(20000);
+await runPage({}, async (page) => {
   await page.goto(url + '/#/session/' + encodeURIComponent(project) + '/' + encodeURIComponent(session));
   await page.locator('#question button.yes').waitFor({ state: 'visible' });
   check((await page.locator('#question').innerText()).includes('Deploy?'), 'the old question is shown');
@@ -39,11 +25,4 @@ try {
   shown = await ids();
   check(shown.every((id, i) => id === i + 1), 'every event once, in order, after paging back');
   console.log('long session: question shown, 450 events paged in order');
-} catch (err) {
-  failed = true;
-  console.error('browser test failed: ' + err.message);
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+});

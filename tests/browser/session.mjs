@@ -11,10 +11,7 @@
 // chock.zon makes ask. Also saves <screenshot>-question.png while
 // the question is open. Prints what it saw; exits non-zero with the reason
 // on any failure. Run by tests/suite/serve_browser.rs.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { check, runPage } from './chromium.mjs';
 
 const [url, project, screenshot] = process.argv.slice(2);
 if (!url || !project || !screenshot) {
@@ -22,23 +19,10 @@ if (!url || !project || !screenshot) {
   process.exit(2);
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'chock-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-  // A phone's screen: the page must be readable there.
-  viewport: { width: 412, height: 915 },
-  deviceScaleFactor: 1,
-});
-const check = (ok, what) => { if (!ok) throw new Error(what); };
-let failed = false;
-try {
-  const page = context.pages()[0] || await context.newPage();
+// A phone's screen: the page must be readable there.
+await runPage({ viewport: { width: 412, height: 915 }, deviceScaleFactor: 1 }, async (page) => {
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  page.setDefaultTimeout(20000);
 
   await page.goto(url + '/#/project/' + encodeURIComponent(project));
   await page.getByText('Start a session').waitFor();
@@ -98,11 +82,4 @@ try {
   check(errors.length === 0, 'no script errors: ' + errors.join('; '));
   await page.screenshot({ path: screenshot, fullPage: true });
   console.log('finished; screenshot at ' + screenshot);
-} catch (err) {
-  failed = true;
-  console.error('browser test failed: ' + err.message);
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+});

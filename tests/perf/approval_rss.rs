@@ -4,12 +4,14 @@
 //! resident memory at that moment (VmRSS).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use chock_log::{SessionId, StateDir, fold_log};
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use chock_testkit::{TempProject, Turn};
 use serde_json::json;
+
+use super::first_request::{chock, fake_model};
 
 fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -48,29 +50,19 @@ fn idle_session_waiting_on_an_approval() {
     );
     // A session works in a worktree of the committed tree.
     project.commit_all("an ask rule for write_file");
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "x.txt", "content": "x"}),
-            )
-            .into(),
-        Turn::text("Done.").into(),
-    ]);
-    let dir = state.path().join("config/chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
-    let mut child = Command::new(super::chock_bin())
-        .env("CHOCK_STATE_DIR", state.path())
-        .env("XDG_CONFIG_HOME", state.path().join("config"))
-        .env_remove("CHOCK_LOG")
+    let write = json!({"path": "x.txt", "content": "x"});
+    let _fake = fake_model(
+        state.path(),
+        [
+            Turn::text("").call("w1", "write_file", &write).into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let mut child = chock(state.path())
         .arg("run")
         .arg(project.path())
         .arg("write x.txt")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let _ = wait_for_pending(state.path());

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire};
 
 const RUNS: usize = 30;
 
@@ -35,6 +35,26 @@ pub(super) fn chock(state: &Path) -> Command {
     cmd
 }
 
+/// A fake model answering `replies`, configured in `state` as `fake/m`.
+pub(super) fn fake_model(state: &Path, replies: impl IntoIterator<Item = Reply>) -> FakeModel {
+    let fake = FakeModel::with(replies);
+    let dir = state.join("config/chock");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    fake
+}
+
+/// `chock run <project> <message>`, which must succeed.
+pub(super) fn run_ok(state: &Path, project: &Path, message: &str) {
+    let status = chock(state)
+        .arg("run")
+        .arg(project)
+        .arg(message)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 pub(super) fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -52,19 +72,10 @@ fn time_to_first_model_request() {
     let mut version = Vec::new();
     for _ in 0..RUNS {
         let state = tempfile::tempdir().unwrap();
-        let fake = FakeModel::with([Turn::text("ok").into()]);
-        let dir = state.path().join("config/chock");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+        let fake = fake_model(state.path(), [Turn::text("ok").into()]);
 
         let start = Instant::now();
-        let status = chock(state.path())
-            .arg("run")
-            .arg(project.path())
-            .arg("hi")
-            .status()
-            .unwrap();
-        assert!(status.success());
+        run_ok(state.path(), project.path(), "hi");
         let first = fake.requests()[0].at;
         to_request.push(first.duration_since(start));
 
@@ -100,10 +111,7 @@ fn time_to_first_model_request() {
 /// model saw the request, printed so the trace can be read against it.
 fn traced(project: &TempProject, out: &Path) {
     let state = tempfile::tempdir().unwrap();
-    let fake = FakeModel::with([Turn::text("ok").into()]);
-    let dir = state.path().join("config/chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
+    let fake = fake_model(state.path(), [Turn::text("ok").into()]);
     let inner = chock(state.path());
     let mut cmd = Command::new("strace");
     cmd.args(["-f", "-tt", "-e", "trace=process,execve", "-o"])

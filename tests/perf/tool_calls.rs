@@ -14,10 +14,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire};
+use chock_testkit::{Reply, TempProject, Turn};
 use serde_json::json;
 
-use super::first_request::{chock, chock_bin, median, ms};
+use super::first_request::{chock_bin, fake_model, median, ms, run_ok};
 
 const CALLS: usize = 21;
 
@@ -34,17 +34,8 @@ fn gaps(argv: &[&str]) -> Vec<Duration> {
         })
         .collect();
     turns.push(Turn::text("done").into());
-    let fake = FakeModel::with(turns);
-    let dir = state.path().join("config/chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
-    let status = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("go")
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let fake = fake_model(state.path(), turns);
+    run_ok(state.path(), project.path(), "go");
     let at: Vec<Instant> = fake.requests().iter().map(|r| r.at).collect();
     assert_eq!(at.len(), CALLS + 1);
     at.windows(2).map(|w| w[1].duration_since(w[0])).collect()

@@ -6,58 +6,54 @@
 //! context window. The log of each is folded and checked.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
+use chock_log::event::EndReason;
 use chock_log::fold::{Message, Status};
-use chock_log::{StateDir, fold_log};
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use chock_log::{SessionId, StateDir, fold_log};
+use chock_testkit::{FakeModel, Reply, Turn, Wire};
 use serde_json::{Value, json};
 
-use super::kit::write_x;
 use super::kit::{
-    approve, assert_success, finish, log_values as events, only_log, wait_for_pending, write_config,
+    all_of, approve, assert_ended, assert_success, call_turn, fake_model, finish, interrupt,
+    log_values as events, only_log, project_with, start_session, wait_for_pending, workspace_file,
+    write_config, write_x,
 };
-use super::{chock, chock_bin, here};
+use super::{chock, on_a_terminal};
 
-fn rules_zon(rules: &[(&str, &str)]) -> String {
-    let lines: String = rules
-        .iter()
-        .map(|(action, decision)| {
-            format!("            .{{ .action = \"{action}\", .decision = .{decision} }},\n")
-        })
-        .collect();
-    format!(".{{\n    .policy = .{{\n        .rules = .{{\n{lines}        }},\n    }},\n}}\n")
+/// A session in `project` whose model answers `replies`, started on
+/// `message`: the state dir, the running `chock run` and the model.
+fn start(
+    rules: &[(&str, &str)],
+    message: &str,
+    replies: impl IntoIterator<Item = Reply>,
+) -> (
+    tempfile::TempDir,
+    chock_testkit::TempProject,
+    Child,
+    FakeModel,
+) {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(rules);
+    let fake = fake_model(state.path(), replies);
+    let child = start_session(state.path(), project.path(), message);
+    (state, project, child, fake)
 }
 
-/// A git project with `rules` in its chock.zon, committed.
-fn project_with(rules: &[(&str, &str)]) -> TempProject {
-    let project = TempProject::git();
-    if !rules.is_empty() {
-        project.write_chock_zon(&rules_zon(rules));
-        project.commit_all("rules");
-    }
-    project
+/// Waits for the session's question, answers it yes through `chock
+/// approve` and waits for the session to end; the session's log.
+fn yes_and_finish(state: &Path, child: Child) -> std::path::PathBuf {
+    let (id, log, _) = wait_for_pending(state);
+    answer_and_finish(state, &id, child, "y\n");
+    log
 }
 
-fn start(state: &Path, project: &TempProject, message: &str) -> Child {
-    chock(state)
-        .arg("run")
-        .arg(project.path())
-        .arg(message)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn all_of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
-}
-
-fn workspace_file(log: &Path, name: &str) -> Option<String> {
-    let dir = fold_log(log).unwrap().state.workspace?.dir;
-    std::fs::read_to_string(dir.join(name)).ok()
+/// Answers session `id` with `input` through `chock approve`, asserting
+/// it succeeded, then waits for the session to end.
+fn answer_and_finish(state: &Path, id: &SessionId, child: Child, input: &str) {
+    let out = approve(state, id.as_str(), input);
+    assert_success(&out);
+    finish(child);
 }
 
 /// The text of the tool result the model read for `call_id` in `request`.
@@ -74,16 +70,14 @@ fn result_for(request: &Value, call_id: &str) -> String {
 
 #[test]
 fn ask_user_waits_for_a_typed_answer_through_chock_approve() {
-    let state = tempfile::tempdir().unwrap();
-    let project = project_with(&[]);
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call("q1", "ask_user", &json!({"question": "which branch?"}))
-            .into(),
-        Turn::text("Thanks.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let child = start(state.path(), &project, "tidy up");
+    let (state, _project, child, fake) = start(
+        &[],
+        "tidy up",
+        [
+            call_turn("q1", "ask_user", json!({"question": "which branch?"})),
+            Turn::text("Thanks.").into(),
+        ],
+    );
     let (id, log, _) = wait_for_pending(state.path());
     let folded = fold_log(&log).unwrap();
     assert_eq!(folded.state.status, Status::WaitingForApproval);
@@ -114,44 +108,36 @@ fn ask_user_waits_for_a_typed_answer_through_chock_approve() {
 
 #[test]
 fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
-    let state = tempfile::tempdir().unwrap();
-    let project = project_with(&[]);
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
+    let (state, _project, child, fake) = start(
+        &[],
+        "fix it",
+        [
+            call_turn(
                 "p1",
                 "restrict_self",
-                &json!({"rules": [{"action": "call.write_file", "decision": "deny"}], "reason": "read only"}),
-            )
-            .into(),
-        write_x("w1").into(),
-        Turn::text("")
-            .call(
+                json!({"rules": [{"action": "call.write_file", "decision": "deny"}], "reason": "read only"}),
+            ),
+            write_x("w1").into(),
+            call_turn(
                 "r1",
                 "request_action",
-                &json!({"action": "call.write_file", "reason": "the fix needs x.txt"}),
-            )
-            .into(),
-        write_x("w2").into(),
-        Turn::text("Done.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let child = start(state.path(), &project, "fix it");
-    let (id, log, _) = wait_for_pending(state.path());
+                json!({"action": "call.write_file", "reason": "the fix needs x.txt"}),
+            ),
+            write_x("w2").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let (id, log, folded) = wait_for_pending(state.path());
     // Before the yes: the promise refused the first write.
     assert!(workspace_file(&log, "x.txt").is_none());
-    let folded = fold_log(&log).unwrap();
-    assert_eq!(folded.state.pending_approvals[0].action, "policy.widen");
+    let question = &folded.state.pending_approvals[0];
+    assert_eq!(question.action, "policy.widen");
     assert!(
-        folded.state.pending_approvals[0]
-            .question
-            .contains("leave promise 1"),
+        question.question.contains("leave promise 1"),
         "{}",
-        folded.state.pending_approvals[0].question
+        question.question
     );
-    let out = approve(state.path(), id.as_str(), "y\n");
-    assert_success(&out);
-    finish(child);
+    answer_and_finish(state.path(), &id, child, "y\n");
 
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
     let requests = fake.requests();
@@ -175,46 +161,38 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
             )
         })
         .collect();
-    assert!(
-        decisions.contains(&("call.write_file", "deny")),
-        "{decisions:?}"
-    );
-    assert!(
-        decisions.contains(&("policy.widen", "ask")),
-        "{decisions:?}"
-    );
-    assert!(
-        decisions.contains(&("call.write_file", "allow")),
-        "{decisions:?}"
-    );
+    for made in [
+        ("call.write_file", "deny"),
+        ("policy.widen", "ask"),
+        ("call.write_file", "allow"),
+    ] {
+        assert!(decisions.contains(&made), "{decisions:?}");
+    }
 }
 
 #[test]
 fn request_action_asks_once_and_a_yes_grants_the_action_for_the_session() {
-    let state = tempfile::tempdir().unwrap();
-    let project = project_with(&[("call.write_file", "ask"), ("exec.path.rm", "deny")]);
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "r1",
-                "request_action",
-                &json!({"action": "exec.path.rm", "reason": "clean up"}),
-            )
-            .call(
-                "r2",
-                "request_action",
-                &json!({"action": "call.write_file", "reason": "write the fix"}),
-            )
-            .into(),
-        write_x("w1").into(),
-        Turn::text("Done.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let child = start(state.path(), &project, "fix it");
-    let (id, log, _) = wait_for_pending(state.path());
-    let out = approve(state.path(), id.as_str(), "y\n");
-    assert_success(&out);
-    finish(child);
+    let (state, _project, child, fake) = start(
+        &[("call.write_file", "ask"), ("exec.path.rm", "deny")],
+        "fix it",
+        [
+            Turn::text("")
+                .call(
+                    "r1",
+                    "request_action",
+                    &json!({"action": "exec.path.rm", "reason": "clean up"}),
+                )
+                .call(
+                    "r2",
+                    "request_action",
+                    &json!({"action": "call.write_file", "reason": "write the fix"}),
+                )
+                .into(),
+            write_x("w1").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let log = yes_and_finish(state.path(), child);
 
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
     let requests = fake.requests();
@@ -245,17 +223,18 @@ fn request_action_asks_once_and_a_yes_grants_the_action_for_the_session() {
 
 #[test]
 fn agent_review_lets_the_reviewer_refuse_with_its_reason() {
-    let state = tempfile::tempdir().unwrap();
-    let project = project_with(&[("call.write_file", "agent_review")]);
-    let fake = FakeModel::with([
-        write_x("w1").into(),
-        Turn::text("NO: writing x.txt is not part of the task.")
-            .usage(50, 9)
-            .into(),
-        Turn::text("Understood.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    finish(start(state.path(), &project, "read the code"));
+    let (state, _project, child, fake) = start(
+        &[("call.write_file", "agent_review")],
+        "read the code",
+        [
+            write_x("w1").into(),
+            Turn::text("NO: writing x.txt is not part of the task.")
+                .usage(50, 9)
+                .into(),
+            Turn::text("Understood.").into(),
+        ],
+    );
+    finish(child);
     let log = only_log(state.path());
     assert!(workspace_file(&log, "x.txt").is_none());
     let requests = fake.requests();
@@ -288,28 +267,23 @@ fn agent_review_lets_the_reviewer_refuse_with_its_reason() {
 
 #[test]
 fn agent_then_human_asks_the_person_only_after_the_reviewers_yes() {
-    let state = tempfile::tempdir().unwrap();
-    let project = project_with(&[("call.write_file", "agent_then_human")]);
-    let fake = FakeModel::with([
-        write_x("w1").into(),
-        Turn::text("YES - the task asks for x.txt.").into(),
-        Turn::text("Done.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let child = start(state.path(), &project, "write x.txt");
-    let (id, log, _) = wait_for_pending(state.path());
-    let events_before = events(&log);
-    assert_eq!(all_of(&events_before, "review")[0]["approved"], true);
-    let question = fold_log(&log).unwrap().state.pending_approvals[0]
-        .question
-        .clone();
+    let (state, _project, child, fake) = start(
+        &[("call.write_file", "agent_then_human")],
+        "write x.txt",
+        [
+            write_x("w1").into(),
+            Turn::text("YES - the task asks for x.txt.").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let (id, log, folded) = wait_for_pending(state.path());
+    assert_eq!(all_of(&events(&log), "review")[0]["approved"], true);
+    let question = &folded.state.pending_approvals[0].question;
     assert!(
         question.contains("the reviewer said yes: the task asks for x.txt."),
         "{question}"
     );
-    let out = approve(state.path(), id.as_str(), "y\n");
-    assert!(out.status.success());
-    finish(child);
+    answer_and_finish(state.path(), &id, child, "y\n");
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
     let events = events(&log);
     let answer = all_of(&events, "approval.answer")[0];
@@ -321,23 +295,13 @@ fn agent_then_human_asks_the_person_only_after_the_reviewers_yes() {
 fn a_foreground_run_is_answered_on_its_terminal() {
     let state = tempfile::tempdir().unwrap();
     let project = project_with(&[("call.write_file", "ask")]);
-    let fake = FakeModel::with([write_x("w1").into(), Turn::text("Done.").into()]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let mut cmd = Command::new("python3");
-    cmd.arg(here().join("pty/answer.py"))
-        .args(["allow it? [y/n]", "y", "--"])
-        .arg(chock_bin())
-        .arg("run")
-        .arg(project.path())
-        .arg("write x.txt")
-        .env("CHOCK_STATE_DIR", state.path())
-        .env("XDG_CONFIG_HOME", state.path().join("config"))
-        .env_remove("CHOCK_DAEMON")
-        .env_remove("CHOCK_LOG");
-    for var in super::AGENT_VARS {
-        cmd.env_remove(var);
-    }
-    let out = cmd.output().unwrap();
+    let _fake = fake_model(
+        state.path(),
+        [write_x("w1").into(), Turn::text("Done.").into()],
+    );
+    let mut run = chock(state.path());
+    run.arg("run").arg(project.path()).arg("write x.txt");
+    let out = on_a_terminal(&run, "allow it? [y/n]", "y");
     let screen = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{screen}");
     assert!(
@@ -365,7 +329,7 @@ fn a_conversation_near_the_window_is_compacted_and_the_fold_starts_from_the_summ
         .config_zon(Wire::OpenAi, "m")
         .replace("    .model =", "    .context_window = 400,\n    .model =");
     write_config(state.path(), &config);
-    finish(start(state.path(), &project, "write x.txt"));
+    finish(start_session(state.path(), project.path(), "write x.txt"));
 
     let log = only_log(state.path());
     let requests = fake.requests();
@@ -413,22 +377,21 @@ fn a_conversation_near_the_window_is_compacted_and_the_fold_starts_from_the_summ
 
 #[test]
 fn a_promise_still_binds_a_session_carried_on_by_another_process() {
-    let state = tempfile::tempdir().unwrap();
-    let project = project_with(&[]);
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
+    let (state, _project, child, fake) = start(
+        &[],
+        "promise",
+        [
+            call_turn(
                 "p1",
                 "restrict_self",
-                &json!({"rules": [{"action": "call.*", "decision": "deny"}]}),
-            )
-            .into(),
-        Turn::text("Promised.").into(),
-        write_x("w1").into(),
-        Turn::text("Refused, as promised.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    finish(start(state.path(), &project, "promise"));
+                json!({"rules": [{"action": "call.*", "decision": "deny"}]}),
+            ),
+            Turn::text("Promised.").into(),
+            write_x("w1").into(),
+            Turn::text("Refused, as promised.").into(),
+        ],
+    );
+    finish(child);
     let log = only_log(state.path());
     let id = log
         .parent()
@@ -450,31 +413,22 @@ fn a_promise_still_binds_a_session_carried_on_by_another_process() {
 
 #[test]
 fn ctrl_c_while_a_question_waits_ends_the_session_interrupted() {
-    let state = tempfile::tempdir().unwrap();
-    let project = project_with(&[]);
-    let fake = FakeModel::with([Turn::text("")
-        .call("q1", "ask_user", &json!({"question": "which branch?"}))
-        .into()]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let child = start(state.path(), &project, "tidy up");
+    let (state, _project, child, _fake) = start(
+        &[],
+        "tidy up",
+        [call_turn(
+            "q1",
+            "ask_user",
+            json!({"question": "which branch?"}),
+        )],
+    );
     let (id, log, _) = wait_for_pending(state.path());
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ended: interrupted"), "{stderr}");
-    let folded = fold_log(&log).unwrap();
-    assert!(matches!(
-        folded.state.status,
-        Status::Ended {
-            reason: chock_log::event::EndReason::Interrupted,
-            ..
-        }
-    ));
+    assert_ended(&log, EndReason::Interrupted);
     assert!(
         !StateDir::at(state.path()).approve_socket(&id).exists(),
         "the socket goes with the session"

@@ -3,45 +3,30 @@
 //! The log of each is folded and checked.
 
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 
 use chock_log::fold::Status;
 use chock_log::{SessionId, StateDir, fold_log};
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use chock_testkit::{FakeModel, TempProject, Turn};
 
-use super::chock;
-use super::kit::{ASK_WRITE, write_x};
-use super::kit::{approve, log_values, wait_for_pending, write_config};
-use super::kit::{assert_success, finish};
+use super::kit::{
+    approve, ask_write_project, assert_success, fake_model, finish, first_of, log_values, only_log,
+    run_session, start_daemon, start_session, wait_for_pending, workspace_file, write_x,
+};
 
-/// Starts a session whose model writes x.txt under an ask rule.
-fn start_asking_session(state: &Path, project: &TempProject) -> (Child, FakeModel) {
-    project.write_chock_zon(ASK_WRITE);
-    // A session works in a worktree of the committed tree.
-    project.commit_all("an ask rule for write_file");
-    let fake = FakeModel::with([write_x("w1").into(), Turn::text("Done.").into()]);
-    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
-    let child = chock(state)
-        .arg("run")
-        .arg(project.path())
-        .arg("write x.txt")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    (child, fake)
-}
-
-fn of_type<'a>(events: &'a [serde_json::Value], kind: &str) -> &'a serde_json::Value {
-    events.iter().find(|e| e["type"] == kind).unwrap()
+/// Starts a session in `state` whose model writes x.txt under an ask rule:
+/// the project, the running `chock run` and its model.
+fn start_asking_session(state: &Path) -> (TempProject, Child, FakeModel) {
+    let project = ask_write_project();
+    let fake = fake_model(state, [write_x("w1").into(), Turn::text("Done.").into()]);
+    let child = start_session(state, project.path(), "write x.txt");
+    (project, child, fake)
 }
 
 #[test]
 fn an_ask_waits_and_a_yes_through_chock_approve_runs_the_call() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let (child, fake) = start_asking_session(state.path(), &project);
+    let (project, child, fake) = start_asking_session(state.path());
     let (id, log, folded) = wait_for_pending(state.path());
     assert_eq!(folded.state.status, Status::WaitingForApproval);
     let pending = &folded.state.pending_approvals[0];
@@ -63,10 +48,10 @@ fn an_ask_waits_and_a_yes_through_chock_approve_runs_the_call() {
     assert!(stderr.contains("allowed call.write_file"), "{stderr}");
 
     finish(child);
-    assert_eq!(workspace_file(&log, "x.txt"), "x");
+    assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
     let events = log_values(&log);
-    let request = of_type(&events, "approval.request");
-    let answer = of_type(&events, "approval.answer");
+    let request = first_of(&events, "approval.request");
+    let answer = first_of(&events, "approval.answer");
     assert_eq!(request["action"], "call.write_file");
     assert_eq!(answer["request_id"], request["request_id"]);
     assert_eq!(answer["answer"], "yes");
@@ -84,8 +69,7 @@ fn an_ask_waits_and_a_yes_through_chock_approve_runs_the_call() {
 #[test]
 fn a_no_through_chock_approve_refuses_and_names_the_rule_that_would_allow_it() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let (child, fake) = start_asking_session(state.path(), &project);
+    let (project, child, fake) = start_asking_session(state.path());
     let (id, log, _) = wait_for_pending(state.path());
     let out = approve(state.path(), id.as_str(), "n\n");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -97,7 +81,7 @@ fn a_no_through_chock_approve_refuses_and_names_the_rule_that_would_allow_it() {
         "the refused call did not run"
     );
     let events = log_values(&log);
-    assert_eq!(of_type(&events, "approval.answer")["answer"], "no");
+    assert_eq!(first_of(&events, "approval.answer")["answer"], "no");
     assert!(!events.iter().any(|e| e["type"] == "tool.call"));
     let result = fake.requests()[1].json()["messages"][3]["content"]
         .as_str()
@@ -123,23 +107,11 @@ fn approve_names_an_unknown_session_and_one_with_nothing_pending() {
 
     // A finished session: nothing pending, and the log is left as it was.
     let project = TempProject::git();
-    let fake = FakeModel::with([Turn::text("Hi.").into()]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let run = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let _fake = fake_model(state.path(), [Turn::text("Hi.").into()]);
+    let run = run_session(state.path(), project.path(), "hi");
     assert!(run.status.success());
-    let id = std::fs::read_dir(state.path().join("sessions"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .file_name();
-    let id = id.to_string_lossy();
-    let log = StateDir::at(state.path()).log_path(&SessionId::parse(&id).unwrap());
+    let log = only_log(state.path());
+    let id = log.parent().unwrap().file_name().unwrap().to_string_lossy();
     let before = std::fs::read(&log).unwrap();
     let out = approve(state.path(), &id, "y\n");
     assert_eq!(out.status.code(), Some(1));
@@ -151,8 +123,7 @@ fn approve_names_an_unknown_session_and_one_with_nothing_pending() {
 #[test]
 fn approve_says_so_when_nobody_listens_on_the_socket() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let (mut child, _fake) = start_asking_session(state.path(), &project);
+    let (_project, mut child, _fake) = start_asking_session(state.path());
     let (id, log, _) = wait_for_pending(state.path());
     // The session dies without an ending: its log still says pending, and
     // its socket file is left with nobody behind it.
@@ -167,22 +138,9 @@ fn approve_says_so_when_nobody_listens_on_the_socket() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_yes_through_the_daemons_answer_verb_runs_the_call() {
-    use std::io::BufRead as _;
-
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let mut daemon = chock(state.path())
-        .arg("daemon")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(daemon.stdout.take().unwrap()).lines();
-    let line = lines.next().unwrap().unwrap();
-    let address =
-        chock_control::Address::parse(line.strip_prefix("listening on ").unwrap()).unwrap();
-
-    let (child, _fake) = start_asking_session(state.path(), &project);
+    let (daemon, address) = start_daemon(state.path());
+    let (project, child, _fake) = start_asking_session(state.path());
     let (id, log, folded) = wait_for_pending(state.path());
     let request = folded.state.pending_approvals[0].request_id.clone();
     let client = chock_control::Client::new(address);
@@ -201,29 +159,19 @@ async fn a_yes_through_the_daemons_answer_verb_runs_the_call() {
         .await
         .unwrap();
     let run = child.wait_with_output().unwrap();
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    drop(daemon);
     assert_success(&run);
-    assert_eq!(workspace_file(&log, "x.txt"), "x");
+    assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
     let events = log_values(&log);
-    assert_eq!(of_type(&events, "approval.answer")["answer"], "yes");
+    assert_eq!(first_of(&events, "approval.answer")["answer"], "yes");
     assert!(fold_log(&log).unwrap().state.pending_approvals.is_empty());
-}
-
-/// A file as the session left it in its workspace (the session's git
-/// worktree, not the project).
-fn workspace_file(log: &Path, name: &str) -> String {
-    let folded = fold_log(log).unwrap();
-    let dir = folded.state.workspace.expect("a workspace.open event").dir;
-    std::fs::read_to_string(dir.join(name)).unwrap()
 }
 
 #[test]
 fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open() {
     use std::os::unix::fs::PermissionsExt;
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let (child, _fake) = start_asking_session(state.path(), &project);
+    let (project, child, _fake) = start_asking_session(state.path());
     let (id, log, folded) = wait_for_pending(state.path());
     let request = folded.state.pending_approvals[0].request_id.clone();
     // Open every directory on the way and the socket itself, so the peer's
@@ -254,7 +202,7 @@ fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open(
     assert_success(&out);
     finish(child);
     assert_eq!(
-        of_type(&log_values(&log), "approval.answer")["answer"],
+        first_of(&log_values(&log), "approval.answer")["answer"],
         "no"
     );
 }

@@ -2,42 +2,29 @@
 //! refusal, a TCP port the system chose, socket activation through
 //! LISTEN_FDS with readiness through NOTIFY_SOCKET, and a clean stop.
 
-use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
-use std::process::Command;
-use std::time::Duration;
-
 use chock_control::{Address, Client};
 
-use super::kit::Running;
-use super::{activated_with_fd_3_closed, chock, chock_bin};
+use super::kit::{Running, chock_out};
+use super::{Activation, assert_closed_fd_3_refused, assert_port_without_host_refused, chock};
 
 #[test]
 fn port_without_host_is_refused_by_name() {
+    assert_port_without_host_refused("daemon", "daemon.sock");
+}
+
+/// `chock daemon --host <host> --port 0` in a fresh state dir, and an empty
+/// project dir to list.
+fn on_tcp(host: &str) -> (tempfile::TempDir, tempfile::TempDir, Running) {
     let state = tempfile::tempdir().unwrap();
-    let out = chock(state.path())
-        .args(["daemon", "--port", "7000"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.starts_with("chock: --port was given without --host"),
-        "{err}"
-    );
-    assert!(
-        !state.path().join("daemon.sock").exists(),
-        "no listener was opened"
-    );
+    let mut command = chock(state.path());
+    command.args(["daemon", "--host", host, "--port", "0"]);
+    let daemon = Running::spawn(command);
+    (state, tempfile::tempdir().unwrap(), daemon)
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn port_zero_prints_the_port_the_system_chose_and_it_answers() {
-    let state = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let mut command = chock(state.path());
-    command.args(["daemon", "--host", "127.0.0.1", "--port", "0"]);
-    let mut daemon = Running::spawn(command);
+    let (state, project, mut daemon) = on_tcp("127.0.0.1");
     let unix = daemon.address();
     assert_eq!(unix, Address::Unix(state.path().join("daemon.sock")));
     let tcp = daemon.address();
@@ -64,11 +51,7 @@ async fn port_zero_prints_the_port_the_system_chose_and_it_answers() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn host_0_0_0_0_is_accepted_unguarded() {
-    let state = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let mut command = chock(state.path());
-    command.args(["daemon", "--host", "0.0.0.0", "--port", "0"]);
-    let mut daemon = Running::spawn(command);
+    let (_state, project, mut daemon) = on_tcp("0.0.0.0");
     daemon.address();
     let Address::Tcp { host, port } = daemon.address() else {
         panic!("a TCP address")
@@ -88,7 +71,7 @@ async fn a_second_daemon_on_the_same_socket_is_refused() {
     command.arg("daemon");
     let mut first = Running::spawn(command);
     first.address();
-    let out = chock(state.path()).arg("daemon").output().unwrap();
+    let out = chock_out(state.path(), &["daemon"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -104,61 +87,23 @@ async fn a_second_daemon_on_the_same_socket_is_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn socket_activation_takes_the_passed_fd_and_notifies_readiness() {
     let state = tempfile::tempdir().unwrap();
-    let sockets = tempfile::tempdir().unwrap();
-    let path = sockets.path().join("activated.sock");
-    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-    let notify_path = sockets.path().join("notify.sock");
-    let notify = std::os::unix::net::UnixDatagram::bind(&notify_path).unwrap();
-    notify
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let fd = listener.as_raw_fd();
-    // LISTEN_PID must be the daemon's own pid: the shell exports its pid and
-    // then becomes the daemon with exec, keeping it.
-    let mut command = Command::new("/bin/sh");
-    command
-        .args(["-c", r#"export LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=chock-daemon.socket; exec "$0" daemon"#])
-        .arg(chock_bin())
-        .env("CHOCK_STATE_DIR", state.path())
-        .env("NOTIFY_SOCKET", &notify_path)
-        .env_remove("CHOCK_DAEMON");
-    // SAFETY: between fork and exec only dup2 runs, which is
-    // async-signal-safe; it puts the listening socket at descriptor 3, as
-    // systemd does, without the close-on-exec flag.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::dup2(fd, 3) == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut daemon = Running::spawn(command);
-    let mut buf = [0u8; 256];
-    let n = notify.recv(&mut buf).unwrap();
-    assert_eq!(String::from_utf8_lossy(&buf[..n]).trim_end(), "READY=1");
+    let activation = Activation::new();
+    let path = activation.path.clone();
+    let mut daemon = activation.start(state.path(), "daemon", "LISTEN_FDNAMES=chock-daemon.socket");
+    activation.assert_ready();
     assert_eq!(daemon.address(), Address::Unix(path.clone()));
     let project = tempfile::tempdir().unwrap();
     Client::new(Address::Unix(path.clone()))
         .list(project.path())
         .await
         .unwrap();
-    assert!(
-        !state.path().join("daemon.sock").exists(),
-        "no socket of its own under activation"
-    );
-    assert!(daemon.terminate().success());
-    assert!(path.exists(), "a socket systemd owns is left for systemd");
-    drop(listener);
+    activation.assert_stops_leaving_the_socket(daemon, state.path(), "daemon.sock");
 }
 
 #[test]
 fn daemon_help_explains_the_listeners() {
     let state = tempfile::tempdir().unwrap();
-    let out = chock(state.path())
-        .args(["daemon", "--help"])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["daemon", "--help"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for needle in [
@@ -174,20 +119,10 @@ fn daemon_help_explains_the_listeners() {
 
 #[test]
 fn socket_activation_refuses_a_passed_fd_that_is_not_open() {
-    let state = tempfile::tempdir().unwrap();
-    let out =
-        activated_with_fd_3_closed(state.path(), "daemon", "LISTEN_FDNAMES=chock-daemon.socket");
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr
-            .contains("socket activation: chock-daemon.socket (fd 3 from LISTEN_FDS) is not open"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("check the .socket unit"), "{stderr}");
-    assert!(out.stdout.is_empty(), "nothing announced");
-    assert!(
-        !state.path().join("daemon.sock").exists(),
-        "the daemon falls back to no socket of its own"
+    assert_closed_fd_3_refused(
+        "daemon",
+        "LISTEN_FDNAMES=chock-daemon.socket",
+        "socket activation: chock-daemon.socket (fd 3 from LISTEN_FDS) is not open",
+        "daemon.sock",
     );
 }

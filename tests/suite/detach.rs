@@ -13,7 +13,7 @@ use std::time::Duration;
 use chock_log::event::EndReason;
 use chock_log::fold::Status;
 use chock_log::{SessionId, StateDir, fold_log};
-use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire, wait_for};
+use chock_testkit::{Reply, TempProject, Turn, wait_for};
 use serde_json::{Value, json};
 
 use super::chock;
@@ -32,10 +32,6 @@ impl Drop for Reaped {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn write_config(state: &Path, fake: &FakeModel) {
-    kit::write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
 }
 
 /// `chock daemon` on the state directory's own socket.
@@ -179,8 +175,10 @@ fn ended(log: &Path) -> Option<EndReason> {
 fn detach_hands_over_at_the_turn_boundary_and_the_daemon_carries_on() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([slow_call("c1"), Turn::text("All done.").into()]);
-    write_config(state.path(), &fake);
+    let fake = kit::fake_model(
+        state.path(),
+        [slow_call("c1"), Turn::text("All done.").into()],
+    );
     let _daemon = start_daemon(state.path());
     let mut session = start_session(state.path(), &project, "look around");
     let (id, log) = wait_for_listening(state.path());
@@ -269,12 +267,14 @@ fn detach_hands_over_at_the_turn_boundary_and_the_daemon_carries_on() {
 fn a_client_gone_before_the_confirm_leaves_the_session_running_and_its_log_untouched() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([
-        slow_call("c1"),
-        slow_call("c2"),
-        Turn::text("Finished.").into(),
-    ]);
-    write_config(state.path(), &fake);
+    let fake = kit::fake_model(
+        state.path(),
+        [
+            slow_call("c1"),
+            slow_call("c2"),
+            Turn::text("Finished.").into(),
+        ],
+    );
     let _daemon = start_daemon(state.path());
     let mut session = start_session(state.path(), &project, "look twice");
     let (id, log) = wait_for_listening(state.path());
@@ -319,8 +319,10 @@ fn a_client_gone_before_the_confirm_leaves_the_session_running_and_its_log_untou
 fn a_daemon_gone_between_the_proving_and_the_confirm_is_named_and_nothing_stops() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([slow_call("c1"), Turn::text("Finished.").into()]);
-    write_config(state.path(), &fake);
+    let _fake = kit::fake_model(
+        state.path(),
+        [slow_call("c1"), Turn::text("Finished.").into()],
+    );
     let mut daemon = start_daemon(state.path());
     let mut session = start_session(state.path(), &project, "look");
     let (id, log) = wait_for_listening(state.path());
@@ -359,8 +361,10 @@ fn a_daemon_gone_between_the_proving_and_the_confirm_is_named_and_nothing_stops(
 fn at_the_wait_bound_detach_says_what_the_session_holds_and_leaves_it_running() {
     let state = tempfile::tempdir().unwrap();
     let project = ask_write_project();
-    let fake = FakeModel::with([write_x("w1").into(), Turn::text("Done.").into()]);
-    write_config(state.path(), &fake);
+    let _fake = kit::fake_model(
+        state.path(),
+        [write_x("w1").into(), Turn::text("Done.").into()],
+    );
     let _daemon = start_daemon(state.path());
     let mut session = start_session(state.path(), &project, "write x.txt");
     let (id, log) = wait_for_listening(state.path());
@@ -426,13 +430,15 @@ fn bad_inputs_are_one_line_errors_and_never_stop_the_session() {
     let state = tempfile::tempdir().unwrap();
     let project = ask_write_project();
     let write = || -> Reply { write_x("w1").into() };
-    let fake = FakeModel::with([
-        Turn::text("Hi.").into(),
-        Reply::error(400, "no"),
-        write(),
-        write(),
-    ]);
-    write_config(state.path(), &fake);
+    let _fake = kit::fake_model(
+        state.path(),
+        [
+            Turn::text("Hi.").into(),
+            Reply::error(400, "no"),
+            write(),
+            write(),
+        ],
+    );
     let dir = StateDir::at(state.path());
 
     // An ended session (done), and one that ended with an error.
@@ -577,12 +583,14 @@ fn newest(state: &Path) -> (SessionId, PathBuf) {
 fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers() {
     let state = tempfile::tempdir().unwrap();
     let project = ask_write_project();
-    let fake = FakeModel::with([
-        slow_call("c1"),
-        write_x("w1").into(),
-        Turn::text("Written.").into(),
-    ]);
-    write_config(state.path(), &fake);
+    let _fake = kit::fake_model(
+        state.path(),
+        [
+            slow_call("c1"),
+            write_x("w1").into(),
+            Turn::text("Written.").into(),
+        ],
+    );
     let _daemon = start_daemon(state.path());
     let mut session = start_session(state.path(), &project, "write x.txt");
     let (id, log) = wait_for_listening(state.path());
@@ -590,12 +598,7 @@ fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers
         .arg(id.as_str())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    kit::assert_success(&out);
     assert_eq!(exit_code(&mut session), Some(8));
 
     // The daemon's child asks; `chock approve` reaches it on the socket
@@ -604,27 +607,12 @@ fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers
         let state = fold_log(&log).ok()?.state;
         (state.status == Status::WaitingForApproval).then_some(())
     });
-    let mut approve = Reaped(
-        chock(state.path())
-            .args(["approve", id.as_str()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    approve.0.stdin.take().unwrap().write_all(b"y\n").unwrap();
-    assert_eq!(
-        exit_code(&mut approve),
-        Some(0),
-        "{}",
-        stderr_of(&mut approve)
-    );
+    kit::assert_success(&kit::approve(state.path(), id.as_str(), "y\n"));
     wait_for(WITHIN, "the adopted session to end", || {
         (ended(&log) == Some(EndReason::Done)).then_some(())
     });
     let all = events(&log);
-    let answer = all.iter().find(|e| e["type"] == "approval.answer").unwrap();
+    let answer = kit::first_of(&all, "approval.answer");
     assert_eq!(answer["answer"], "yes");
     let handover_at = all.iter().position(|e| e["type"] == "handover").unwrap();
     let asked_at = all
@@ -646,27 +634,25 @@ fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers
 #[test]
 fn a_session_holding_a_background_command_hands_over_after_the_command_is_recorded_ended() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(
-        ".{ .policy = .{ .rules = .{\n    .{ .action = \"exec.path.sleep\", .decision = .allow },\n    .{ .action = \"call.job_output\", .decision = .allow },\n} } }\n",
+    let project = kit::project_with(&[("exec.path.sleep", "allow"), ("call.job_output", "allow")]);
+    let _fake = kit::fake_model(
+        state.path(),
+        [
+            Turn::text("")
+                .call(
+                    "b1",
+                    "run_command",
+                    &json!({"command": ["sleep", "8"], "background": true}),
+                )
+                .into(),
+            slow_call("c2"),
+            Turn::text("")
+                .call("o1", "job_output", &json!({"job": "1", "wait_secs": 60}))
+                .into(),
+            Turn::text("Slept.").into(),
+            Turn::text("Nothing more.").into(),
+        ],
     );
-    project.commit_all("allow sleep and job_output");
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "b1",
-                "run_command",
-                &json!({"command": ["sleep", "8"], "background": true}),
-            )
-            .into(),
-        slow_call("c2"),
-        Turn::text("")
-            .call("o1", "job_output", &json!({"job": "1", "wait_secs": 60}))
-            .into(),
-        Turn::text("Slept.").into(),
-        Turn::text("Nothing more.").into(),
-    ]);
-    write_config(state.path(), &fake);
     let _daemon = start_daemon(state.path());
     let mut session = start_session(state.path(), &project, "sleep in the background");
     let (id, log) = wait_for_listening(state.path());
@@ -713,26 +699,9 @@ fn a_session_holding_a_background_command_hands_over_after_the_command_is_record
 #[test]
 fn another_user_who_reaches_handover_sock_is_refused_and_nothing_changes() {
     use std::os::unix::fs::PermissionsExt as _;
-    const ASK: &str = r#"
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-try:
-    s.sendall(b"handover\n")
-except BrokenPipeError:
-    pass
-data = b""
-while True:
-    chunk = s.recv(4096)
-    if not chunk:
-        break
-    data += chunk
-sys.stdout.write(data.decode())
-"#;
     let state = tempfile::tempdir().unwrap();
     let project = ask_write_project();
-    let fake = FakeModel::with([write_x("w1").into()]);
-    write_config(state.path(), &fake);
+    let _fake = kit::fake_model(state.path(), [write_x("w1").into()]);
     let session = start_session(state.path(), &project, "write x.txt");
     let (id, log) = wait_for_listening(state.path());
     wait_for(WITHIN, "the session to wait for an approval", || {
@@ -748,19 +717,8 @@ sys.stdout.write(data.decode())
         dir = d.parent();
     }
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let out = Command::new("runuser")
-        .args(["-u", "chocktest", "--", "/usr/bin/python3", "-c", ASK])
-        .arg(&socket)
-        .output()
-        .unwrap();
+    let reply = chock_testkit::exchange_as_other_user(&socket, "handover\n");
     let mut session = session;
-    assert!(
-        out.status.success(),
-        "this test needs the user 'chocktest' (.ci/run creates it): {} (session: {:?})",
-        String::from_utf8_lossy(&out.stderr),
-        session.0.try_wait()
-    );
-    let reply = String::from_utf8(out.stdout).unwrap();
     assert!(reply.starts_with("error refused: uid "), "{reply}");
     assert_eq!(std::fs::read(&log).unwrap(), before, "the log is unchanged");
     assert!(session.0.try_wait().unwrap().is_none(), "still running");

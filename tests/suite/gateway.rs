@@ -53,8 +53,7 @@ fn lift(m: &Machine, repo: &Path) {
 
 #[test]
 fn sdk_client_and_time_server_on_both_revisions_with_the_stop_on_and_off() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     for revision in ["2025-11-25", "2026-07-28"] {
         let open = sdk_session(&m, &repo, revision);
         assert_eq!(open["revision"], revision, "{open}");
@@ -68,13 +67,7 @@ fn sdk_client_and_time_server_on_both_revisions_with_the_stop_on_and_off() {
             "{open}"
         );
 
-        assert!(
-            m.chock(&repo)
-                .args(["stop", "--reason", "maintenance"])
-                .status()
-                .unwrap()
-                .success()
-        );
+        m.ok(&repo, &["stop", "--reason", "maintenance"]);
         let stopped = sdk_session(&m, &repo, revision);
         assert_eq!(
             stopped["tools"], open["tools"],
@@ -92,11 +85,7 @@ fn sdk_client_and_time_server_on_both_revisions_with_the_stop_on_and_off() {
         lift(&m, &repo);
         assert_eq!(sdk_session(&m, &repo, revision)["call"]["ok"], true);
     }
-    let blocks: Vec<_> = m
-        .decisions()
-        .into_iter()
-        .filter(|l| l["source"] == "gateway")
-        .collect();
+    let blocks = m.decisions_from("gateway");
     assert_eq!(blocks.len(), 2);
     assert_eq!(blocks[0]["action"], "mcp.time.tool.get_current_time");
 }
@@ -170,8 +159,7 @@ fn request(id: u64, method: &str, params: Value) -> Value {
 #[test]
 fn revision_2026_07_28_without_a_handshake_passes_through_and_tools_call_is_refused_while_stopped()
 {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let log = m.root.path().join("server-saw");
     let mut gw = Driven::start(&m, &repo, "modern", &log);
     gw.send(request(1, "server/discover", json!({})));
@@ -196,13 +184,7 @@ fn revision_2026_07_28_without_a_handshake_passes_through_and_tools_call_is_refu
     );
     assert_eq!(call["result"]["resultType"], "complete");
 
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--reason", "freeze"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    m.ok(&repo, &["stop", "--reason", "freeze"]);
     gw.send(request(
         4,
         "tools/call",
@@ -232,8 +214,7 @@ fn revision_2026_07_28_without_a_handshake_passes_through_and_tools_call_is_refu
 
 #[test]
 fn a_client_line_that_is_not_json_gets_a_parse_error_and_is_not_forwarded() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let log = m.root.path().join("server-saw");
     let mut gw = Driven::start(&m, &repo, "modern", &log);
     gw.stdin
@@ -248,20 +229,27 @@ fn a_client_line_that_is_not_json_gets_a_parse_error_and_is_not_forwarded() {
     assert_eq!(std::fs::read_to_string(&log).unwrap_or_default(), "");
 }
 
-#[test]
-fn a_server_that_writes_garbage_is_reported_and_the_gateway_exits_non_zero() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    let mut gw = Driven::start(&m, &repo, "garbage", &m.root.path().join("saw"));
-    gw.send(request(1, "tools/list", json!({})));
+/// Drives a gateway in front of the scripted server in `mode`, which fails
+/// while request `id` is in flight: asserts that the request is answered
+/// with -31003 and the gateway exits 1; its stderr.
+fn a_failing_server(mode: &str, id: u64) -> String {
+    let (m, repo) = Machine::with_shop();
+    let mut gw = Driven::start(&m, &repo, mode, &m.root.path().join("saw"));
+    gw.send(request(id, "tools/list", json!({})));
     let reply = gw.recv();
-    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["id"], id);
     assert_eq!(
         reply["error"]["code"], -31003,
         "the request in flight is answered: {reply}"
     );
     let (code, stderr) = gw.finish();
     assert_eq!(code, Some(1));
+    stderr
+}
+
+#[test]
+fn a_server_that_writes_garbage_is_reported_and_the_gateway_exits_non_zero() {
+    let stderr = a_failing_server("garbage", 1);
     assert!(
         stderr.contains("not JSON-RPC") && stderr.contains("Traceback"),
         "{stderr}"
@@ -270,15 +258,7 @@ fn a_server_that_writes_garbage_is_reported_and_the_gateway_exits_non_zero() {
 
 #[test]
 fn a_server_that_dies_is_reported_and_the_gateway_exits_non_zero() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    let mut gw = Driven::start(&m, &repo, "die", &m.root.path().join("saw"));
-    gw.send(request(7, "tools/list", json!({})));
-    let reply = gw.recv();
-    assert_eq!(reply["id"], 7);
-    assert_eq!(reply["error"]["code"], -31003);
-    let (code, stderr) = gw.finish();
-    assert_eq!(code, Some(1));
+    let stderr = a_failing_server("die", 7);
     assert!(
         stderr.contains("exited") && stderr.contains("3"),
         "{stderr}"
@@ -287,8 +267,7 @@ fn a_server_that_dies_is_reported_and_the_gateway_exits_non_zero() {
 
 #[test]
 fn a_server_command_that_cannot_start_is_an_error() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let out = m
         .chock(&repo)
         .args(["gateway", "--", "/nonexistent/mcp-server"])
@@ -302,8 +281,7 @@ fn a_server_command_that_cannot_start_is_an_error() {
 /// Revision 2025-11-25 with the real server: a project row denying one tool.
 #[test]
 fn a_tool_denied_in_chock_zon_is_hidden_and_its_calls_refused() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     std::fs::write(
         repo.join("chock.zon"),
         ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"mcp.time.tool.convert_time\", .decision = .deny },\n        },\n    },\n}\n",
@@ -328,8 +306,7 @@ fn a_tool_denied_in_chock_zon_is_hidden_and_its_calls_refused() {
 
 #[test]
 fn a_policy_that_cannot_be_read_starts_no_server() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     std::fs::write(
         repo.join("chock.zon"),
         ".{ .policy = .{ .rules = .{ .{ .decision = .maybe } } } }\n",

@@ -34,18 +34,13 @@ fn write_hook(path: &Path, body: &str) {
 
 #[test]
 fn an_agents_commit_is_refused_while_stopped_and_a_persons_passes_and_chained_hooks_run() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let marker = m.root.path().join("chained-ran");
     write_hook(
         &repo.join(".git/hooks/pre-commit"),
         &format!("#!/bin/sh\necho ran >> {}\n", marker.display()),
     );
-    let sync = m
-        .chock(&repo)
-        .args(["sync", "--client", "claude-code"])
-        .output()
-        .unwrap();
+    let sync = m.run(&repo, &["sync", "--client", "claude-code"]);
     assert!(
         sync.status.success(),
         "{}",
@@ -65,13 +60,7 @@ fn an_agents_commit_is_refused_while_stopped_and_a_persons_passes_and_chained_ho
     assert!(commit(&repo, None, &m.state(), &m.home()).status.success());
     assert_eq!(std::fs::read_to_string(&marker).unwrap().lines().count(), 2);
 
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--reason", "release review"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    m.ok(&repo, &["stop", "--reason", "release review"]);
     for var in [
         "CLAUDECODE",
         "CODEX_THREAD_ID",
@@ -96,19 +85,14 @@ fn an_agents_commit_is_refused_while_stopped_and_a_persons_passes_and_chained_ho
         3,
         "chained hook ran for the person"
     );
-    let blocks: Vec<_> = m
-        .decisions()
-        .into_iter()
-        .filter(|l| l["source"] == "git")
-        .collect();
+    let blocks = m.decisions_from("git");
     assert_eq!(blocks.len(), 4);
     assert_eq!(blocks[0]["action"], "git.pre-commit");
 }
 
 #[test]
 fn core_hooks_path_is_honoured_and_an_agents_push_is_refused() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let remote = m.root.path().join("remote.git");
     git(
         m.root.path(),
@@ -124,14 +108,10 @@ fn core_hooks_path_is_honoured_and_an_agents_push_is_refused() {
         &repo.join(".githooks/pre-push"),
         &format!("#!/bin/sh\ncat > {}\n", marker.display()),
     );
-    let sync = m
-        .chock(&repo)
-        .args(["sync", "--client", "claude-code"])
-        .output()
-        .unwrap();
+    let sync = m.run(&repo, &["sync", "--client", "claude-code"]);
     assert!(sync.status.success());
     assert!(repo.join(".githooks/pre-push.chock-chained").exists());
-    assert!(m.chock(&repo).arg("stop").status().unwrap().success());
+    m.ok(&repo, &["stop"]);
     let push = |agent: bool| {
         let mut cmd = git_cmd(&repo);
         cmd.args(["push", "-q", "origin", "main"])
@@ -157,21 +137,14 @@ fn core_hooks_path_is_honoured_and_an_agents_push_is_refused() {
 
 #[test]
 fn a_worktree_commit_meets_the_main_checkouts_stop() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    assert!(
-        m.chock(&repo)
-            .args(["sync", "--client", "cursor"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let (m, repo) = Machine::with_shop();
+    m.ok(&repo, &["sync", "--client", "cursor"]);
     let wt = m.root.path().join("shop-wt");
     git(
         &repo,
         &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
     );
-    assert!(m.chock(&repo).arg("stop").status().unwrap().success());
+    m.ok(&repo, &["stop"]);
     let out = commit(&wt, Some("CURSOR_AGENT"), &m.state(), &m.home());
     assert!(
         !out.status.success(),

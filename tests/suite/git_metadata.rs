@@ -29,7 +29,7 @@ use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
 use super::chock;
-use super::kit::{log_values, of_call, sessions, write_config};
+use super::kit::{chock_out, log_values, of_call, sessions, write_config};
 
 /// A directory outside every workspace: what a plant aims at.
 struct Outside {
@@ -184,10 +184,7 @@ fn attempt(
 
     host_plant(&outside, &st.workspace_dir(&id));
 
-    let out = chock(&state)
-        .args(["run", "--continue", &sid, "again"])
-        .output()
-        .unwrap();
+    let out = chock_out(&state, &["run", "--continue", &sid, "again"]);
     assert!(out.status.success(), "{}", show(&out));
     let events = log_values(&st.log_path(&id));
     assert_unseen(&output(&events, "c4"), "a command after --continue");
@@ -202,10 +199,7 @@ fn attempt(
         })
         .unwrap();
     drop(writer);
-    let out = chock(&state)
-        .args(["run", "--adopt", &sid, "once more"])
-        .output()
-        .unwrap();
+    let out = chock_out(&state, &["run", "--adopt", &sid, "once more"]);
     assert!(out.status.success(), "{}", show(&out));
     let events = log_values(&st.log_path(&id));
     assert_unseen(&output(&events, "c5"), "a command after an adopt");
@@ -220,10 +214,7 @@ fn attempt(
         assert!(out.status.success(), "{args:?}: {}", show(&out));
         outside.untouched(&format!("after {args:?}"));
     }
-    let apply = chock(&state)
-        .args(["workspace", "apply", "--yes", &sid])
-        .output()
-        .unwrap();
+    let apply = chock_out(&state, &["workspace", "apply", "--yes", &sid]);
     assert!(apply.status.success(), "{}", show(&apply));
     outside.untouched("after apply");
     assert_eq!(
@@ -231,10 +222,7 @@ fn attempt(
         "work\n",
         "the session's own commit lands"
     );
-    let discard = chock(&state)
-        .args(["workspace", "discard", &sid])
-        .output()
-        .unwrap();
+    let discard = chock_out(&state, &["workspace", "discard", &sid]);
     assert!(discard.status.success(), "{}", show(&discard));
     outside.untouched("after discard");
 }

@@ -11,41 +11,24 @@ use chock_log::fold_log;
 use chock_testkit::TempProject;
 use serde_json::Value;
 
-use super::chock;
-use super::kit::assert_success;
-use super::kit::{commands_model, log_values, of_call, only_log};
+use super::kit::{commands_model, log_values, of_call, only_log, project_with, result_of, run_ok};
 
 /// Runs one session in which the model runs each command (one turn each);
 /// returns the log's events.
 fn session(state: &Path, project: &TempProject, commands: &[(&str, &[&str])]) -> Vec<Value> {
     let _fake = commands_model(state, commands);
-    let out = chock(state)
-        .arg("run")
-        .arg(project.path())
-        .arg("use git")
-        .output()
-        .unwrap();
-    assert_success(&out);
+    run_ok(state, project.path(), "use git");
     let log = only_log(state);
     fold_log(&log).unwrap();
     log_values(&log)
 }
 
-fn result<'a>(events: &'a [Value], call: &str) -> &'a Value {
-    of_call(events, "tool.result", call)
-        .unwrap_or_else(|| panic!("no result for {call}: {events:#?}"))
-}
-
 #[test]
 fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
     // A project rule permits git.fetch and refuses git.unknown, so nothing
     // waits for a person; git.commit needs no rule (shipped as allow).
-    project.write_chock_zon(
-        ".{ .policy = .{ .rules = .{\n    .{ .action = \"git.fetch\", .decision = .allow },\n    .{ .action = \"git.unknown\", .decision = .deny },\n} } }\n",
-    );
-    project.commit_all("git rules");
+    let project = project_with(&[("git.fetch", "allow"), ("git.unknown", "deny")]);
     let main_before = project.head();
     let hook = project.path().join(".git/hooks/post-commit");
     let hook_line = format!("echo 'touch /tmp/pwned' > {}", hook.display());
@@ -84,23 +67,23 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
         of_call(&events, "decision", "status").is_none(),
         "{events:#?}"
     );
-    assert_eq!(result(&events, "status")["ok"], true, "{events:#?}");
+    assert_eq!(result_of(&events, "status")["ok"], true, "{events:#?}");
     // git add: decided at git.add, allowed by the shipped rule, and run.
     let add = of_call(&events, "decision", "add").expect("a decision for git add");
     assert_eq!(add["action"], "git.add");
     assert_eq!(add["decision"], "allow");
-    assert_eq!(result(&events, "add")["ok"], true, "{events:#?}");
+    assert_eq!(result_of(&events, "add")["ok"], true, "{events:#?}");
     // -c is an option the shim does not read: git.unknown, refused here.
     let unknown = of_call(&events, "decision", "commit").unwrap();
     assert_eq!(unknown["action"], "git.unknown");
     assert_eq!(unknown["decision"], "deny");
-    assert_eq!(result(&events, "commit")["ok"], false);
+    assert_eq!(result_of(&events, "commit")["ok"], false);
     assert!(of_call(&events, "tool.call", "commit").is_none());
     // A plain commit is git.commit, allowed, and it ran.
     let commit = of_call(&events, "decision", "commit2").unwrap();
     assert_eq!(commit["action"], "git.commit");
     assert_eq!(commit["decision"], "allow");
-    let committed = result(&events, "commit2");
+    let committed = result_of(&events, "commit2");
     assert_eq!(committed["ok"], true, "{committed}");
     // The commit is on the session's branch, with the file git add staged.
     let branch = workspace_branch(&events);
@@ -112,7 +95,7 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
     let fetch = of_call(&events, "decision", "fetch").unwrap();
     assert_eq!(fetch["action"], "git.fetch");
     assert_eq!(fetch["decision"], "allow");
-    let fetched = result(&events, "fetch");
+    let fetched = result_of(&events, "fetch");
     assert_eq!(fetched["ok"], false);
     assert!(
         fetched["output"].as_str().unwrap().contains("was not run"),
@@ -127,7 +110,7 @@ fn reading_asks_nobody_committing_is_allowed_and_fetching_is_not_run() {
         main_before,
         "the person's branch did not move"
     );
-    assert_ne!(result(&events, "hook")["ok"], true);
+    assert_ne!(result_of(&events, "hook")["ok"], true);
     assert!(
         !hook.exists(),
         "a hook was written into the person's repository"

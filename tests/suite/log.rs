@@ -6,6 +6,7 @@ use std::process::Stdio;
 use chock_log::event::{EndReason, SessionEnd, UserMessage};
 
 use super::chock;
+use super::kit::chock_out;
 use super::session_logs::{FIXTURE_ENDED, copy_fixtures, stderr, stdout, write_session};
 
 #[test]
@@ -14,16 +15,10 @@ fn prints_the_log_verbatim_and_from_an_id() {
     let proj = tempfile::tempdir().unwrap();
     let (id, w) = write_session(state.path(), proj.path(), "t");
     let file = std::fs::read_to_string(w.path()).unwrap();
-    let out = chock(state.path())
-        .args(["log", id.as_str()])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["log", id.as_str()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), file);
-    let out = chock(state.path())
-        .args(["log", id.as_str(), "--from", "3"])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["log", id.as_str(), "--from", "3"]);
     let want: String = file.lines().skip(3).map(|l| format!("{l}\n")).collect();
     assert_eq!(stdout(&out), want);
 }
@@ -65,10 +60,7 @@ fn follow_stops_when_nobody_owns_an_unended_log() {
     let proj = tempfile::tempdir().unwrap();
     let (id, w) = write_session(state.path(), proj.path(), "t");
     drop(w);
-    let out = chock(state.path())
-        .args(["log", id.as_str(), "--follow"])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["log", id.as_str(), "--follow"]);
     assert!(out.status.success());
     assert_eq!(stdout(&out).lines().count(), 5);
     assert!(
@@ -90,10 +82,7 @@ fn a_damaged_line_is_reported_with_its_number_and_the_rest_printed() {
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.insert_str(text.find("{\"id\":3,").unwrap(), "not json at all\n");
     std::fs::write(&path, &text).unwrap();
-    let out = chock(state.path())
-        .args(["log", FIXTURE_ENDED])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["log", FIXTURE_ENDED]);
     assert!(out.status.success());
     assert_eq!(stdout(&out).lines().count(), 11);
     assert!(

@@ -1,6 +1,6 @@
 //! `chock plan`: the latest plan with statuses.
 
-use super::chock;
+use super::kit::chock_out;
 use super::session_logs::{
     FIXTURE_ENDED, FIXTURE_RUNNING, copy_fixtures, stderr, stdout, write_session,
 };
@@ -9,16 +9,10 @@ use super::session_logs::{
 fn plan_of_the_fixture_session() {
     let state = tempfile::tempdir().unwrap();
     copy_fixtures(state.path());
-    let out = chock(state.path())
-        .args(["plan", FIXTURE_RUNNING])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["plan", FIXTURE_RUNNING]);
     assert!(out.status.success(), "{}", stderr(&out));
     insta::assert_snapshot!(stdout(&out));
-    let out = chock(state.path())
-        .args(["plan", FIXTURE_ENDED])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["plan", FIXTURE_ENDED]);
     assert_eq!(
         stdout(&out),
         format!("session {FIXTURE_ENDED} has no plan yet\n")
@@ -30,9 +24,6 @@ fn plan_of_a_session_written_by_the_writer() {
     let state = tempfile::tempdir().unwrap();
     let proj = tempfile::tempdir().unwrap();
     let (id, _w) = write_session(state.path(), proj.path(), "t");
-    let out = chock(state.path())
-        .args(["plan", id.as_str()])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["plan", id.as_str()]);
     assert_eq!(stdout(&out), "[x] first\n[ ] second\n");
 }

@@ -5,54 +5,27 @@
 //! person's home are theirs alone.
 
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use chock_log::StateDir;
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use chock_testkit::{TempProject, Turn};
 use serde_json::json;
 
 use super::chock;
-use super::kit::{log_values, of_call, sessions, write_config};
+use super::kit::{
+    assert_success, chock_out, commands_model, failed, fake_model, log_values, one_call_a_turn,
+    only_log, project_with, result_of, run_ok, run_session, sessions,
+};
 
-fn session_with(
-    state: &std::path::Path,
-    project: &TempProject,
-    script: &str,
-    message: &str,
-) -> String {
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "c1",
-                "run_command",
-                &json!({ "command": ["sh", "-c", script] }),
-            )
-            .into(),
-        Turn::text("Done.").into(),
-    ]);
-    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
-    run_ok(state, project, message);
-    let id = sessions(state).remove(0);
-    let events = log_values(&StateDir::at(state).log_path(&id));
-    let result = of_call(&events, "tool.result", "c1").unwrap();
+/// A session of `project` on `message` whose one command is `script`, run
+/// to its end; the command's output, which must have succeeded.
+fn session_with(state: &Path, project: &TempProject, script: &str, message: &str) -> String {
+    let _fake = commands_model(state, &[("c1", &["sh", "-c", script])]);
+    run_ok(state, project.path(), message);
+    let events = log_values(&only_log(state));
+    let result = result_of(&events, "c1");
     assert_eq!(result["ok"], true, "{result}");
-    let text = result["output"].as_str().unwrap().to_owned();
-    drop(fake);
-    text
-}
-
-/// `chock run` of `project` with `message`, which must succeed.
-fn run_ok(state: &std::path::Path, project: &TempProject, message: &str) {
-    let out = chock(state)
-        .arg("run")
-        .arg(project.path())
-        .arg(message)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    result["output"].as_str().unwrap().to_owned()
 }
 
 #[test]
@@ -78,11 +51,7 @@ fn pid_1_inside_does_not_show_the_persons_message() {
 #[test]
 fn an_apply_names_links_out_of_the_repository_and_asks_even_where_allowed() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(
-        ".{ .policy = .{ .rules = .{ .{ .action = \"workspace.apply\", .decision = .allow } } } }\n",
-    );
-    project.commit_all("apply allowed");
+    let project = project_with(&[("workspace.apply", "allow")]);
     session_with(
         state.path(),
         &project,
@@ -102,15 +71,10 @@ fn an_apply_names_links_out_of_the_repository_and_asks_even_where_allowed() {
     assert!(!stderr.contains("inside -> docs/a"), "{stderr}");
     assert!(stderr.contains("nobody is at a terminal"), "{stderr}");
     assert!(!project.join("passwd").exists(), "nothing landed");
-    let out = chock(state.path())
-        .args(["workspace", "apply", "--yes", &sid])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&chock_out(
+        state.path(),
+        &["workspace", "apply", "--yes", &sid],
+    ));
     assert!(project.join("passwd").is_symlink());
 }
 
@@ -155,24 +119,21 @@ fn the_directories_chock_makes_in_a_home_are_private() {
 fn the_workspace_is_mounted_at_a_neutral_path_that_the_file_tools_take_too() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
+    let _fake = fake_model(
+        state.path(),
+        one_call_a_turn(&[
+            (
                 "c1",
                 "run_command",
-                &json!({ "command": ["sh", "-c", "pwd; echo made > made.txt; awk '{print \"mount point \" $5}' /proc/self/mountinfo"] }),
-            )
-            .into(),
-        Turn::text("")
-            .call("r1", "read_file", &json!({ "path": "/workspace/made.txt" }))
-            .into(),
-        Turn::text("Done.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    run_ok(state.path(), &project, "look around");
+                json!({ "command": ["sh", "-c", "pwd; echo made > made.txt; awk '{print \"mount point \" $5}' /proc/self/mountinfo"] }),
+            ),
+            ("r1", "read_file", json!({ "path": "/workspace/made.txt" })),
+        ]),
+    );
+    run_ok(state.path(), project.path(), "look around");
     let id = sessions(state.path()).remove(0);
     let events = log_values(&StateDir::at(state.path()).log_path(&id));
-    let seen = of_call(&events, "tool.result", "c1").unwrap()["output"]
+    let seen = result_of(&events, "c1")["output"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -192,7 +153,7 @@ fn the_workspace_is_mounted_at_a_neutral_path_that_the_file_tools_take_too() {
             "a mount point names {host}: {points:?}"
         );
     }
-    let read = of_call(&events, "tool.result", "r1").unwrap();
+    let read = result_of(&events, "r1");
     assert_eq!(read["ok"], true, "{read}");
     assert!(read["output"].as_str().unwrap().contains("made"), "{read}");
 }
@@ -201,18 +162,10 @@ fn the_workspace_is_mounted_at_a_neutral_path_that_the_file_tools_take_too() {
 fn an_operator_config_every_user_can_write_is_refused_before_any_session() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([Turn::text("never").into()]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let fake = fake_model(state.path(), [Turn::text("never").into()]);
     let config = state.path().join("config/chock/config.zon");
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let out = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("hi")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = failed(&run_session(state.path(), project.path(), "hi"));
     assert!(stderr.contains("can be written by every user"), "{stderr}");
     assert!(stderr.contains("chmod o-w"), "{stderr}");
     assert_eq!(
@@ -224,5 +177,5 @@ fn an_operator_config_every_user_can_write_is_refused_before_any_session() {
     assert!(fake.requests().is_empty());
     // Put right, it runs.
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
-    run_ok(state.path(), &project, "hi");
+    run_ok(state.path(), project.path(), "hi");
 }

@@ -12,9 +12,10 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::chock;
-use super::kit::assert_success;
-use super::kit::write_x;
-use super::kit::{only_log, write_config};
+use super::kit::{
+    assert_ended, assert_success, failed, fake_model, interrupt, log_values, of_call, only_log,
+    project_with, rules_zon, run_session, start_session, write_config, write_x,
+};
 
 fn run(state: &Path, project: &Path, message: &str, extra: &[&str]) -> Output {
     chock(state)
@@ -24,6 +25,17 @@ fn run(state: &Path, project: &Path, message: &str, extra: &[&str]) -> Output {
         .arg(message)
         .output()
         .unwrap()
+}
+
+/// A session of a fresh project whose model, configured as `model` over
+/// `wire`, answers `replies`: its output, and its state dir.
+fn session(wire: Wire, model: &str, replies: Vec<Reply>) -> (Output, tempfile::TempDir) {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = FakeModel::with(replies);
+    write_config(state.path(), &fake.config_zon(wire, model));
+    let out = run_session(state.path(), project.path(), "hi");
+    (out, state)
 }
 
 #[test]
@@ -93,39 +105,23 @@ fn model_overrides_the_config_for_one_session() {
 
 #[test]
 fn a_provider_500_ends_with_exit_1_and_a_clear_ending_in_the_log() {
-    let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let fake = FakeModel::with([Reply::error(500, "overloaded")]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let out = run(state.path(), project.path(), "hi", &[]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (out, state) = session(Wire::OpenAi, "m", vec![Reply::error(500, "overloaded")]);
+    let stderr = failed(&out);
     assert!(
         stderr.contains("ended: error: provider 'fake' answered HTTP 500: overloaded"),
         "{stderr}"
     );
-    let folded = fold_log(&only_log(state.path())).unwrap();
-    assert!(matches!(
-        folded.state.status,
-        Status::Ended {
-            reason: EndReason::Error,
-            ..
-        }
-    ));
+    assert_ended(&only_log(state.path()), EndReason::Error);
 }
 
 #[test]
 fn a_cut_stream_ends_with_exit_1_and_says_the_stream_broke_off() {
-    let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let fake = FakeModel::with([Reply::Cut {
+    let cut = Reply::Cut {
         turn: Turn::text("half an answer"),
         after: 3,
-    }]);
-    write_config(state.path(), &fake.config_zon(Wire::Anthropic, "m"));
-    let out = run(state.path(), project.path(), "hi", &[]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    };
+    let (out, _state) = session(Wire::Anthropic, "m", vec![cut]);
+    let stderr = failed(&out);
     assert!(
         stderr.contains("broke off before the turn ended"),
         "{stderr}"
@@ -136,11 +132,10 @@ fn a_cut_stream_ends_with_exit_1_and_says_the_stream_broke_off() {
 fn with_no_provider_configured_the_error_shows_the_block_to_write() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let out = run(state.path(), project.path(), "hi", &[]);
-    assert_eq!(out.status.code(), Some(1));
+    let out = run_session(state.path(), project.path(), "hi");
     let config = state.path().join("config/chock/config.zon");
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        failed(&out),
         format!(
             "chock: no model provider is configured: write this to {} (or pass --model instance/model naming one):
 
@@ -166,9 +161,7 @@ fn a_config_with_a_mistake_names_its_line() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
     write_config(state.path(), ".{\n    .model = 5,\n}\n");
-    let out = run(state.path(), project.path(), "hi", &[]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = failed(&run_session(state.path(), project.path(), "hi"));
     assert!(stderr.contains("config.zon: line 2, column 14"), "{stderr}");
 }
 
@@ -176,39 +169,21 @@ fn a_config_with_a_mistake_names_its_line() {
 fn ctrl_c_during_a_slow_answer_ends_the_session_interrupted() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([Turn::text("slow")
-        .delay(std::time::Duration::from_secs(30))
-        .into()]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let child = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("hi")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let fake = fake_model(
+        state.path(),
+        [Turn::text("slow")
+            .delay(std::time::Duration::from_secs(30))
+            .into()],
+    );
+    let child = start_session(state.path(), project.path(), "hi");
     fake.wait_for_requests(1, std::time::Duration::from_secs(20));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    interrupt(&child);
+    let stderr = failed(&child.wait_with_output().unwrap());
     assert!(
         stderr.contains("ended: interrupted: interrupted by the person; the turn was abandoned"),
         "{stderr}"
     );
-    let folded = fold_log(&only_log(state.path())).unwrap();
-    assert!(matches!(
-        folded.state.status,
-        Status::Ended {
-            reason: EndReason::Interrupted,
-            ..
-        }
-    ));
+    assert_ended(&only_log(state.path()), EndReason::Interrupted);
 }
 
 #[test]
@@ -228,7 +203,7 @@ fn a_script_provider_runs_a_whole_session_offline() {
         state.path(),
         ".{\n    .providers = .{ .demo = .{ .kind = .script, .path = \"demo.script\" } },\n    .model = \"demo/script\",\n}\n",
     );
-    let out = run(state.path(), project.path(), "say hello", &[]);
+    let out = run_session(state.path(), project.path(), "say hello");
     assert_success(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -249,35 +224,29 @@ fn a_script_provider_runs_a_whole_session_offline() {
 #[test]
 fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(
-        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.write_file\", .decision = .deny },\n        },\n    },\n}\n",
+    let project = project_with(&[("call.write_file", "deny")]);
+    let fake = fake_model(
+        state.path(),
+        [
+            write_x("w1").into(),
+            Turn::text("I may not write files here.").into(),
+        ],
     );
-    project.commit_all("policy");
-    let fake = FakeModel::with([
-        write_x("w1").into(),
-        Turn::text("I may not write files here.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let out = run(state.path(), project.path(), "write x.txt", &[]);
+    let out = run_session(state.path(), project.path(), "write x.txt");
     assert_success(&out);
     assert!(
         !project.join("x.txt").exists(),
         "the refused call did not run"
     );
-    let log = std::fs::read_to_string(only_log(state.path())).unwrap();
-    let decision: serde_json::Value = log
-        .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-        // The first decision is workspace.integrate, read at session start.
-        .find(|event| event["type"] == "decision" && event["call_id"] == "w1")
-        .unwrap();
+    let events = log_values(&only_log(state.path()));
+    // The first decision is workspace.integrate, read at session start.
+    let decision = of_call(&events, "decision", "w1").unwrap();
     assert_eq!(decision["action"], "call.write_file");
     assert_eq!(decision["decision"], "deny");
     assert_eq!(decision["layer"], "project");
     assert_eq!(decision["call_id"], "w1");
     assert!(
-        !log.contains("\"type\":\"tool.call\""),
+        events.iter().all(|e| e["type"] != "tool.call"),
         "a refused call is not a tool.call"
     );
     let second = fake.requests()[1].json();
@@ -292,14 +261,9 @@ fn a_deny_rule_refuses_the_call_records_the_decision_and_tells_the_model() {
 fn a_model_the_policy_refuses_is_not_used_and_no_session_starts() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    project.write_chock_zon(
-        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"provider.fake\", .decision = .deny },\n        },\n    },\n}\n",
-    );
-    let fake = FakeModel::start();
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let out = run(state.path(), project.path(), "hi", &[]);
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    project.write_chock_zon(&rules_zon(&[("provider.fake", "deny")]));
+    let fake = fake_model(state.path(), []);
+    let stderr = failed(&run_session(state.path(), project.path(), "hi"));
     assert!(
         stderr.starts_with("chock: the policy does not let this session use the model 'fake/m'"),
         "{stderr}"

@@ -4,44 +4,26 @@
 
 use std::path::Path;
 
-use chock_log::event::EndReason;
-use chock_log::fold::Status;
-use chock_log::fold_log;
-use chock_testkit::{FakeModel, TempProject, Turn, Wire};
+use chock_testkit::TempProject;
 use serde_json::{Value, json};
 
 use super::chock;
 use super::kit::{
-    self, approve, log_values, only_log, wait_for_pending, workspace_dir, write_config,
+    self, approve, assert_done, assert_success, fake_model, finish, log_values, one_call_a_turn,
+    only_log, project_with, run_ok, wait_for_pending, workspace_dir,
 };
-use super::kit::{assert_success, finish};
 
 /// Runs one session in which the model makes `calls` (one turn each) and
 /// then says it is done; returns the log's events.
 fn session(state: &Path, project: &Path, calls: &[(&str, Value)]) -> Vec<Value> {
-    let mut turns: Vec<_> = calls
+    let calls: Vec<(&str, &str, Value)> = calls
         .iter()
-        .map(|(id, args)| Turn::text("").call(id, "run_command", args).into())
+        .map(|(id, args)| (*id, "run_command", args.clone()))
         .collect();
-    turns.push(Turn::text("Done.").into());
-    let fake = FakeModel::with(turns);
-    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
-    let out = chock(state)
-        .arg("run")
-        .arg(project)
-        .arg("run things")
-        .output()
-        .unwrap();
-    assert_success(&out);
+    let _fake = fake_model(state, one_call_a_turn(&calls));
+    run_ok(state, project, "run things");
     let log = only_log(state);
-    let folded = fold_log(&log).unwrap();
-    assert_eq!(
-        folded.state.status,
-        Status::Ended {
-            reason: EndReason::Done,
-            detail: String::new()
-        }
-    );
+    assert_done(&log);
     log_values(&log)
 }
 
@@ -98,13 +80,9 @@ fn a_command_writes_in_the_workspace_and_cannot_write_outside_it() {
 #[test]
 fn a_program_path_with_dot_dot_is_exec_unparsed_and_does_not_run() {
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
     // exec.unparsed ships no rule and so asks; a project rule refuses it
     // here, so the session does not wait for a person.
-    project.write_chock_zon(
-        ".{ .policy = .{ .rules = .{ .{ .action = \"exec.unparsed\", .decision = .deny } } } }\n",
-    );
-    project.commit_all("refuse unparsed programs");
+    let project = project_with(&[("exec.unparsed", "deny")]);
     let events = session(
         state.path(),
         project.path(),
@@ -246,19 +224,13 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
     assert_success(&answered);
     finish(run);
     let events = log_values(&only_log(&state));
-    let answer = events
-        .iter()
-        .find(|e| e["type"] == "approval.answer")
-        .expect("the example asks before writing");
+    let answer = kit::first_of(&events, "approval.answer");
     assert_eq!(answer["answer"], "yes");
     assert_eq!(
         std::fs::read_to_string(workspace_dir(&events).join("hello.txt")).unwrap(),
         "hello, world\n"
     );
-    let ran = events
-        .iter()
-        .find(|e| e["type"] == "tool.result" && e["call_id"] == "script-3-0")
-        .expect("the example runs check.sh");
+    let ran = kit::result_of(&events, "script-3-0");
     assert_eq!(ran["ok"], true, "{ran}");
     assert!(
         ran["output"]

@@ -5,6 +5,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::chock;
+use super::kit::chock_out;
 
 fn run(ws: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
     let state = tempfile::tempdir().unwrap();
@@ -207,10 +208,7 @@ fn allow_jit_lets_node_run() {
 #[test]
 fn help_explains_the_exit_statuses() {
     let state = tempfile::tempdir().unwrap();
-    let out = chock(state.path())
-        .args(["sandbox", "--help"])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["sandbox", "--help"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("--allow-jit") && text.contains("127") && text.contains("128"),

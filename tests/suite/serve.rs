@@ -3,13 +3,9 @@
 //! LISTEN_FDS with readiness through NOTIFY_SOCKET, and a clean stop.
 
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
-use std::process::Command;
-use std::time::Duration;
 
-use super::kit::Running;
-use super::{activated_with_fd_3_closed, chock, chock_bin};
+use super::kit::{Running, chock_out};
+use super::{Activation, assert_closed_fd_3_refused, assert_port_without_host_refused, chock};
 
 /// `GET path` over a connected stream; the whole reply.
 fn get<S: Read + Write>(mut stream: S, path: &str) -> String {
@@ -25,27 +21,13 @@ fn get<S: Read + Write>(mut stream: S, path: &str) -> String {
 
 #[test]
 fn port_without_host_is_refused_by_name() {
-    let state = tempfile::tempdir().unwrap();
-    let out = chock(state.path())
-        .args(["serve", "--port", "7000"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.starts_with("chock: --port was given without --host"),
-        "{err}"
-    );
-    assert!(!state.path().join("serve.sock").exists());
+    assert_port_without_host_refused("serve", "serve.sock");
 }
 
 #[test]
 fn a_bad_daemon_address_is_refused_before_listening() {
     let state = tempfile::tempdir().unwrap();
-    let out = chock(state.path())
-        .args(["serve", "--daemon", "localhost"])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["serve", "--daemon", "localhost"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("'localhost' is not a daemon address"), "{err}");
@@ -112,76 +94,25 @@ fn host_with_port_zero_prints_the_port_the_system_chose() {
 #[test]
 fn socket_activation_takes_the_passed_fd_and_notifies_readiness() {
     let state = tempfile::tempdir().unwrap();
-    let sockets = tempfile::tempdir().unwrap();
-    let path = sockets.path().join("activated.sock");
-    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-    let notify_path = sockets.path().join("notify.sock");
-    let notify = std::os::unix::net::UnixDatagram::bind(&notify_path).unwrap();
-    notify
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let fd = listener.as_raw_fd();
-    // LISTEN_PID must be serve's own pid: the shell exports its pid and then
-    // becomes serve with exec, keeping it.
-    let mut command = Command::new("/bin/sh");
-    command
-        .args([
-            "-c",
-            r#"export LISTEN_PID=$$ LISTEN_FDS=1; exec "$0" serve"#,
-        ])
-        .arg(chock_bin())
-        .env("CHOCK_STATE_DIR", state.path())
-        .env("NOTIFY_SOCKET", &notify_path)
-        .env_remove("CHOCK_DAEMON");
-    // SAFETY: between fork and exec only dup2 or fcntl runs, both
-    // async-signal-safe; it puts the listening socket at descriptor 3, as
-    // systemd does, without the close-on-exec flag.
-    unsafe {
-        command.pre_exec(move || {
-            // dup2 onto itself keeps close-on-exec, so clear it by hand.
-            let failed = if fd == 3 {
-                libc::fcntl(3, libc::F_SETFD, 0) == -1
-            } else {
-                libc::dup2(fd, 3) == -1
-            };
-            if failed {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut serve = Running::spawn(command);
-    let mut buf = [0u8; 256];
-    let n = notify.recv(&mut buf).unwrap();
-    assert_eq!(String::from_utf8_lossy(&buf[..n]).trim_end(), "READY=1");
+    let activation = Activation::new();
+    let path = &activation.path;
+    let mut serve = activation.start(state.path(), "serve", "");
+    activation.assert_ready();
     assert_eq!(
         serve.next_line(),
         format!("listening on unix:{}", path.display())
     );
-    let page = get(std::os::unix::net::UnixStream::connect(&path).unwrap(), "/");
+    let page = get(std::os::unix::net::UnixStream::connect(path).unwrap(), "/");
     assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
-    assert!(
-        !state.path().join("serve.sock").exists(),
-        "no socket of its own under activation"
-    );
-    assert!(serve.terminate().success());
-    assert!(path.exists(), "systemd's socket is systemd's to remove");
+    activation.assert_stops_leaving_the_socket(serve, state.path(), "serve.sock");
 }
 
 #[test]
 fn socket_activation_refuses_a_passed_fd_that_is_not_open() {
-    let state = tempfile::tempdir().unwrap();
-    let out = activated_with_fd_3_closed(state.path(), "serve", "");
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("socket activation: fd 3 from LISTEN_FDS is not open"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("check the .socket unit"), "{stderr}");
-    assert!(out.stdout.is_empty(), "nothing announced");
-    assert!(
-        !state.path().join("serve.sock").exists(),
-        "serve falls back to no socket of its own"
+    assert_closed_fd_3_refused(
+        "serve",
+        "",
+        "socket activation: fd 3 from LISTEN_FDS is not open",
+        "serve.sock",
     );
 }

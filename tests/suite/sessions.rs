@@ -4,6 +4,7 @@ use chock_log::SessionRow;
 use chock_log::event::{EndReason, SessionEnd};
 
 use super::chock;
+use super::kit::chock_out;
 use super::session_logs::{copy_fixtures, stderr, stdout, write_session};
 
 #[test]
@@ -27,10 +28,7 @@ fn json_rows_describe_sessions_written_by_the_writer_newest_first() {
     .unwrap();
     drop(w);
     let (new, _w) = write_session(state.path(), proj.path(), "new one");
-    let out = chock(state.path())
-        .args(["sessions", "--json"])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["sessions", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows: Vec<SessionRow> = stdout(&out)
         .lines()
@@ -98,9 +96,6 @@ fn no_sessions_says_how_to_start_one() {
     let out = chock(state.path()).arg("sessions").output().unwrap();
     assert!(out.status.success());
     assert!(stdout(&out).contains("no sessions in"), "{}", stdout(&out));
-    let out = chock(state.path())
-        .args(["sessions", "--json"])
-        .output()
-        .unwrap();
+    let out = chock_out(state.path(), &["sessions", "--json"]);
     assert_eq!(stdout(&out), "");
 }

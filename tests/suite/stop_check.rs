@@ -1,12 +1,11 @@
 //! The stop check through the binary: hook input on stdin, answer on the
 //! streams; unreadable stop files; the OpenCode plugin under Node.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::Machine;
-use super::kit::assert_success;
+use super::kit::{assert_success, output_with_stdin};
 
 fn claude_input(cwd: &std::path::Path) -> String {
     format!(
@@ -16,31 +15,16 @@ fn claude_input(cwd: &std::path::Path) -> String {
 }
 
 fn run_check(mut cmd: Command, client: &str, input: &str) -> std::process::Output {
-    let mut child = cmd
-        .args(["gate", "stop-check", "--client", client])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A check that refuses before reading closes its stdin; that is not a failure here.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    child.wait_with_output().unwrap()
+    cmd.args(["gate", "stop-check", "--client", client]);
+    output_with_stdin(cmd, input)
 }
 
 #[test]
 fn the_binary_allows_then_refuses_with_exit_2_and_the_reason_on_stderr() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let out = run_check(m.chock(&repo), "claude-code", &claude_input(&repo));
     assert_eq!(out.status.code(), Some(0));
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--reason", "deploy freeze"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    m.ok(&repo, &["stop", "--reason", "deploy freeze"]);
     let out = run_check(m.chock(&repo), "claude-code", &claude_input(&repo));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("stopped: deploy freeze"));
@@ -51,8 +35,7 @@ fn the_binary_allows_then_refuses_with_exit_2_and_the_reason_on_stderr() {
 
 #[test]
 fn an_unknown_client_and_bad_input_are_refused() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let out = run_check(m.chock(&repo), "aider", &claude_input(&repo));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown client"));
@@ -65,8 +48,7 @@ fn an_unknown_client_and_bad_input_are_refused() {
 /// check as `nobody` against a stop file only root may read.
 #[test]
 fn an_unreadable_stop_file_refuses_every_agent() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     for dir in [m.root.path().to_owned(), m.home(), repo.clone()] {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
@@ -102,13 +84,8 @@ fn an_unreadable_stop_file_refuses_every_agent() {
 
 #[test]
 fn the_opencode_plugin_throws_while_stopped_and_when_chock_is_missing() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    let sync = m
-        .chock(&repo)
-        .args(["sync", "--client", "opencode", "--no-git"])
-        .output()
-        .unwrap();
+    let (m, repo) = Machine::with_shop();
+    let sync = m.run(&repo, &["sync", "--client", "opencode", "--no-git"]);
     assert_success(&sync);
     let plugin = repo.join(".opencode/plugins/chock-stop.js");
     let driver = format!(
@@ -138,13 +115,7 @@ try {{
     };
     let with_chock = super::path_with_chock();
     assert_eq!(node(&with_chock), "allowed");
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--reason", "lunch"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    m.ok(&repo, &["stop", "--reason", "lunch"]);
     assert!(node(&with_chock).starts_with("refused: stopped: lunch"));
     // No chock on PATH: the plugin refuses rather than letting the call through.
     let node_dir = std::path::Path::new(

@@ -2,24 +2,16 @@
 //! prompt answered on a real pseudo-terminal.
 
 use std::path::Path;
-use std::process::Command;
 
 use super::kit::assert_success;
-use super::{Machine, here};
+use super::{Machine, on_a_terminal};
 
+/// `chock <args>` as a person in `dir`, on a terminal that types `answer`
+/// at the resume prompt: the exit code and the screen.
 fn answer_on_pty(m: &Machine, dir: &Path, answer: &str, args: &[&str]) -> (i32, String) {
-    let mut cmd = Command::new("python3");
-    cmd.arg(here().join("pty/answer.py"))
-        .args(["to resume agents", answer, "--"])
-        .arg(super::chock_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", m.home())
-        .env("CHOCK_STATE_DIR", m.state());
-    for var in super::AGENT_VARS {
-        cmd.env_remove(var);
-    }
-    let out = cmd.output().unwrap();
+    let mut command = m.chock(dir);
+    command.args(args);
+    let out = on_a_terminal(&command, "to resume agents", answer);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -28,13 +20,8 @@ fn answer_on_pty(m: &Machine, dir: &Path, answer: &str, args: &[&str]) -> (i32, 
 
 #[test]
 fn stop_writes_the_repo_file_and_registry_entry_and_logs_it() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    let out = m
-        .chock(&repo)
-        .args(["stop", "--reason", "deploy freeze"])
-        .output()
-        .unwrap();
+    let (m, repo) = Machine::with_shop();
+    let out = m.run(&repo, &["stop", "--reason", "deploy freeze"]);
     assert_success(&out);
     let stop: serde_json::Value =
         serde_json::from_slice(&std::fs::read(repo.join(".chock/stop.json")).unwrap()).unwrap();
@@ -53,19 +40,10 @@ fn stop_writes_the_repo_file_and_registry_entry_and_logs_it() {
 
 #[test]
 fn agent_with_everywhere_is_a_usage_error_and_unknown_agents_are_refused() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    let out = m
-        .chock(&repo)
-        .args(["stop", "--everywhere", "--agent", "codex"])
-        .output()
-        .unwrap();
+    let (m, repo) = Machine::with_shop();
+    let out = m.run(&repo, &["stop", "--everywhere", "--agent", "codex"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = m
-        .chock(&repo)
-        .args(["stop", "--agent", "claude"])
-        .output()
-        .unwrap();
+    let out = m.run(&repo, &["stop", "--agent", "claude"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("known agents are"));
     assert!(!repo.join(".chock/stop.json").exists());
@@ -73,8 +51,7 @@ fn agent_with_everywhere_is_a_usage_error_and_unknown_agents_are_refused() {
 
 #[test]
 fn stop_and_resume_refuse_an_agents_shell_and_log_the_refusal() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     for (verb, var) in [
         ("stop", "CLAUDECODE"),
         ("resume", "GEMINI_CLI"),
@@ -99,9 +76,8 @@ fn stop_and_resume_refuse_an_agents_shell_and_log_the_refusal() {
 
 #[test]
 fn resume_without_a_terminal_is_refused_and_the_stop_stays() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    assert!(m.chock(&repo).arg("stop").status().unwrap().success());
+    let (m, repo) = Machine::with_shop();
+    m.ok(&repo, &["stop"]);
     let out = m
         .chock(&repo)
         .arg("resume")
@@ -115,15 +91,8 @@ fn resume_without_a_terminal_is_refused_and_the_stop_stays() {
 
 #[test]
 fn resume_on_a_terminal_lifts_the_stop_only_when_the_name_is_typed() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--reason", "lunch"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let (m, repo) = Machine::with_shop();
+    m.ok(&repo, &["stop", "--reason", "lunch"]);
     let (code, screen) = answer_on_pty(&m, &repo, "shpo", &["resume"]);
     assert_eq!(code, 1, "{screen}");
     assert!(
@@ -149,16 +118,9 @@ fn resume_on_a_terminal_lifts_the_stop_only_when_the_name_is_typed() {
 
 #[test]
 fn resume_everywhere_asks_for_the_word_and_lifts_only_the_machine_wide_stop() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    assert!(m.chock(&repo).arg("stop").status().unwrap().success());
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--everywhere", "--reason", "incident"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let (m, repo) = Machine::with_shop();
+    m.ok(&repo, &["stop"]);
+    m.ok(&repo, &["stop", "--everywhere", "--reason", "incident"]);
     assert!(m.home().join(".chock/stops/_everywhere.json").exists());
     let (code, screen) = answer_on_pty(&m, &repo, "shop", &["resume", "--everywhere"]);
     assert_eq!(code, 1, "the repository's name is not the word: {screen}");
@@ -173,20 +135,13 @@ fn resume_everywhere_asks_for_the_word_and_lifts_only_the_machine_wide_stop() {
 
 #[test]
 fn a_worktree_has_no_stop_of_its_own() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let wt = m.root.path().join("shop-wt");
     super::git(
         &repo,
         &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
     );
-    assert!(
-        m.chock(&wt)
-            .args(["stop", "--reason", "from the worktree"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    m.ok(&wt, &["stop", "--reason", "from the worktree"]);
     assert!(
         repo.join(".chock/stop.json").exists(),
         "the main checkout holds it"
@@ -202,47 +157,29 @@ fn a_worktree_has_no_stop_of_its_own() {
 
 #[test]
 fn decisions_prints_every_line_and_json_prints_them_as_stored() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--reason", "lunch"])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = m.chock(&repo).arg("decisions").output().unwrap();
+    let (m, repo) = Machine::with_shop();
+    m.ok(&repo, &["stop", "--reason", "lunch"]);
+    let out = m.run(&repo, &["decisions"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("chock-stop") && text.contains("repo_stop") && text.contains("lunch"),
         "{text}"
     );
-    let out = m
-        .chock(&repo)
-        .args(["decisions", "--json"])
-        .output()
-        .unwrap();
+    let out = m.run(&repo, &["decisions", "--json"]);
     let line: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii()).unwrap();
     assert_eq!(line["type"], "chock-stop");
 }
 
 #[test]
 fn decisions_follow_prints_lines_appended_later() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let mut follower = m
         .chock(&repo)
         .args(["decisions", "--follow", "--json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    assert!(
-        m.chock(&repo)
-            .args(["stop", "--reason", "later"])
-            .status()
-            .unwrap()
-            .success()
-    );
+    m.ok(&repo, &["stop", "--reason", "later"]);
     let stdout = follower.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -262,7 +199,7 @@ fn decisions_follow_prints_lines_appended_later() {
 #[test]
 fn every_stop_subcommand_has_help_and_gate_is_hidden_from_the_tour() {
     let m = Machine::new();
-    let top = m.chock(m.root.path()).arg("--help").output().unwrap();
+    let top = m.run(m.root.path(), &["--help"]);
     let top = String::from_utf8_lossy(&top.stdout);
     assert!(
         top.contains("stop") && top.contains("resume") && top.contains("gateway"),

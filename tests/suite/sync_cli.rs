@@ -5,8 +5,7 @@ use super::Machine;
 
 #[test]
 fn check_exits_3_until_everything_is_wired_and_0_after() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     let clients = [
         "--client",
         "claude-code",
@@ -42,41 +41,29 @@ fn check_exits_3_until_everything_is_wired_and_0_after() {
 
 #[test]
 fn gemini_project_install_is_pending_trust_until_user_level() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
-    assert!(
-        m.chock(&repo)
-            .args(["sync", "--client", "gemini", "--no-git"])
-            .status()
-            .unwrap()
-            .success()
+    let (m, repo) = Machine::with_shop();
+    m.ok(&repo, &["sync", "--client", "gemini", "--no-git"]);
+    let out = m.run(
+        &repo,
+        &["sync", "--check", "--client", "gemini", "--no-git"],
     );
-    let out = m
-        .chock(&repo)
-        .args(["sync", "--check", "--client", "gemini", "--no-git"])
-        .output()
-        .unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stdout).contains("pending trust"));
-    assert!(
-        m.chock(&repo)
-            .args(["sync", "--user-level", "--client", "gemini", "--no-git"])
-            .status()
-            .unwrap()
-            .success()
+    m.ok(
+        &repo,
+        &["sync", "--user-level", "--client", "gemini", "--no-git"],
     );
-    let out = m
-        .chock(&repo)
-        .args([
+    let out = m.run(
+        &repo,
+        &[
             "sync",
             "--check",
             "--user-level",
             "--client",
             "gemini",
             "--no-git",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines()
@@ -87,16 +74,11 @@ fn gemini_project_install_is_pending_trust_until_user_level() {
 
 #[test]
 fn an_invalid_config_fails_the_sync_names_the_position_and_keeps_the_file() {
-    let m = Machine::new();
-    let repo = m.repo("shop");
+    let (m, repo) = Machine::with_shop();
     std::fs::create_dir_all(repo.join(".cursor")).unwrap();
     let broken = "{\n  \"version\": 1,\n  \"hooks\": {\n    \"preToolUse\": [\n  }\n}\n";
     std::fs::write(repo.join(".cursor/hooks.json"), broken).unwrap();
-    let out = m
-        .chock(&repo)
-        .args(["sync", "--client", "cursor", "--no-git"])
-        .output()
-        .unwrap();
+    let out = m.run(&repo, &["sync", "--client", "cursor", "--no-git"]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -7,14 +7,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use chock_log::event::EndReason;
-use chock_log::fold::Status;
-use chock_log::{SessionId, StateDir, fold_log};
+use chock_log::{SessionId, StateDir};
 use chock_testkit::{FakeModel, Page, Site, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
-use super::chock;
-use super::kit::{approve, assert_success, finish};
+use super::kit::{
+    approve, assert_done, assert_success, call_turn, fake_model, finish, first_of, log_values,
+    one_call_a_turn, run_ok, start_session, wait_for_question, write_config,
+};
 
 const RULES: &str = r#".{ .policy = .{ .rules = .{
     .{ .action = "net.fetch.127.0.0.1", .decision = .allow },
@@ -32,25 +32,11 @@ fn session(
     extra: &str,
     calls: &[(&str, &str, Value)],
 ) -> (Vec<Value>, Vec<Value>) {
-    let mut turns: Vec<_> = calls
-        .iter()
-        .map(|(id, tool, args)| Turn::text("").call(id, tool, args).into())
-        .collect();
-    turns.push(Turn::text("Done.").into());
-    let fake = FakeModel::with(turns);
-    let dir = state.join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
+    let fake = FakeModel::with(one_call_a_turn(calls));
     let config = fake.config_zon(Wire::OpenAi, "m");
-    let config = config.replacen(".{\n", &format!(".{{\n{extra}"), 1);
-    std::fs::write(dir.join("config.zon"), config).unwrap();
+    write_config(state, &config.replacen(".{\n", &format!(".{{\n{extra}"), 1));
     let before: Vec<_> = sessions(state);
-    let out = chock(state)
-        .arg("run")
-        .arg(project)
-        .arg("use the web")
-        .output()
-        .unwrap();
-    assert_success(&out);
+    run_ok(state, project, "use the web");
     let new: Vec<_> = sessions(state)
         .into_iter()
         .filter(|s| !before.contains(s))
@@ -58,25 +44,22 @@ fn session(
     assert_eq!(new.len(), 1, "exactly one new session: {new:?}");
     let id = SessionId::parse(&new[0]).unwrap();
     let log = StateDir::at(state).log_path(&id);
-    let folded = fold_log(&log).unwrap();
-    assert_eq!(
-        folded.state.status,
-        Status::Ended {
-            reason: EndReason::Done,
-            detail: String::new()
-        }
-    );
-    let events = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    assert_done(&log);
+    let events = log_values(&log);
     let requests = fake
         .requests()
         .iter()
         .map(chock_testkit::RecordedRequest::json)
         .collect();
     (events, requests)
+}
+
+/// A git project whose committed chock.zon is [`RULES`].
+fn web_project() -> TempProject {
+    let project = TempProject::git();
+    project.write_chock_zon(RULES);
+    project.commit_all("rules for the web tools");
+    project
 }
 
 fn sessions(state: &Path) -> Vec<String> {
@@ -120,9 +103,7 @@ fn fetch_url_is_decided_per_host_follows_only_allowed_hops_and_honours_robots() 
         ("/big", Page::text(&"0123456789\n".repeat(10_000))),
     ]);
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(RULES);
-    project.commit_all("rules for the web tools");
+    let project = web_project();
     let url = |path: &str| format!("{}{path}", site.url());
     let (events, requests) = session(
         state.path(),
@@ -209,9 +190,7 @@ fn web_search_uses_the_configured_engine_or_says_what_to_write() {
         ),
     )]);
     let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    project.write_chock_zon(RULES);
-    project.commit_all("rules for the web tools");
+    let project = web_project();
     let search = format!(
         "    .search = .{{ .kind = .searxng, .base_url = \"{}\" }},\n",
         engine.url()
@@ -303,58 +282,30 @@ fn memory_outlives_the_session_and_images_reach_the_model() {
 
 #[test]
 fn a_host_nobody_named_is_asked_and_a_yes_through_chock_approve_reads_it() {
-    use std::process::Stdio;
-
     let site = Site::start([("/", Page::text("asked for and read"))]);
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
+    let _fake = fake_model(
+        state.path(),
+        [
+            call_turn(
                 "a1",
                 "fetch_url",
-                &json!({"url": format!("{}/", site.url())}),
-            )
-            .into(),
-        Turn::text("Done.").into(),
-    ]);
-    let dir = state.path().join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
-    let child = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("read the page")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let id = chock_testkit::wait_for(Duration::from_secs(20), "the question", || {
-        let id = SessionId::parse(sessions(state.path()).first()?).ok()?;
-        let folded = fold_log(&StateDir::at(state.path()).log_path(&id)).ok()?;
-        let asked = folded
-            .state
-            .pending_approvals
-            .iter()
-            .any(|p| p.action == "net.fetch.127.0.0.1");
-        (asked && StateDir::at(state.path()).approve_socket(&id).exists()).then_some(id)
-    });
+                json!({"url": format!("{}/", site.url())}),
+            ),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let child = start_session(state.path(), project.path(), "read the page");
+    let id = wait_for_question(state.path(), "net.fetch.127.0.0.1");
     assert!(
         site.requests().is_empty(),
         "nothing is fetched before the answer"
     );
     assert_success(&approve(state.path(), id.as_str(), "y\n"));
     finish(child);
-    let events: Vec<Value> = std::fs::read_to_string(StateDir::at(state.path()).log_path(&id))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    let answer = events
-        .iter()
-        .find(|e| e["type"] == "approval.answer")
-        .unwrap();
+    let events = log_values(&StateDir::at(state.path()).log_path(&id));
+    let answer = first_of(&events, "approval.answer");
     assert_eq!(answer["answer"], "yes");
     let (ok, text) = result(&events, "a1");
     assert!(ok, "{text}");

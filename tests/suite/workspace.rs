@@ -8,24 +8,55 @@ use std::time::Duration;
 
 use chock_log::event::{EndReason, Event, EventBody};
 use chock_log::fold::Status;
-use chock_log::{EventId, StateDir, fold_log, read_after};
-use chock_testkit::{FakeModel, TempProject, Turn, Wire, wait_for};
+use chock_log::{EventId, SessionId, StateDir, fold_log, read_after};
+use chock_testkit::{FakeModel, Reply, TempProject, Turn, wait_for};
 use serde_json::json;
 
 use super::chock;
-use super::kit::sessions;
-use super::kit::write_x;
+use super::kit::{assert_ended, call_turn, fake_model, sessions, write_x};
 
-fn setup(fake: &FakeModel) -> (tempfile::TempDir, TempProject) {
-    let state = tempfile::tempdir().unwrap();
-    let dir = state.path().join("config").join("chock");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.zon"), fake.config_zon(Wire::OpenAi, "m")).unwrap();
-    (state, TempProject::git())
+/// A state dir whose config names a fake model, and a git project.
+struct World {
+    fake: FakeModel,
+    state: tempfile::TempDir,
+    project: TempProject,
 }
 
-fn run(state: &Path, args: &[&str]) -> Output {
-    chock(state).args(args).output().unwrap()
+impl World {
+    /// A world whose model answers `replies` in order.
+    fn new(replies: impl IntoIterator<Item = Reply>) -> World {
+        let state = tempfile::tempdir().unwrap();
+        let fake = fake_model(state.path(), replies);
+        World {
+            fake,
+            state,
+            project: TempProject::git(),
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.state.path()
+    }
+
+    /// `chock <args>` in this world's state dir.
+    fn run(&self, args: &[&str]) -> Output {
+        chock(self.dir()).args(args).output().unwrap()
+    }
+
+    /// `chock run <project> <message>`, asserted to succeed: the session
+    /// it made (the first in the state dir).
+    fn session(&self, message: &str) -> SessionId {
+        ok(&self.run(&["run", self.project_path(), message]));
+        sessions(self.dir()).remove(0)
+    }
+
+    fn project_path(&self) -> &str {
+        self.project.path().to_str().unwrap()
+    }
+
+    fn st(&self) -> StateDir {
+        StateDir::at(self.dir())
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -35,6 +66,25 @@ fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
+}
+
+/// Asserts that `out` succeeded; its text.
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", text(out));
+    text(out)
+}
+
+/// Asserts that `out` exited 1 and says `needle`; its text.
+fn fails_saying(out: &Output, needle: &str) -> String {
+    let t = text(out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains(needle), "{t}");
+    t
+}
+
+/// Asserts that `out` says `needle`.
+fn says(out: &Output, needle: &str) {
+    assert!(text(out).contains(needle), "{}", text(out));
 }
 
 fn events(log: &Path) -> Vec<Event> {
@@ -54,6 +104,14 @@ fn workspace_dirs(events: &[Event]) -> Vec<PathBuf> {
             _ => None,
         })
         .collect()
+}
+
+/// How many messages the person sent in `events`.
+fn user_messages(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e.body, EventBody::UserMessage(_)))
+        .count()
 }
 
 fn commit_in(dir: &Path, message: &str) {
@@ -81,121 +139,81 @@ fn commit_in(dir: &Path, message: &str) {
 
 #[test]
 fn a_project_that_is_not_a_repository_is_refused_before_any_session() {
-    let fake = FakeModel::with([Turn::text("never").into()]);
-    let (state, _) = setup(&fake);
+    let w = World::new([Turn::text("never").into()]);
     let plain = TempProject::new();
-    let out = run(state.path(), &["run", plain.path().to_str().unwrap(), "hi"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("git init"), "{}", text(&out));
-    assert!(sessions(state.path()).is_empty());
-    assert!(fake.requests().is_empty());
+    fails_saying(
+        &w.run(&["run", plain.path().to_str().unwrap(), "hi"]),
+        "git init",
+    );
+    assert!(sessions(w.dir()).is_empty());
+    assert!(w.fake.requests().is_empty());
 }
 
 #[test]
 fn a_dirty_tree_needs_allow_dirty_which_copies_it_in() {
-    let fake = FakeModel::with([Turn::text("ok").into()]);
-    let (state, project) = setup(&fake);
-    project.write("draft.txt", "my draft\n");
-    let p = project.path().to_str().unwrap();
-    let out = run(state.path(), &["run", p, "hi"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("--allow-dirty"), "{}", text(&out));
-    assert!(sessions(state.path()).is_empty());
-    let out = run(state.path(), &["run", "--allow-dirty", p, "hi"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let id = &sessions(state.path())[0];
-    let dir = StateDir::at(state.path()).workspace_dir(id);
+    let w = World::new([Turn::text("ok").into()]);
+    w.project.write("draft.txt", "my draft\n");
+    let p = w.project_path();
+    fails_saying(&w.run(&["run", p, "hi"]), "--allow-dirty");
+    assert!(sessions(w.dir()).is_empty());
+    ok(&w.run(&["run", "--allow-dirty", p, "hi"]));
+    let id = &sessions(w.dir())[0];
+    let dir = w.st().workspace_dir(id);
     assert_eq!(
         std::fs::read_to_string(dir.join("draft.txt")).unwrap(),
         "my draft\n"
     );
-    assert_eq!(project.read("draft.txt"), "my draft\n");
+    assert_eq!(w.project.read("draft.txt"), "my draft\n");
 }
 
 #[test]
 fn the_work_is_listed_shown_diffed_and_applied() {
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "notes.txt", "content": "from the agent\n"}),
-            )
-            .into(),
+    let w = World::new([
+        call_turn(
+            "w1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "from the agent\n"}),
+        ),
         Turn::text("Wrote notes.txt.").into(),
     ]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "write notes"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
+    let id = w.session("write notes");
     let sid = id.as_str();
-    let st = StateDir::at(state.path());
-    let log = st.log_path(&id);
-    let dir = st.workspace_dir(&id);
+    let log = w.st().log_path(&id);
+    let dir = w.st().workspace_dir(&id);
     assert_eq!(workspace_dirs(&events(&log)), vec![dir.clone()]);
-    assert!(!project.join("notes.txt").exists());
+    assert!(!w.project.join("notes.txt").exists());
     commit_in(&dir, "notes from the agent");
 
-    let list = run(state.path(), &["workspace", "list"]);
-    assert!(text(&list).contains(sid), "{}", text(&list));
-    assert!(
-        text(&list).contains(&format!("chock/{sid}")),
-        "{}",
-        text(&list)
-    );
-    let show = run(state.path(), &["workspace", "show", sid]);
-    assert!(
-        text(&show).contains("notes from the agent"),
-        "{}",
-        text(&show)
-    );
-    let diff = run(state.path(), &["workspace", "diff", sid]);
-    assert!(text(&diff).contains("+from the agent"), "{}", text(&diff));
+    let list = w.run(&["workspace", "list"]);
+    says(&list, sid);
+    says(&list, &format!("chock/{sid}"));
+    says(&w.run(&["workspace", "show", sid]), "notes from the agent");
+    says(&w.run(&["workspace", "diff", sid]), "+from the agent");
 
-    let apply = run(state.path(), &["workspace", "apply", "--yes", sid]);
-    assert!(apply.status.success(), "{}", text(&apply));
-    assert!(
-        text(&apply).contains("Fast-forward your branch main"),
-        "{}",
-        text(&apply)
-    );
-    assert_eq!(project.read("notes.txt"), "from the agent\n");
+    let apply = w.run(&["workspace", "apply", "--yes", sid]);
+    ok(&apply);
+    says(&apply, "Fast-forward your branch main");
+    assert_eq!(w.project.read("notes.txt"), "from the agent\n");
     let folded = fold_log(&log).unwrap();
     assert!(folded.state.workspace.unwrap().applied);
-    assert!(matches!(
-        folded.state.status,
-        Status::Ended {
-            reason: EndReason::Done,
-            ..
-        }
-    ));
+    assert_ended(&log, EndReason::Done);
 
-    let discard = run(state.path(), &["workspace", "discard", sid]);
-    assert!(discard.status.success(), "{}", text(&discard));
+    ok(&w.run(&["workspace", "discard", sid]));
     assert!(!dir.exists());
     // Merged into main, so the branch went with it.
-    assert_eq!(project.run_git(&["branch", "--list", "chock/*"]), "");
+    assert_eq!(w.project.run_git(&["branch", "--list", "chock/*"]), "");
 }
 
 #[test]
 fn integrate_denied_parks_the_work_and_the_description_says_so() {
-    let fake = FakeModel::with([Turn::text("nothing to do").into()]);
-    let (state, project) = setup(&fake);
-    project.write_chock_zon(
+    let w = World::new([Turn::text("nothing to do").into()]);
+    w.project.write_chock_zon(
         ".{ .apply = .{ .mode = .merge }, .policy = .{ .rules = .{ .{ .action = \"workspace.integrate\", .decision = .deny } } } }\n",
     );
-    project.commit_all("policy");
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "hi"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
+    w.project.commit_all("policy");
+    let id = w.session("hi");
     // Read once, at session start, and recorded.
-    let recorded = events(&StateDir::at(state.path()).log_path(&id))
+    let recorded = events(&w.st().log_path(&id))
         .into_iter()
         .find_map(|e| match e.body {
             EventBody::Decision(d) if d.action == "workspace.integrate" => Some(d),
@@ -206,21 +224,22 @@ fn integrate_denied_parks_the_work_and_the_description_says_so() {
         (recorded.decision.as_str(), recorded.layer.as_str()),
         ("deny", "project")
     );
-    let dir = StateDir::at(state.path()).workspace_dir(&id);
+    let dir = w.st().workspace_dir(&id);
     std::fs::write(dir.join("a.txt"), "a\n").unwrap();
     commit_in(&dir, "a");
-    let before = project.head();
-    let apply = run(state.path(), &["workspace", "apply", "--yes", id.as_str()]);
-    assert!(apply.status.success(), "{}", text(&apply));
+    let before = w.project.head();
+    let apply = w.run(&["workspace", "apply", "--yes", id.as_str()]);
+    ok(&apply);
     let parked = format!("refs/chock/parked/{}", id.as_str());
-    assert!(
-        text(&apply).contains(&format!("workspace.integrate is deny, so no branch of yours moves: park the session's 1 commit at {parked}")),
-        "{}",
-        text(&apply)
+    says(
+        &apply,
+        &format!(
+            "workspace.integrate is deny, so no branch of yours moves: park the session's 1 commit at {parked}"
+        ),
     );
-    assert_eq!(project.head(), before);
+    assert_eq!(w.project.head(), before);
     assert_eq!(
-        project
+        w.project
             .run_git(&["log", "-1", "--format=%s", &parked])
             .trim(),
         "a"
@@ -229,14 +248,12 @@ fn integrate_denied_parks_the_work_and_the_description_says_so() {
 
 #[test]
 fn continue_after_kill_9_mid_turn_resumes_in_the_same_workspace() {
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "one.txt", "content": "one\n"}),
-            )
-            .into(),
+    let w = World::new([
+        call_turn(
+            "w1",
+            "write_file",
+            json!({"path": "one.txt", "content": "one\n"}),
+        ),
         // The second model call streams slowly; the process dies in it.
         Turn::text(&"slowly ".repeat(200))
             .pieces(1)
@@ -244,18 +261,17 @@ fn continue_after_kill_9_mid_turn_resumes_in_the_same_workspace() {
             .into(),
         Turn::text("Carried on.").into(),
     ]);
-    let (state, project) = setup(&fake);
-    let mut child = chock(state.path())
-        .args(["run", project.path().to_str().unwrap(), "write one.txt"])
+    let mut child = chock(w.dir())
+        .args(["run", w.project_path(), "write one.txt"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    fake.wait_for_requests(2, Duration::from_secs(20));
+    w.fake.wait_for_requests(2, Duration::from_secs(20));
     let id = wait_for(Duration::from_secs(10), "the session's log", || {
-        sessions(state.path()).pop()
+        sessions(w.dir()).pop()
     });
-    let st = StateDir::at(state.path());
+    let st = w.st();
     let log = st.log_path(&id);
     wait_for(Duration::from_secs(10), "the first result", || {
         std::fs::read_to_string(&log)
@@ -267,8 +283,7 @@ fn continue_after_kill_9_mid_turn_resumes_in_the_same_workspace() {
     child.wait().unwrap();
     let before = events(&log);
 
-    let out = run(state.path(), &["run", "--continue", id.as_str()]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok(&w.run(&["run", "--continue", id.as_str()]));
     let after = events(&log);
     let dirs = workspace_dirs(&after);
     assert_eq!(dirs, vec![st.workspace_dir(&id), st.workspace_dir(&id)]);
@@ -277,36 +292,26 @@ fn continue_after_kill_9_mid_turn_resumes_in_the_same_workspace() {
         .filter(|e| matches!(&e.body, EventBody::ToolCall(c) if c.call_id == "w1"))
         .count();
     assert_eq!(calls, 1, "the completed call was not run again");
-    let users = after
-        .iter()
-        .filter(|e| matches!(e.body, EventBody::UserMessage(_)))
-        .count();
-    assert_eq!(users, 1, "no message was added");
+    assert_eq!(user_messages(&after), 1, "no message was added");
     // The crash is recorded before the new owner's first event.
     let crashed = after[before.len()..].first().unwrap();
     assert!(
         matches!(&crashed.body, EventBody::SessionEnd(e) if e.reason == EndReason::Crashed),
         "{crashed:?}"
     );
-    let third = fake.requests()[2].json();
+    let third = w.fake.requests()[2].json();
     let messages = third["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap()["role"], "tool");
     assert_eq!(
         std::fs::read_to_string(st.workspace_dir(&id).join("one.txt")).unwrap(),
         "one\n"
     );
-    assert!(matches!(
-        fold_log(&log).unwrap().state.status,
-        Status::Ended {
-            reason: EndReason::Done,
-            ..
-        }
-    ));
+    assert_ended(&log, EndReason::Done);
 }
 
 #[test]
 fn two_continues_racing_exactly_one_wins_and_the_other_is_told_who() {
-    let fake = FakeModel::with([
+    let w = World::new([
         Turn::text("first answer").into(),
         Turn::text(&"busy ".repeat(100))
             .pieces(1)
@@ -314,15 +319,9 @@ fn two_continues_racing_exactly_one_wins_and_the_other_is_told_who() {
             .into(),
         Turn::text("late").into(),
     ]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "hi"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
+    let id = w.session("hi");
     let spawn = || {
-        chock(state.path())
+        chock(w.dir())
             .args(["run", "--continue", id.as_str(), "more"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -345,65 +344,44 @@ fn two_continues_racing_exactly_one_wins_and_the_other_is_told_who() {
 
 #[test]
 fn allow_dirty_is_refused_on_a_continued_session() {
-    let fake = FakeModel::with([Turn::text("ok").into()]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "hi"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
-    let log = StateDir::at(state.path()).log_path(&id);
+    let w = World::new([Turn::text("ok").into()]);
+    let id = w.session("hi");
+    let log = w.st().log_path(&id);
     let before = std::fs::read_to_string(&log).unwrap();
-    let out = run(
-        state.path(),
-        &["run", "--continue", id.as_str(), "--allow-dirty", "more"],
+    fails_saying(
+        &w.run(&["run", "--continue", id.as_str(), "--allow-dirty", "more"]),
+        "agent's own edits",
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("agent's own edits"), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
 }
 
 #[test]
 fn a_workspace_deleted_by_hand_is_reported_with_its_branch() {
-    let fake = FakeModel::with([Turn::text("ok").into()]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "hi"],
+    let w = World::new([Turn::text("ok").into()]);
+    let id = w.session("hi");
+    std::fs::remove_dir_all(w.st().workspace_dir(&id)).unwrap();
+    let t = fails_saying(
+        &w.run(&["run", "--continue", id.as_str(), "more"]),
+        "is gone",
     );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
-    let dir = StateDir::at(state.path()).workspace_dir(&id);
-    std::fs::remove_dir_all(&dir).unwrap();
-    let out = run(state.path(), &["run", "--continue", id.as_str(), "more"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let t = text(&out);
-    assert!(t.contains("is gone"), "{t}");
     assert!(t.contains(&format!("chock/{}", id.as_str())), "{t}");
-    let show = run(state.path(), &["workspace", "show", id.as_str()]);
-    assert!(text(&show).contains("(missing)"), "{}", text(&show));
+    says(&w.run(&["workspace", "show", id.as_str()]), "(missing)");
 }
 
 #[test]
 fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
-    let fake = FakeModel::with([
+    let w = World::new([
         Turn::text("first").into(),
         Turn::text("adopted and answering").into(),
     ]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "hi"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
-    let st = StateDir::at(state.path());
+    let id = w.session("hi");
+    let st = w.st();
     let log = st.log_path(&id);
     let before = std::fs::read_to_string(&log).unwrap();
-    let out = run(state.path(), &["run", "--adopt", id.as_str()]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("was not handed over"), "{}", text(&out));
+    fails_saying(
+        &w.run(&["run", "--adopt", id.as_str()]),
+        "was not handed over",
+    );
     assert_eq!(std::fs::read_to_string(&log).unwrap(), before);
 
     let mut writer = chock_log::LogWriter::open(&log).unwrap();
@@ -414,14 +392,13 @@ fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
         })
         .unwrap();
     drop(writer);
-    let out = run(state.path(), &["run", "--adopt", id.as_str(), "and then?"]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok(&w.run(&["run", "--adopt", id.as_str(), "and then?"]));
     let after = events(&log);
     assert_eq!(
         workspace_dirs(&after),
         vec![st.workspace_dir(&id), st.workspace_dir(&id)]
     );
-    let second = fake.requests()[1].json();
+    let second = w.fake.requests()[1].json();
     let messages = second["messages"].as_array().unwrap();
     assert_eq!(messages[messages.len() - 2]["content"], "first");
     assert_eq!(messages[messages.len() - 1]["content"], "and then?");
@@ -429,20 +406,17 @@ fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
 
 #[test]
 fn a_session_that_ended_in_error_keeps_its_workspace_and_the_next_run_says_where() {
-    let fake = FakeModel::with([
-        chock_testkit::Reply::error(500, "overloaded"),
+    let w = World::new([
+        Reply::error(500, "overloaded"),
         Turn::text("fine now").into(),
     ]);
-    let (state, project) = setup(&fake);
-    let p = project.path().to_str().unwrap();
-    let out = run(state.path(), &["run", p, "hi"]);
+    let p = w.project_path();
+    let out = w.run(&["run", p, "hi"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
-    let dir = StateDir::at(state.path()).workspace_dir(&id);
+    let id = sessions(w.dir()).remove(0);
+    let dir = w.st().workspace_dir(&id);
     assert!(dir.is_dir());
-    let out = run(state.path(), &["run", p, "again"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let t = text(&out);
+    let t = ok(&w.run(&["run", p, "again"]));
     assert!(
         t.contains(&format!(
             "session {} (ended: error) kept its workspace at {}",
@@ -459,108 +433,77 @@ fn a_session_that_ended_in_error_keeps_its_workspace_and_the_next_run_says_where
 
 #[test]
 fn continue_without_an_id_takes_the_newest_session_of_the_project_here() {
-    let fake = FakeModel::with([Turn::text("one").into(), Turn::text("two").into()]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "hi"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
-    let out = chock(state.path())
+    let w = World::new([Turn::text("one").into(), Turn::text("two").into()]);
+    let id = w.session("hi");
+    let out = chock(w.dir())
         .args(["run", "--continue", "--", "next"])
-        .current_dir(project.path())
+        .current_dir(w.project.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(sessions(state.path()), vec![id.clone()]);
-    let log = StateDir::at(state.path()).log_path(&id);
-    let users = events(&log)
-        .into_iter()
-        .filter(|e| matches!(e.body, EventBody::UserMessage(_)))
-        .count();
-    assert_eq!(users, 2);
+    ok(&out);
+    assert_eq!(sessions(w.dir()), vec![id.clone()]);
+    assert_eq!(user_messages(&events(&w.st().log_path(&id))), 2);
 }
 
 #[test]
 fn apply_and_diff_of_a_workspace_deleted_by_hand_name_the_branch() {
-    let fake = FakeModel::with([Turn::text("ok").into()]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "hi"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
-    std::fs::remove_dir_all(StateDir::at(state.path()).workspace_dir(&id)).unwrap();
-    let head = project.head();
+    let w = World::new([Turn::text("ok").into()]);
+    let id = w.session("hi");
+    std::fs::remove_dir_all(w.st().workspace_dir(&id)).unwrap();
+    let head = w.project.head();
     for verb in ["apply", "diff"] {
-        let out = run(state.path(), &["workspace", verb, id.as_str()]);
-        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-        let t = text(&out);
-        assert!(t.contains("is gone"), "{verb}: {t}");
-        assert!(t.contains(&format!("branch chock/{}", id.as_str())), "{t}");
+        let t = fails_saying(&w.run(&["workspace", verb, id.as_str()]), "is gone");
+        assert!(
+            t.contains(&format!("branch chock/{}", id.as_str())),
+            "{verb}: {t}"
+        );
     }
-    assert_eq!(project.head(), head);
+    assert_eq!(w.project.head(), head);
 }
 
 #[test]
 fn the_checkout_is_recorded_before_the_model_answer_and_before_any_tool() {
     // The checkout is made while the first request is out; the log still
     // names it before anything the model asked for.
-    let fake = FakeModel::with([
-        Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "sub/made.txt", "content": "made\n"}),
-            )
-            .into(),
+    let w = World::new([
+        call_turn(
+            "w1",
+            "write_file",
+            json!({"path": "sub/made.txt", "content": "made\n"}),
+        ),
         Turn::text("done").into(),
     ]);
-    let (state, project) = setup(&fake);
-    let out = run(
-        state.path(),
-        &["run", project.path().to_str().unwrap(), "go"],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let id = sessions(state.path()).remove(0);
-    let st = StateDir::at(state.path());
+    let id = w.session("go");
+    let st = w.st();
     let all = events(&st.log_path(&id));
     let at = |want: fn(&EventBody) -> bool| all.iter().position(|e| want(&e.body)).unwrap();
     let open = at(|b| matches!(b, EventBody::WorkspaceOpen(_)));
     let answer = at(|b| matches!(b, EventBody::AssistantMessage(_)));
     let call = at(|b| matches!(b, EventBody::ToolCall(_)));
     assert!(open < answer && answer < call, "{all:#?}");
-    let EventBody::WorkspaceOpen(w) = &all[open].body else {
+    let EventBody::WorkspaceOpen(ws) = &all[open].body else {
         unreachable!()
     };
-    assert_eq!(w.commit, project.head());
+    assert_eq!(ws.commit, w.project.head());
     assert_eq!(
         std::fs::read_to_string(st.workspace_dir(&id).join("sub/made.txt")).unwrap(),
         "made\n"
     );
-    assert!(!project.join("sub/made.txt").exists());
+    assert!(!w.project.join("sub/made.txt").exists());
 }
 
 #[test]
 fn a_taken_branch_ends_the_session_with_its_error_in_the_log_and_moves_nothing() {
-    let fake = FakeModel::with([write_x("w1").into()]);
-    let (state, project) = setup(&fake);
-    let id = chock_log::SessionId::new();
+    let w = World::new([write_x("w1").into()]);
+    let project = &w.project;
+    let id = SessionId::new();
     let branch = format!("chock/{}", id.as_str());
     project.run_git(&["branch", &branch]);
     let head = project.head();
-    let p = project.path().to_str().unwrap();
-    let out = run(state.path(), &["run", "--session-id", id.as_str(), p, "hi"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let t = text(&out);
-    assert!(
-        t.contains(&format!("the branch {branch} already exists")),
-        "{t}"
-    );
+    let out = w.run(&["run", "--session-id", id.as_str(), w.project_path(), "hi"]);
+    let t = fails_saying(&out, &format!("the branch {branch} already exists"));
     assert!(t.contains("git branch -m"), "{t}");
-    let st = StateDir::at(state.path());
+    let st = w.st();
     let all = events(&st.log_path(&id));
     assert!(workspace_dirs(&all).is_empty(), "{all:#?}");
     // The model's answer asked for a tool: nothing of it was recorded or run.
