@@ -6,15 +6,15 @@ use pretty_assertions::assert_eq;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 
-use super::{GREETING, Harness, S1, read_all};
+use super::{GREETING, HasTestDirs, S1, StandIn, TestDaemon, read_all};
 
-async fn still_serving(h: &Harness) {
+async fn still_serving(h: &TestDaemon) {
     let events = h.client().read(S1, 0).await.unwrap();
     assert_eq!(events.len(), 2, "the log and the daemon are intact");
 }
 
-async fn harness() -> Harness {
-    let h = Harness::boot("finish").await;
+async fn harness() -> TestDaemon {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     std::mem::forget(log); // keep the lock for the test's life
@@ -129,7 +129,7 @@ async fn a_thousand_connections_opened_and_dropped_leave_it_serving() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_connection_that_sends_nothing_is_told_so_and_closed() {
-    let h = Harness::boot_with("finish", |c| {
+    let h = TestDaemon::boot_with(StandIn::EndsOnRelease, |c| {
         c.line_timeout = std::time::Duration::from_millis(300);
     })
     .await;

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::{Harness, S1};
+use super::{Harness, HasTestDirs, S1};
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a measurement, not a check: run by hand for docs/performance.md"]

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use super::{Harness, S1, S2, Sse, wait_for};
+use super::{Harness, HasTestDirs, S1, S2, Sse, eventually};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn list_gives_the_projects_sessions_as_rows() {
@@ -131,7 +131,7 @@ async fn start_then_answer_runs_a_session_to_its_end() {
         )
         .await;
     reply.assert_error(409, "refused", "has ended: there is nobody to answer");
-    let row = wait_for("the ended row", || async {
+    let row = eventually("the ended row", || async {
         let row = h
             .get(&format!("/api/sessions/{session}?{}", h.pq()))
             .await
@@ -150,7 +150,7 @@ async fn an_answer_the_session_did_not_take_is_not_reported_as_given() {
         .as_str()
         .unwrap()
         .to_owned();
-    wait_for("the question", || async {
+    eventually("the question", || async {
         let row = h
             .get(&format!("/api/sessions/{session}?{}", h.pq()))
             .await

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use super::{Harness, S1};
+use super::{Harness, HasTestDirs, S1};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_watch_streams_the_log_then_its_appends_then_ends() {
