@@ -54,6 +54,28 @@ pub(crate) fn stdout_of(command: &mut std::process::Command, what: &str) -> Stri
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Listens on a free port of 127.0.0.1 and hands each connection to
+/// `answer` on a thread of its own, until the test process ends; the
+/// address. `what` names the server in a panic.
+pub(crate) fn serve_on_loopback(
+    what: &str,
+    answer: impl Fn(std::net::TcpStream) + Send + Sync + 'static,
+) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap_or_else(|err| panic!("cannot bind a {what} on 127.0.0.1: {err}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|err| panic!("the {what} has no local address: {err}"));
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answer = std::sync::Arc::clone(&answer);
+            std::thread::spawn(move || answer(stream));
+        }
+    });
+    addr
+}
+
 /// A current-thread tokio runtime with I/O and timers, for a test that
 /// drives async code from a plain `#[test]`.
 #[must_use]

@@ -129,6 +129,23 @@ impl Harness {
         }
     }
 
+    /// The watch route of `session` in this project, from after `after`.
+    pub(crate) fn watch_path(&self, session: &str, after: u64) -> String {
+        format!("/api/sessions/{session}/watch?{}&after={after}", self.pq())
+    }
+
+    /// Opens the watch of `session` from after `after`.
+    pub(crate) async fn watch(&self, session: &str, after: u64) -> Sse {
+        self.sse(&self.watch_path(session, after), None).await
+    }
+
+    /// The session's row, as its route gives it.
+    pub(crate) async fn row(&self, session: &str) -> serde_json::Value {
+        self.get(&format!("/api/sessions/{session}?{}", self.pq()))
+            .await
+            .json()
+    }
+
     /// Opens a watch and returns its event stream.
     pub(crate) async fn sse(&self, path: &str, last_event_id: Option<u64>) -> Sse {
         let id = last_event_id.map(|id| id.to_string());

@@ -86,12 +86,7 @@ async fn start_then_answer_runs_a_session_to_its_end() {
     let reply = h.post("/api/sessions", &body.to_string()).await;
     assert_eq!(reply.status.as_u16(), 201, "{}", reply.body);
     let session = reply.json()["session"].as_str().unwrap().to_owned();
-    let mut sse: Sse = h
-        .sse(
-            &format!("/api/sessions/{session}/watch?{}&after=0", h.pq()),
-            None,
-        )
-        .await;
+    let mut sse: Sse = h.watch(&session, 0).await;
     assert_eq!(sse.next().await.unwrap().event, "row");
     loop {
         let event = sse.next_log().await;
@@ -132,10 +127,7 @@ async fn start_then_answer_runs_a_session_to_its_end() {
         .await;
     reply.assert_error(409, "refused", "has ended: there is nobody to answer");
     let row = eventually("the ended row", || async {
-        let row = h
-            .get(&format!("/api/sessions/{session}?{}", h.pq()))
-            .await
-            .json();
+        let row = h.row(&session).await;
         (row["status"] == "ended").then_some(row)
     })
     .await;
@@ -151,10 +143,7 @@ async fn an_answer_the_session_did_not_take_is_not_reported_as_given() {
         .unwrap()
         .to_owned();
     eventually("the question", || async {
-        let row = h
-            .get(&format!("/api/sessions/{session}?{}", h.pq()))
-            .await
-            .json();
+        let row = h.row(&session).await;
         (row["pending_approvals"] == 1).then_some(())
     })
     .await;
