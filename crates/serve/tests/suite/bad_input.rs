@@ -88,10 +88,11 @@ async fn an_unknown_session_is_a_404_on_every_route() {
     h.get(&format!("/api/sessions/{S2}/watch?{pq}"))
         .await
         .assert_error(404, "unknown_session", &format!("no session {S2}"));
-    let answer = serde_json::json!({"project": h.project_text(), "request": "r1", "answer": "yes"});
-    h.post(&format!("/api/sessions/{S2}/answer"), &answer.to_string())
-        .await
-        .assert_error(404, "unknown_session", &format!("no session {S2}"));
+    h.answer(S2, "r1", "yes").await.assert_error(
+        404,
+        "unknown_session",
+        &format!("no session {S2}"),
+    );
     let reply = serde_json::json!({"project": h.project_text(), "request": "r1", "text": "main"});
     h.post(&format!("/api/sessions/{S2}/reply"), &reply.to_string())
         .await

@@ -103,6 +103,17 @@ impl Harness {
         .await
     }
 
+    /// Answers `request` of `session` with `answer` (`yes`, `no`, or
+    /// whatever the test means to send) through the answer route.
+    pub(crate) async fn answer(&self, session: &str, request: &str, answer: &str) -> Reply {
+        let body = serde_json::json!({"project": self.project_text(), "request": request, "answer": answer});
+        self.post(
+            &format!("/api/sessions/{session}/answer"),
+            &body.to_string(),
+        )
+        .await
+    }
+
     pub(crate) async fn request(
         &self,
         method: &str,

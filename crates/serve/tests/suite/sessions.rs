@@ -94,13 +94,7 @@ async fn start_then_answer_runs_a_session_to_its_end() {
             break;
         }
     }
-    let answer = serde_json::json!({"project": h.project_text(), "request": "r1", "answer": "yes"});
-    let reply = h
-        .post(
-            &format!("/api/sessions/{session}/answer"),
-            &answer.to_string(),
-        )
-        .await;
+    let reply = h.answer(&session, "r1", "yes").await;
     assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
     assert_eq!(reply.json(), serde_json::json!({"answered": true}));
     let mut types = Vec::new();
@@ -119,12 +113,7 @@ async fn start_then_answer_runs_a_session_to_its_end() {
         ["approval.answer", "assistant.message", "session.end"]
     );
     // Answering again: the session has ended, and the page is told so.
-    let reply = h
-        .post(
-            &format!("/api/sessions/{session}/answer"),
-            &answer.to_string(),
-        )
-        .await;
+    let reply = h.answer(&session, "r1", "yes").await;
     reply.assert_error(409, "refused", "has ended: there is nobody to answer");
     let row = eventually("the ended row", || async {
         let row = h.row(&session).await;
@@ -147,23 +136,11 @@ async fn an_answer_the_session_did_not_take_is_not_reported_as_given() {
         (row["pending_approvals"] == 1).then_some(())
     })
     .await;
-    let wrong = serde_json::json!({"project": h.project_text(), "request": "r9", "answer": "no"});
-    h.post(
-        &format!("/api/sessions/{session}/answer"),
-        &wrong.to_string(),
-    )
-    .await
-    .assert_error(
+    h.answer(&session, "r9", "no").await.assert_error(
         409,
         "refused",
         "did not take the answer: no pending request r9",
     );
-    let right = serde_json::json!({"project": h.project_text(), "request": "r1", "answer": "no"});
-    let reply = h
-        .post(
-            &format!("/api/sessions/{session}/answer"),
-            &right.to_string(),
-        )
-        .await;
+    let reply = h.answer(&session, "r1", "no").await;
     assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
 }
