@@ -201,13 +201,7 @@ impl Client {
             request: request.to_owned(),
             answer,
         };
-        let mut conn = self.send(&request).await?;
-        let line = self.reply_line(&mut conn).await?;
-        if line == "ok answered" {
-            Ok(())
-        } else {
-            Err(self.unexpected(&line))
-        }
+        self.answered(&request).await
     }
 
     /// Delivers the text answer to a question the model asked
@@ -226,7 +220,12 @@ impl Client {
             request: request.to_owned(),
             text: text.replace(['\r', '\n'], " "),
         };
-        let mut conn = self.send(&request).await?;
+        self.answered(&request).await
+    }
+
+    /// Sends an `answer` or a `reply`: `Ok` only for `ok answered`.
+    async fn answered(&self, request: &Request) -> Result<(), ClientError> {
+        let mut conn = self.send(request).await?;
         let line = self.reply_line(&mut conn).await?;
         if line == "ok answered" {
             Ok(())
@@ -269,12 +268,8 @@ impl Client {
         // Read raw: a refusal of the greeting is judged by its number, not
         // turned into an ordinary error line.
         let line = self
-            .timed(conn.next_line())
+            .raw_line(&mut conn)
             .await?
-            .map_err(|source| ClientError::Line {
-                address: self.address.clone(),
-                source,
-            })?
             .ok_or_else(|| ClientError::Closed {
                 address: self.address.clone(),
             })?;
@@ -307,15 +302,19 @@ impl Client {
         })
     }
 
-    /// The next line, with an `error ` line turned into an error.
-    async fn next_line(&self, conn: &mut Conn) -> Result<Option<String>, ClientError> {
-        let line = self
-            .timed(conn.next_line())
+    /// The next line as it came, within the timeout.
+    async fn raw_line(&self, conn: &mut Conn) -> Result<Option<String>, ClientError> {
+        self.timed(conn.next_line())
             .await?
             .map_err(|source| ClientError::Line {
                 address: self.address.clone(),
                 source,
-            })?;
+            })
+    }
+
+    /// The next line, with an `error ` line turned into an error.
+    async fn next_line(&self, conn: &mut Conn) -> Result<Option<String>, ClientError> {
+        let line = self.raw_line(conn).await?;
         match line {
             Some(line) => match error_message(&line) {
                 Some(message) => Err(ClientError::Daemon {

@@ -11,7 +11,7 @@
 //! form or, through a proxy, in absolute form.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -37,24 +37,12 @@ pub struct GitServer {
 impl GitServer {
     /// Serves the repositories under `root`, admitting `user`:`password`.
     pub fn start(root: &Path, user: &str, password: &str) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .unwrap_or_else(|err| panic!("cannot bind a test git server on 127.0.0.1: {err}"));
-        let addr = listener
-            .local_addr()
-            .unwrap_or_else(|err| panic!("the test git server has no local address: {err}"));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&requests);
-        let expected = Arc::new(format!(
-            "Basic {}",
-            base64(format!("{user}:{password}").as_bytes())
-        ));
+        let expected = format!("Basic {}", base64(format!("{user}:{password}").as_bytes()));
         let served = root.to_owned();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (seen, expected, root) =
-                    (Arc::clone(&seen), Arc::clone(&expected), served.clone());
-                std::thread::spawn(move || answer(stream, &root, &expected, &seen));
-            }
+        let addr = crate::serve_on_loopback("test git server", move |stream| {
+            answer(stream, &served, &expected, &seen);
         });
         Self {
             addr,

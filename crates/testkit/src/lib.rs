@@ -1,7 +1,10 @@
 //! Test-only helpers shared by every crate's integration tests and by the
 //! end-to-end suite: a scripted fake model server that speaks the real
 //! OpenAI Chat Completions and Anthropic Messages wire formats, temporary
-//! projects and git repos, and deadline-bounded polling.
+//! projects and git repos, deadline-bounded polling, servers that serve in
+//! the background of a test, and (with the `daemon` feature) a daemon in a
+//! temporary state directory with a stand-in `chock run` and live session
+//! logs.
 //!
 //! Helpers here panic with a message instead of returning errors: they only
 //! run inside tests, where a panic *is* the failure report, and a test that
@@ -10,6 +13,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 
+mod background;
+#[cfg(feature = "daemon")]
+mod daemon;
 mod git_server;
 mod model;
 mod other_user;
@@ -18,13 +24,19 @@ mod rerun;
 mod site;
 mod wait;
 
+pub use background::{Serving, Stopped, serve_in_background};
+#[cfg(feature = "daemon")]
+pub use daemon::{
+    GREETING, HasTestDirs, LiveLog, RunningDaemon, S1, S2, S3, StandIn, TestDaemon, TestDirs,
+    eventually, read_all,
+};
 pub use git_server::{GitRequest, GitServer};
 pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
 pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
 pub use project::{TempProject, git, git_repo};
 pub use rerun::{NoRerun, Rerun};
 pub use site::{Page, Site};
-pub use wait::{wait_for, wait_for_async};
+pub use wait::{wait_for, wait_for_async, wait_for_async_probe};
 
 /// Runs `command` to its end and returns its stdout; panics naming `what`
 /// when it cannot start or fails, with its stderr.
@@ -40,6 +52,28 @@ pub(crate) fn stdout_of(command: &mut std::process::Command, what: &str) -> Stri
         );
     }
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Listens on a free port of 127.0.0.1 and hands each connection to
+/// `answer` on a thread of its own, until the test process ends; the
+/// address. `what` names the server in a panic.
+pub(crate) fn serve_on_loopback(
+    what: &str,
+    answer: impl Fn(std::net::TcpStream) + Send + Sync + 'static,
+) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap_or_else(|err| panic!("cannot bind a {what} on 127.0.0.1: {err}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|err| panic!("the {what} has no local address: {err}"));
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answer = std::sync::Arc::clone(&answer);
+            std::thread::spawn(move || answer(stream));
+        }
+    });
+    addr
 }
 
 /// A current-thread tokio runtime with I/O and timers, for a test that

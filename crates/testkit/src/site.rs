@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -87,22 +87,12 @@ impl Site {
             .into_iter()
             .map(|(path, page)| (path.to_owned(), page))
             .collect();
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .unwrap_or_else(|err| panic!("cannot bind a test site on 127.0.0.1: {err}"));
-        let addr = listener
-            .local_addr()
-            .unwrap_or_else(|err| panic!("the test site has no local address: {err}"));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&requests);
-        let pages = Arc::new(pages);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let pages = Arc::clone(&pages);
-                let seen = Arc::clone(&seen);
-                // One thread per connection, so a slow page does not hold
-                // up robots.txt or another page.
-                std::thread::spawn(move || answer(stream, &pages, &seen));
-            }
+        // One thread per connection, so a slow page does not hold up
+        // robots.txt or another page.
+        let addr = crate::serve_on_loopback("test site", move |stream| {
+            answer(stream, &pages, &seen);
         });
         Self { addr, requests }
     }

@@ -10,17 +10,12 @@ const LONGEST_POLL: Duration = Duration::from_millis(50);
 /// Calls `probe` until it returns `Some`, or panics naming `what` once
 /// `within` has passed.
 pub fn wait_for<T>(within: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + within;
-    let mut pause = FIRST_POLL;
+    let mut polls = Polls::new(within, what);
     loop {
         if let Some(found) = probe() {
             return found;
         }
-        if Instant::now() >= deadline {
-            panic!("timed out after {within:?} waiting for {what}");
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(LONGEST_POLL);
+        std::thread::sleep(polls.next_pause());
     }
 }
 
@@ -31,17 +26,59 @@ pub async fn wait_for_async<T>(
     what: &str,
     mut probe: impl FnMut() -> Option<T>,
 ) -> T {
-    let deadline = Instant::now() + within;
-    let mut pause = FIRST_POLL;
+    wait_for_async_probe(within, what, || std::future::ready(probe())).await
+}
+
+/// [`wait_for_async`] with a probe that is itself async, such as a request
+/// to the server under test.
+pub async fn wait_for_async_probe<T, F>(
+    within: Duration,
+    what: &str,
+    mut probe: impl FnMut() -> F,
+) -> T
+where
+    F: Future<Output = Option<T>>,
+{
+    let mut polls = Polls::new(within, what);
     loop {
-        if let Some(found) = probe() {
+        if let Some(found) = probe().await {
             return found;
         }
-        if Instant::now() >= deadline {
-            panic!("timed out after {within:?} waiting for {what}");
+        tokio::time::sleep(polls.next_pause()).await;
+    }
+}
+
+/// The pauses between probes: doubling from [`FIRST_POLL`] up to
+/// [`LONGEST_POLL`], until the deadline.
+struct Polls<'a> {
+    within: Duration,
+    what: &'a str,
+    deadline: Instant,
+    pause: Duration,
+}
+
+impl<'a> Polls<'a> {
+    fn new(within: Duration, what: &'a str) -> Self {
+        Polls {
+            within,
+            what,
+            deadline: Instant::now() + within,
+            pause: FIRST_POLL,
         }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(LONGEST_POLL);
+    }
+
+    /// How long to pause before the next probe; panics once the deadline
+    /// has passed.
+    fn next_pause(&mut self) -> Duration {
+        if Instant::now() >= self.deadline {
+            panic!(
+                "timed out after {:?} waiting for {}",
+                self.within, self.what
+            );
+        }
+        let pause = self.pause;
+        self.pause = (pause * 2).min(LONGEST_POLL);
+        pause
     }
 }
 

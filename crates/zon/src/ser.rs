@@ -197,6 +197,40 @@ pub(crate) struct SeqSer {
     variant: Option<&'static str>,
 }
 
+/// Implements one of serde's compound traits by handing each element to
+/// the serializer's `push` and the end to its `finish`: the traits differ
+/// only in their names, and in whether an element comes `named`.
+macro_rules! forward_to_push {
+    ($ser:ty: $trait:ident::$element:ident) => {
+        impl ser::$trait for $ser {
+            type Ok = Value;
+            type Error = Error;
+            fn $element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.push(value)
+            }
+            fn end(self) -> Result<Value, Error> {
+                self.finish()
+            }
+        }
+    };
+    ($ser:ty: $trait:ident::$element:ident, named) => {
+        impl ser::$trait for $ser {
+            type Ok = Value;
+            type Error = Error;
+            fn $element<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Error> {
+                self.push(key.to_owned(), value)
+            }
+            fn end(self) -> Result<Value, Error> {
+                self.finish()
+            }
+        }
+    };
+}
+
 impl SeqSer {
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         self.items.push(value.serialize(ValueSer)?);
@@ -211,49 +245,10 @@ impl SeqSer {
     }
 }
 
-impl ser::SerializeSeq for SeqSer {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTuple for SeqSer {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqSer {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for SeqSer {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        self.finish()
-    }
-}
+forward_to_push!(SeqSer: SerializeSeq::serialize_element);
+forward_to_push!(SeqSer: SerializeTuple::serialize_element);
+forward_to_push!(SeqSer: SerializeTupleStruct::serialize_field);
+forward_to_push!(SeqSer: SerializeTupleVariant::serialize_field);
 
 pub(crate) struct MapSer {
     fields: Vec<Field>,
@@ -318,32 +313,5 @@ impl ser::SerializeMap for MapSer {
     }
 }
 
-impl ser::SerializeStruct for MapSer {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.push(key.to_owned(), value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeStructVariant for MapSer {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.push(key.to_owned(), value)
-    }
-    fn end(self) -> Result<Value, Error> {
-        self.finish()
-    }
-}
+forward_to_push!(MapSer: SerializeStruct::serialize_field, named);
+forward_to_push!(MapSer: SerializeStructVariant::serialize_field, named);

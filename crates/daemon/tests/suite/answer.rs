@@ -3,15 +3,15 @@
 
 use chock_control::{Answer, ClientError};
 
-use super::{Harness, S1, wait_for};
+use super::{HasTestDirs, S1, StandIn, TestDaemon, eventually};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_reaches_the_session_which_records_it() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let client = h.client();
     let started = client.start(&h.project(), "push it").await.unwrap();
     let log = std::path::PathBuf::from(&started.log);
-    wait_for("the approval request", || {
+    eventually("the approval request", || async {
         std::fs::read_to_string(&log)
             .ok()
             .filter(|t| t.contains("approval.request"))
@@ -38,7 +38,8 @@ async fn an_answer_reaches_the_session_which_records_it() {
         err.to_string(),
         format!(
             "the daemon at {} said: session {} did not take the answer: no pending request r1",
-            h.address, started.session
+            h.address(),
+            started.session
         )
     );
     h.release(&started.session);
@@ -51,7 +52,7 @@ async fn an_answer_reaches_the_session_which_records_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_nobody_can_take_is_a_failure_never_ok_answered() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("approval.request", r#""request_id":"r1""#);
     // Owned and waiting, but with no approval socket to deliver to.
@@ -73,14 +74,14 @@ async fn an_answer_nobody_can_take_is_a_failure_never_ok_answered() {
     );
     assert!(!raw.iter().any(|l| l.contains("ok answered")));
     assert!(
-        !raw[1].contains(h.state.path().to_str().unwrap()),
+        !raw[1].contains(h.state().to_str().unwrap()),
         "no path is handed out: {raw:?}"
     );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn answering_an_ended_session_is_refused() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     h.live_log(S1).end();
     let err = h
         .client()

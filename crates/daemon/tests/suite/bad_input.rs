@@ -6,15 +6,23 @@ use pretty_assertions::assert_eq;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 
-use super::{GREETING, Harness, S1, read_all};
+use super::{GREETING, HasTestDirs, S1, StandIn, TestDaemon, read_all};
 
-async fn still_serving(h: &Harness) {
+async fn still_serving(h: &TestDaemon) {
     let events = h.client().read(S1, 0).await.unwrap();
     assert_eq!(events.len(), 2, "the log and the daemon are intact");
 }
 
-async fn harness() -> Harness {
-    let h = Harness::boot("finish").await;
+/// Sends `input`, closes the write side, and reads every reply line.
+async fn send_then_close(h: &TestDaemon, input: &[u8]) -> Vec<String> {
+    let mut stream = UnixStream::connect(h.socket()).await.unwrap();
+    stream.write_all(input).await.unwrap();
+    stream.shutdown().await.unwrap();
+    read_all(&mut stream).await
+}
+
+async fn harness() -> TestDaemon {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     std::mem::forget(log); // keep the lock for the test's life
@@ -76,33 +84,22 @@ async fn a_ten_megabyte_line_is_refused_not_buffered() {
 async fn half_closed_connections_are_answered_or_closed() {
     let h = harness().await;
     // A whole request, then the write side closed: still answered.
-    let mut stream = UnixStream::connect(h.socket()).await.unwrap();
-    stream
-        .write_all(format!("hello chock-control 1\nread {S1} 1\n").as_bytes())
-        .await
-        .unwrap();
-    stream.shutdown().await.unwrap();
-    let lines = read_all(&mut stream).await;
+    let lines = send_then_close(
+        &h,
+        format!("hello chock-control 1\nread {S1} 1\n").as_bytes(),
+    )
+    .await;
     assert_eq!(lines.len(), 2, "{lines:?}");
     // Half a line, then closed: told so.
-    let mut stream = UnixStream::connect(h.socket()).await.unwrap();
-    stream
-        .write_all(format!("hello chock-control 1\nread {S1}").as_bytes())
-        .await
-        .unwrap();
-    stream.shutdown().await.unwrap();
     assert_eq!(
-        read_all(&mut stream).await,
+        send_then_close(&h, format!("hello chock-control 1\nread {S1}").as_bytes()).await,
         [
             "ok chock-control 1",
             "error the connection was closed in the middle of a line: end each line with a newline"
         ]
     );
     // Greeted, then closed with no request: closed quietly.
-    let mut stream = UnixStream::connect(h.socket()).await.unwrap();
-    stream.write_all(GREETING).await.unwrap();
-    stream.shutdown().await.unwrap();
-    assert_eq!(read_all(&mut stream).await, ["ok chock-control 1"]);
+    assert_eq!(send_then_close(&h, GREETING).await, ["ok chock-control 1"]);
     still_serving(&h).await;
 }
 
@@ -129,7 +126,7 @@ async fn a_thousand_connections_opened_and_dropped_leave_it_serving() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_connection_that_sends_nothing_is_told_so_and_closed() {
-    let h = Harness::boot_with("finish", |c| {
+    let h = TestDaemon::boot_with(StandIn::EndsOnRelease, |c| {
         c.line_timeout = std::time::Duration::from_millis(300);
     })
     .await;

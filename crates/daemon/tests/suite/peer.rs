@@ -6,15 +6,15 @@ use std::os::unix::fs::PermissionsExt;
 
 use pretty_assertions::assert_eq;
 
-use super::Harness;
+use super::{HasTestDirs, StandIn, TestDaemon};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn another_user_is_refused_on_the_unix_socket() {
     let theirs = chock_testkit::other_uid();
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     // Open the way the mode would otherwise close, so the uid check is what
     // is tested.
-    std::fs::set_permissions(h.state.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(h.state(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(h.socket(), std::fs::Permissions::from_mode(0o666)).unwrap();
     let socket = h.socket();
     let text = tokio::task::spawn_blocking(move || {

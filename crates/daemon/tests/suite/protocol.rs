@@ -4,20 +4,20 @@
 
 use pretty_assertions::assert_eq;
 
-use super::{GREETING, Harness};
+use super::{GREETING, HasTestDirs, StandIn, TestDaemon};
 
 const OK: &str = "ok chock-control 1";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_matching_greeting_is_answered_with_the_daemons_number() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let input = format!("hello chock-control 1\nlist {}\n", h.project_text());
     assert_eq!(h.raw(input.as_bytes()).await, [OK]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_number_is_refused_naming_both_and_the_verb_is_never_read() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     // The start below would create a session if the daemon read past the
     // greeting; it must not.
     let input = format!(
@@ -31,14 +31,14 @@ async fn a_wrong_number_is_refused_naming_both_and_the_verb_is_never_read() {
         ]
     );
     assert!(
-        !h.state.path().join("sessions").exists(),
+        !h.state().join("sessions").exists(),
         "nothing below the greeting may run"
     );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_client_library_names_both_numbers_too() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let err = h.client().with_protocol(0).ping().await.unwrap_err();
     assert!(
         err.to_string()
@@ -49,7 +49,7 @@ async fn the_client_library_names_both_numbers_too() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_opens_with_a_verb_is_told_it_sent_no_greeting() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     assert_eq!(
         h.raw(b"list /tmp\n").await,
         [
@@ -66,7 +66,7 @@ async fn a_client_that_opens_with_a_verb_is_told_it_sent_no_greeting() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_malformed_greeting_is_refused_with_its_shape() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     assert_eq!(
         h.raw(b"hello chock-control one\n").await,
         [
@@ -77,7 +77,7 @@ async fn a_malformed_greeting_is_refused_with_its_shape() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unknown_verb_is_refused_listing_the_verbs() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut input = GREETING.to_vec();
     input.extend_from_slice(b"frobnicate /p\n");
     assert_eq!(
@@ -91,7 +91,7 @@ async fn an_unknown_verb_is_refused_listing_the_verbs() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_greeting_is_refused() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut input = GREETING.to_vec();
     input.extend_from_slice(GREETING);
     assert_eq!(
@@ -102,7 +102,7 @@ async fn a_second_greeting_is_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_fields_of_every_verb_are_refused_with_the_expected_shape() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let cases = [
         (
             "start /p",
@@ -143,7 +143,7 @@ async fn malformed_fields_of_every_verb_are_refused_with_the_expected_shape() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn well_formed_requests_with_bad_values_are_refused_by_name() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let project = h.project_text();
     let cases = [
         (

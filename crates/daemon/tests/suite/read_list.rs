@@ -3,11 +3,11 @@
 
 use pretty_assertions::assert_eq;
 
-use super::{GREETING, Harness, S1, S2, S3, ids};
+use super::{GREETING, HasTestDirs, LiveLog, S1, S2, S3, StandIn, TestDaemon, ids};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn read_returns_the_events_after_the_id_then_closes() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     log.append("title.set", r#""title":"Greeting""#);
@@ -32,7 +32,7 @@ async fn read_returns_the_events_after_the_id_then_closes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn read_skips_a_torn_tail() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     drop(log);
@@ -45,7 +45,7 @@ async fn read_skips_a_torn_tail() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn list_gives_one_row_per_session_of_that_project_only() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut first = h.live_log(S1);
     first.append("title.set", r#""title":"First""#);
     first.append(
@@ -55,7 +55,7 @@ async fn list_gives_one_row_per_session_of_that_project_only() {
     let second = h.live_log(S2);
     second.end();
     let other = tempfile::tempdir().unwrap();
-    super::LiveLog::create(h.state.path(), S3, other.path().to_str().unwrap());
+    LiveLog::create(h.state(), S3, other.path().to_str().unwrap());
     let rows = h.client().list(&h.project()).await.unwrap();
     assert_eq!(rows.len(), 2, "{rows:?}");
     // Newest first, as every listing of sessions is.
@@ -87,7 +87,7 @@ async fn list_gives_one_row_per_session_of_that_project_only() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn list_of_a_project_with_no_sessions_is_empty() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     assert!(h.client().list(&h.project()).await.unwrap().is_empty());
     let mut input = GREETING.to_vec();
     input.extend_from_slice(format!("list {}\n", h.project_text()).as_bytes());

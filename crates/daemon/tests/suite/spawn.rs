@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use pretty_assertions::assert_eq;
 
-use super::{Harness, S1, wait_for};
+use super::{HasTestDirs, S1, StandIn, TestDaemon, eventually};
 
-async fn status(h: &Harness, session: &str) -> serde_json::Value {
+async fn status(h: &TestDaemon, session: &str) -> serde_json::Value {
     let rows = h.client().list(&h.project()).await.unwrap();
     rows.into_iter()
         .find(|r| r.row["id"] == session)
@@ -18,7 +18,7 @@ async fn status(h: &Harness, session: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn start_replies_with_the_session_and_its_log_once_the_child_has_opened_it() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let started = h
         .client()
         .start(&h.project(), "fix\tthe tests")
@@ -35,10 +35,12 @@ async fn start_replies_with_the_session_and_its_log_once_the_child_has_opened_it
         events[0].line.contains(r#""type": "session.open""#),
         "{events:?}"
     );
-    let row = wait_for("the child to ask its question", || {
-        let row = futures_row(&h, &started.session);
-        (row["status"] == "waiting").then_some(row)
-    })
+    let row = wait_for_row(
+        &h,
+        &started.session,
+        "the child to ask its question",
+        |row| row["status"] == "waiting",
+    )
     .await;
     assert_eq!(row["status"], "waiting");
     let events = h.client().read(&started.session, 0).await.unwrap();
@@ -54,9 +56,8 @@ async fn start_replies_with_the_session_and_its_log_once_the_child_has_opened_it
         .await
         .unwrap();
     while watch.next_event().await.unwrap().is_some() {}
-    let row = wait_for("the child to be reaped", || {
-        let row = futures_row(&h, &started.session);
-        (row["child"]["ended"] == "exit 0").then_some(row)
+    let row = wait_for_row(&h, &started.session, "the child to be reaped", |row| {
+        row["child"]["ended"] == "exit 0"
     })
     .await;
     assert_eq!(
@@ -65,15 +66,24 @@ async fn start_replies_with_the_session_and_its_log_once_the_child_has_opened_it
     );
 }
 
-/// `status`, for use inside a synchronous polling closure.
-fn futures_row(h: &Harness, session: &str) -> serde_json::Value {
-    let handle = tokio::runtime::Handle::current();
-    tokio::task::block_in_place(|| handle.block_on(status(h, session)))
+/// Polls the session's row until `holds` says it holds; that row.
+async fn wait_for_row(
+    h: &TestDaemon,
+    session: &str,
+    what: &str,
+    holds: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let holds = &holds;
+    eventually(what, move || async move {
+        let row = status(h, session).await;
+        holds(&row).then_some(row)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_child_that_exits_before_its_log_is_an_error_not_a_session() {
-    let h = Harness::boot("exit-early").await;
+    let h = TestDaemon::boot(StandIn::ExitEarly).await;
     let err = h
         .client()
         .start(&h.project(), "anything")
@@ -89,7 +99,7 @@ async fn a_child_that_exits_before_its_log_is_an_error_not_a_session() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_child_killed_with_sigkill_leaves_the_daemon_serving_others() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let doomed = h
         .client()
         .start(&h.project(), "behave:crash")
@@ -111,9 +121,8 @@ async fn a_child_killed_with_sigkill_leaves_the_daemon_serving_others() {
     .unwrap();
     // The watcher of the dead session sees its events and then the end.
     while watch.next_event().await.unwrap().is_some() {}
-    let row = wait_for("the crash to be recorded", || {
-        let row = futures_row(&h, &doomed.session);
-        (row["reason"] == "crashed").then_some(row)
+    let row = wait_for_row(&h, &doomed.session, "the crash to be recorded", |row| {
+        row["reason"] == "crashed"
     })
     .await;
     assert_eq!(row["status"], "ended");
@@ -148,7 +157,7 @@ async fn a_child_killed_with_sigkill_leaves_the_daemon_serving_others() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn adopt_runs_chock_run_adopt_on_a_log_nobody_holds() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     drop(log); // the first owner let go
@@ -181,7 +190,7 @@ async fn adopt_runs_chock_run_adopt_on_a_log_nobody_holds() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn adopt_of_a_session_someone_holds_or_of_another_project_is_refused() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let _held = h.live_log(S1);
     let err = h.client().adopt(&h.project(), S1).await.unwrap_err();
     assert!(

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 
-use super::{Harness, S1};
+use super::{HasTestDirs, LiveLog, S1, StandIn, TestDaemon};
 
 async fn next_id(watch: &mut chock_control::Watch) -> Option<u64> {
     tokio::time::timeout(Duration::from_secs(20), watch.next_event())
@@ -17,7 +17,7 @@ async fn next_id(watch: &mut chock_control::Watch) -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_sends_the_header_the_backlog_the_appends_and_ends_with_the_session() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
@@ -41,7 +41,7 @@ async fn watch_sends_the_header_the_backlog_the_appends_and_ends_with_the_sessio
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_resumed_watch_has_no_gap_and_no_repeat() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     for _ in 0..9 {
         log.append("assistant.message", r#""text":"a""#);
@@ -74,7 +74,7 @@ async fn a_resumed_watch_has_no_gap_and_no_repeat() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn many_watchers_of_one_session_each_get_every_event_once() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     let mut watches = Vec::new();
     for _ in 0..20 {
@@ -95,7 +95,7 @@ async fn many_watchers_of_one_session_each_get_every_event_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watching_a_log_nobody_holds_ends_after_its_events() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
     drop(log); // its process died without writing an ending
@@ -113,7 +113,7 @@ async fn watching_a_log_nobody_holds_ends_after_its_events() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn watching_a_session_of_another_project_is_refused() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let _log = h.live_log(S1);
     let other = tempfile::tempdir().unwrap();
     let err = h.client().watch(other.path(), S1, 0).await.unwrap_err();
@@ -129,7 +129,7 @@ async fn watching_a_session_of_another_project_is_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_watch_follows_a_session_across_a_handover() {
-    let h = Harness::boot("finish").await;
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
     assert_eq!(next_id(&mut watch).await, Some(1));
@@ -137,7 +137,7 @@ async fn a_watch_follows_a_session_across_a_handover() {
     drop(log); // the first owner exits 8 and lets go
     assert_eq!(next_id(&mut watch).await, Some(handover));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let log = super::LiveLog::adopt(h.state.path(), S1, &h.project_text());
+    let log = LiveLog::adopt(h.state(), S1, &h.project_text());
     let reopened = handover + 1;
     assert_eq!(
         next_id(&mut watch).await,
@@ -153,7 +153,10 @@ async fn a_watch_follows_a_session_across_a_handover() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_watch_ends_when_nobody_takes_over_after_a_handover() {
-    let h = Harness::boot_with("finish", |c| c.handover_grace = Duration::from_millis(300)).await;
+    let h = TestDaemon::boot_with(StandIn::EndsOnRelease, |c| {
+        c.handover_grace = Duration::from_millis(300);
+    })
+    .await;
     let mut log = h.live_log(S1);
     let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
     assert_eq!(next_id(&mut watch).await, Some(1));

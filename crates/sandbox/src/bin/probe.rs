@@ -347,6 +347,12 @@ fn clone_flags(flags: u64) -> Res {
             0usize,
         )
     };
+    reap(pid)
+}
+
+/// After a raw clone: the child exits at once and the parent waits for it;
+/// an error when there is no child.
+fn reap(pid: libc::c_long) -> Res {
     if pid < 0 {
         return Err(errno());
     }
@@ -363,14 +369,7 @@ fn clone3() -> Res {
         *sig = libc::SIGCHLD as u64;
     }
     let pid = unsafe { libc::syscall(libc::SYS_clone3, args.as_mut_ptr(), size_of_val(&args)) };
-    if pid < 0 {
-        return Err(errno());
-    }
-    if pid == 0 {
-        unsafe { libc::_exit(0) };
-    }
-    unsafe { libc::waitpid(pid as i32, std::ptr::null_mut(), 0) };
-    Ok(String::new())
+    reap(pid)
 }
 
 fn status_field(field: &str) -> Res {

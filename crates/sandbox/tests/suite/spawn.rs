@@ -9,27 +9,22 @@ use chock_sandbox::{ExitStatus, Sandbox, SandboxSpec, SpawnError, SpecError};
 
 use super::Fx;
 
+/// Runs `argv` in `sandbox` to its end; how it ended.
+fn run_to_end(sandbox: &Sandbox, argv: &[&str]) -> ExitStatus {
+    sandbox.spawn(argv).unwrap().wait().unwrap()
+}
+
 #[test]
 fn the_exit_code_comes_through() {
     let fx = Fx::new();
-    let st = fx
-        .sandbox()
-        .spawn(&["sh", "-c", "exit 7"])
-        .unwrap()
-        .wait()
-        .unwrap();
+    let st = run_to_end(&fx.sandbox(), &["sh", "-c", "exit 7"]);
     assert_eq!(st, ExitStatus::Code(7));
 }
 
 #[test]
 fn a_signal_is_reported_by_name() {
     let fx = Fx::new();
-    let st = fx
-        .sandbox()
-        .spawn(&["sh", "-c", "kill -SEGV $$"])
-        .unwrap()
-        .wait()
-        .unwrap();
+    let st = run_to_end(&fx.sandbox(), &["sh", "-c", "kill -SEGV $$"]);
     assert_eq!(st, ExitStatus::Signal(libc::SIGSEGV));
     assert_eq!(st.to_string(), "killed by SIGSEGV (exit status 139)");
 }
@@ -223,22 +218,12 @@ fn node_needs_jit() {
         return;
     };
     let fx = Fx::new();
-    let st = fx
-        .sandbox()
-        .spawn(&[node, "-e", "1"])
-        .unwrap()
-        .wait()
-        .unwrap();
+    let st = run_to_end(&fx.sandbox(), &[node, "-e", "1"]);
     assert!(!st.success(), "node must fail without jit: {st}");
 
     let mut spec = fx.spec();
     spec.jit = true;
-    let st = Sandbox::new(spec)
-        .unwrap()
-        .spawn(&[node, "-e", "1"])
-        .unwrap()
-        .wait()
-        .unwrap();
+    let st = run_to_end(&Sandbox::new(spec).unwrap(), &[node, "-e", "1"]);
     assert!(st.success(), "node must run with jit: {st}");
 }
 

@@ -5,10 +5,11 @@
 use std::time::Duration;
 
 use chock_control::Address;
+use chock_testkit::RunningDaemon;
 use pretty_assertions::assert_eq;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use super::{Harness, S1, S2};
+use super::{Harness, HasTestDirs, S1, S2};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_daemon_that_is_down_is_named_and_serve_recovers_when_it_comes_up() {
@@ -26,15 +27,9 @@ async fn a_daemon_that_is_down_is_named_and_serve_recovers_when_it_comes_up() {
         .await
         .assert_error(503, "daemon_down", &down);
     // The daemon comes up: the same serve answers.
-    let mut config = chock_daemon::Config::new(dir.path().to_owned(), "/bin/false".into());
-    config.socket_activation = false;
-    let daemon = chock_daemon::Daemon::bind(config).await.unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(daemon.serve(async move {
-        let _ = stopped.await;
-    }));
+    let daemon = RunningDaemon::start(RunningDaemon::config(dir.path(), "/bin/false".into())).await;
     assert_eq!(h.get("/api/status").await.status.as_u16(), 200);
-    drop(stop);
+    drop(daemon);
 }
 
 /// A daemon that answers the greeting with another number.
@@ -93,10 +88,11 @@ async fn an_unknown_session_is_a_404_on_every_route() {
     h.get(&format!("/api/sessions/{S2}/watch?{pq}"))
         .await
         .assert_error(404, "unknown_session", &format!("no session {S2}"));
-    let answer = serde_json::json!({"project": h.project_text(), "request": "r1", "answer": "yes"});
-    h.post(&format!("/api/sessions/{S2}/answer"), &answer.to_string())
-        .await
-        .assert_error(404, "unknown_session", &format!("no session {S2}"));
+    h.answer(S2, "r1", "yes").await.assert_error(
+        404,
+        "unknown_session",
+        &format!("no session {S2}"),
+    );
     let reply = serde_json::json!({"project": h.project_text(), "request": "r1", "text": "main"});
     h.post(&format!("/api/sessions/{S2}/reply"), &reply.to_string())
         .await
@@ -117,7 +113,7 @@ async fn a_body_or_query_the_route_does_not_take_is_refused_and_nothing_is_lost(
     let h = Harness::boot().await;
     let mut log = h.live_log(S1);
     log.say("keep me");
-    let log_path = h.state.path().join("sessions").join(S1).join("log.jsonl");
+    let log_path = h.state().join("sessions").join(S1).join("log.jsonl");
     let before = std::fs::read(&log_path).unwrap();
     let project = h.project_text();
     let json = |v: serde_json::Value| v.to_string();

@@ -8,8 +8,9 @@
 use std::path::PathBuf;
 
 use chock_control::Address;
+use chock_testkit::RunningDaemon;
 
-use super::{Harness, S1};
+use super::{Harness, HasTestDirs, S1};
 
 fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser")
@@ -80,18 +81,13 @@ async fn the_page_says_the_daemon_is_down_and_recovers_when_it_comes_up() {
         .unwrap();
     assert_eq!(first.as_deref(), Some("banner shown"));
     // Now a daemon comes up at that address; the page finds it by itself.
-    let mut config = chock_daemon::Config::new(sockets.path().to_owned(), "/bin/false".into());
-    config.socket_activation = false;
-    let daemon = chock_daemon::Daemon::bind(config).await.unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(daemon.serve(async move {
-        let _ = stopped.await;
-    }));
+    let daemon =
+        RunningDaemon::start(RunningDaemon::config(sockets.path(), "/bin/false".into())).await;
     let second = lines.next_line().await.unwrap();
     let status = node.wait().await.unwrap();
     assert_eq!(second.as_deref(), Some("recovered"));
     assert!(status.success());
-    drop(stop);
+    drop(daemon);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -10,85 +10,70 @@ mod perf;
 mod sessions;
 mod watch;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chock_control::Address;
-use chock_daemon::Daemon;
-use chock_log::event::SessionOpen;
-use chock_log::{Event, LogWriter, SessionId, StateDir};
 use chock_serve::{Config, Serve};
+pub(crate) use chock_testkit::{HasTestDirs, S1, S2, eventually};
+use chock_testkit::{RunningDaemon, Serving, StandIn, TestDirs, serve_in_background};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::UnixStream;
 
-pub(crate) const S1: &str = "20261129-190000-001-00000001";
-pub(crate) const S2: &str = "20261129-190000-002-00000002";
-
 pub(crate) struct Harness {
-    pub(crate) state: tempfile::TempDir,
-    pub(crate) project: tempfile::TempDir,
+    dirs: TestDirs,
     pub(crate) daemon: Address,
     pub(crate) serve: Address,
-    stops: Vec<tokio::sync::oneshot::Sender<()>>,
+    /// The daemon serve stands in front of, when the harness booted one.
+    _daemon: Option<RunningDaemon>,
+    serving: Vec<Serving>,
 }
 
 impl Harness {
-    /// A daemon whose sessions run the stand-in `chock run`, and serve in
-    /// front of it on serve.sock in the same state directory.
+    /// A daemon whose sessions run the stand-in `chock run` (each asks one
+    /// question and ends once it is answered), and serve in front of it on
+    /// serve.sock in the same state directory.
     pub(crate) async fn boot() -> Harness {
-        let state = tempfile::tempdir().unwrap();
-        let mut h = Harness::bare(state);
-        let exe = fake_chock(h.state.path());
-        let mut config = chock_daemon::Config::new(h.state.path().to_owned(), exe);
-        config.socket_activation = false;
-        config.start_timeout = Duration::from_secs(20);
-        let daemon = Daemon::bind(config).await.unwrap();
-        h.daemon = daemon.addresses().remove(0);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(daemon.serve(async move {
-            let _ = stopped.await;
-        }));
-        h.stops.push(stop);
-        h.serve = h.start_serve(None).await;
-        h
+        let dirs = TestDirs::new();
+        let daemon = dirs.start_daemon(StandIn::EndsOnAnswer, |_| {}).await;
+        let address = daemon.address().clone();
+        Harness::in_front_of(dirs, address, Some(daemon)).await
     }
 
     /// Serve in front of an address where no daemon need be listening.
     pub(crate) async fn boot_serve_only(daemon: Address) -> Harness {
-        let mut h = Harness::bare(tempfile::tempdir().unwrap());
-        h.daemon = daemon;
+        Harness::in_front_of(TestDirs::new(), daemon, None).await
+    }
+
+    async fn in_front_of(
+        dirs: TestDirs,
+        address: Address,
+        daemon: Option<RunningDaemon>,
+    ) -> Harness {
+        let mut h = Harness {
+            serve: Address::Unix(dirs.state().join("serve.sock")),
+            dirs,
+            daemon: address,
+            _daemon: daemon,
+            serving: Vec::new(),
+        };
         h.serve = h.start_serve(None).await;
         h
     }
 
-    fn bare(state: tempfile::TempDir) -> Harness {
-        let daemon = Address::default_for(state.path());
-        Harness {
-            serve: Address::Unix(state.path().join("serve.sock")),
-            state,
-            project: tempfile::tempdir().unwrap(),
-            daemon,
-            stops: Vec::new(),
-        }
-    }
-
     /// Starts serve on its socket, or on TCP when `tcp` names a host.
     pub(crate) async fn start_serve(&mut self, tcp: Option<&str>) -> Address {
-        let mut config = Config::new(self.daemon.clone(), self.state.path().join("serve.sock"));
+        let mut config = Config::new(self.daemon.clone(), self.state().join("serve.sock"));
         config.socket_activation = false;
         config.daemon_timeout = Duration::from_secs(10);
         config.tcp = tcp.map(|host| (host.to_owned(), 0));
         let serve = Serve::bind(config).await.unwrap();
         let address = serve.addresses().remove(0);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(serve.serve(async move {
-            let _ = stopped.await;
-        }));
-        self.stops.push(stop);
+        self.serving
+            .push(serve_in_background(|stopped| serve.serve(stopped)));
         address
     }
 
@@ -99,21 +84,9 @@ impl Harness {
         }
     }
 
-    pub(crate) fn project(&self) -> PathBuf {
-        self.project.path().canonicalize().unwrap()
-    }
-
-    pub(crate) fn project_text(&self) -> String {
-        self.project().to_str().unwrap().to_owned()
-    }
-
     /// `?project=<this project>`, encoded.
     pub(crate) fn pq(&self) -> String {
         format!("project={}", encode(&self.project_text()))
-    }
-
-    pub(crate) fn live_log(&self, id: &str) -> LiveLog {
-        LiveLog::create(self.state.path(), id, &self.project_text())
     }
 
     pub(crate) async fn get(&self, path: &str) -> Reply {
@@ -126,6 +99,17 @@ impl Harness {
             path,
             &[("content-type", "application/json")],
             Some(json),
+        )
+        .await
+    }
+
+    /// Answers `request` of `session` with `answer` (`yes`, `no`, or
+    /// whatever the test means to send) through the answer route.
+    pub(crate) async fn answer(&self, session: &str, request: &str, answer: &str) -> Reply {
+        let body = serde_json::json!({"project": self.project_text(), "request": request, "answer": answer});
+        self.post(
+            &format!("/api/sessions/{session}/answer"),
+            &body.to_string(),
         )
         .await
     }
@@ -156,6 +140,23 @@ impl Harness {
         }
     }
 
+    /// The watch route of `session` in this project, from after `after`.
+    pub(crate) fn watch_path(&self, session: &str, after: u64) -> String {
+        format!("/api/sessions/{session}/watch?{}&after={after}", self.pq())
+    }
+
+    /// Opens the watch of `session` from after `after`.
+    pub(crate) async fn watch(&self, session: &str, after: u64) -> Sse {
+        self.sse(&self.watch_path(session, after), None).await
+    }
+
+    /// The session's row, as its route gives it.
+    pub(crate) async fn row(&self, session: &str) -> serde_json::Value {
+        self.get(&format!("/api/sessions/{session}?{}", self.pq()))
+            .await
+            .json()
+    }
+
     /// Opens a watch and returns its event stream.
     pub(crate) async fn sse(&self, path: &str, last_event_id: Option<u64>) -> Sse {
         let id = last_event_id.map(|id| id.to_string());
@@ -176,11 +177,9 @@ impl Harness {
     }
 }
 
-impl Drop for Harness {
-    fn drop(&mut self) {
-        for stop in self.stops.drain(..) {
-            let _ = stop.send(());
-        }
+impl HasTestDirs for Harness {
+    fn test_dirs(&self) -> &TestDirs {
+        &self.dirs
     }
 }
 
@@ -309,70 +308,4 @@ pub(crate) fn encode(text: &str) -> String {
         }
     }
     out
-}
-
-/// Writes the stand-in `chock`.
-pub(crate) fn fake_chock(dir: &Path) -> PathBuf {
-    let path = dir.join("fake-chock");
-    std::fs::write(&path, include_str!("fake_chock.py")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
-/// A log this test owns, written by the real log writer.
-pub(crate) struct LiveLog {
-    writer: LogWriter,
-}
-
-impl LiveLog {
-    pub(crate) fn create(state: &Path, id: &str, project: &str) -> LiveLog {
-        let sid = SessionId::parse(id).unwrap();
-        let mut writer = LogWriter::create(&StateDir::at(state), &sid).unwrap();
-        writer
-            .append(SessionOpen {
-                session_id: sid.clone(),
-                project: project.into(),
-                model: "fake".into(),
-                pid: std::process::id(),
-                chock_version: "test".into(),
-            })
-            .unwrap();
-        LiveLog { writer }
-    }
-
-    /// Appends one event of type `kind` with the given JSON fields; returns its id.
-    pub(crate) fn append(&mut self, kind: &str, fields: &str) -> u64 {
-        let comma = if fields.is_empty() { "" } else { "," };
-        let line =
-            format!(r#"{{"id":1,"at":"2026-11-29T19:00:00Z","type":"{kind}"{comma}{fields}}}"#);
-        let event = Event::parse(line.as_bytes()).unwrap();
-        self.writer.append(event.body).unwrap().id.0
-    }
-
-    pub(crate) fn say(&mut self, text: &str) -> u64 {
-        self.append(
-            "user.message",
-            &format!(r#""text":{}"#, serde_json::json!(text)),
-        )
-    }
-
-    /// Ends the session and lets go of the log.
-    pub(crate) fn end(mut self) -> u64 {
-        self.append("session.end", r#""reason":"done","detail":"finished""#)
-    }
-}
-
-/// Polls `check` until it holds or the deadline passes.
-pub(crate) async fn wait_for<T, F: Future<Output = Option<T>>>(
-    what: &str,
-    mut check: impl FnMut() -> F,
-) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }

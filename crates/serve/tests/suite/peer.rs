@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use pretty_assertions::assert_eq;
 
-use super::Harness;
+use super::{Harness, HasTestDirs};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn another_user_is_answered_403_forbidden() {
@@ -14,7 +14,7 @@ async fn another_user_is_answered_403_forbidden() {
     let h = Harness::boot().await;
     // Open what the mode would otherwise close, so the uid check is what is
     // tested.
-    std::fs::set_permissions(h.state.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(h.state(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(h.serve_socket(), std::fs::Permissions::from_mode(0o666)).unwrap();
     let socket = h.serve_socket();
     let text = tokio::task::spawn_blocking(move || {

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::{Harness, S1};
+use super::{Harness, HasTestDirs, S1};
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a measurement, not a check: run by hand for docs/performance.md"]
@@ -25,19 +25,11 @@ async fn perf_first_load_and_time_to_first_event() {
     let mut everything = Vec::new();
     for _ in 0..20 {
         let began = Instant::now();
-        let row = h
-            .get(&format!("/api/sessions/{S1}?{}", h.pq()))
-            .await
-            .json();
+        let row = h.row(S1).await;
         let events = row["events"].as_u64().unwrap();
         assert_eq!(events, 10_000);
         let after = events.saturating_sub(chock_serve::PAGE);
-        let mut sse = h
-            .sse(
-                &format!("/api/sessions/{S1}/watch?{}&after={after}", h.pq()),
-                None,
-            )
-            .await;
+        let mut sse = h.watch(S1, after).await;
         sse.next().await.unwrap();
         let first = sse.next_log().await;
         ttfe.push(began.elapsed());
@@ -46,12 +38,7 @@ async fn perf_first_load_and_time_to_first_event() {
         // For comparison: the whole log from the start, as a page that did
         // not page would ask for it.
         let began = Instant::now();
-        let mut sse = h
-            .sse(
-                &format!("/api/sessions/{S1}/watch?{}&after=0", h.pq()),
-                None,
-            )
-            .await;
+        let mut sse = h.watch(S1, 0).await;
         sse.next().await.unwrap();
         for _ in 0..10_000 {
             sse.next_log().await;

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use super::{Harness, S1, S2, Sse, wait_for};
+use super::{Harness, HasTestDirs, S1, S2, Sse, eventually};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn list_gives_the_projects_sessions_as_rows() {
@@ -86,12 +86,7 @@ async fn start_then_answer_runs_a_session_to_its_end() {
     let reply = h.post("/api/sessions", &body.to_string()).await;
     assert_eq!(reply.status.as_u16(), 201, "{}", reply.body);
     let session = reply.json()["session"].as_str().unwrap().to_owned();
-    let mut sse: Sse = h
-        .sse(
-            &format!("/api/sessions/{session}/watch?{}&after=0", h.pq()),
-            None,
-        )
-        .await;
+    let mut sse: Sse = h.watch(&session, 0).await;
     assert_eq!(sse.next().await.unwrap().event, "row");
     loop {
         let event = sse.next_log().await;
@@ -99,13 +94,7 @@ async fn start_then_answer_runs_a_session_to_its_end() {
             break;
         }
     }
-    let answer = serde_json::json!({"project": h.project_text(), "request": "r1", "answer": "yes"});
-    let reply = h
-        .post(
-            &format!("/api/sessions/{session}/answer"),
-            &answer.to_string(),
-        )
-        .await;
+    let reply = h.answer(&session, "r1", "yes").await;
     assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
     assert_eq!(reply.json(), serde_json::json!({"answered": true}));
     let mut types = Vec::new();
@@ -124,18 +113,10 @@ async fn start_then_answer_runs_a_session_to_its_end() {
         ["approval.answer", "assistant.message", "session.end"]
     );
     // Answering again: the session has ended, and the page is told so.
-    let reply = h
-        .post(
-            &format!("/api/sessions/{session}/answer"),
-            &answer.to_string(),
-        )
-        .await;
+    let reply = h.answer(&session, "r1", "yes").await;
     reply.assert_error(409, "refused", "has ended: there is nobody to answer");
-    let row = wait_for("the ended row", || async {
-        let row = h
-            .get(&format!("/api/sessions/{session}?{}", h.pq()))
-            .await
-            .json();
+    let row = eventually("the ended row", || async {
+        let row = h.row(&session).await;
         (row["status"] == "ended").then_some(row)
     })
     .await;
@@ -150,31 +131,16 @@ async fn an_answer_the_session_did_not_take_is_not_reported_as_given() {
         .as_str()
         .unwrap()
         .to_owned();
-    wait_for("the question", || async {
-        let row = h
-            .get(&format!("/api/sessions/{session}?{}", h.pq()))
-            .await
-            .json();
+    eventually("the question", || async {
+        let row = h.row(&session).await;
         (row["pending_approvals"] == 1).then_some(())
     })
     .await;
-    let wrong = serde_json::json!({"project": h.project_text(), "request": "r9", "answer": "no"});
-    h.post(
-        &format!("/api/sessions/{session}/answer"),
-        &wrong.to_string(),
-    )
-    .await
-    .assert_error(
+    h.answer(&session, "r9", "no").await.assert_error(
         409,
         "refused",
         "did not take the answer: no pending request r9",
     );
-    let right = serde_json::json!({"project": h.project_text(), "request": "r1", "answer": "no"});
-    let reply = h
-        .post(
-            &format!("/api/sessions/{session}/answer"),
-            &right.to_string(),
-        )
-        .await;
+    let reply = h.answer(&session, "r1", "no").await;
     assert_eq!(reply.status.as_u16(), 200, "{}", reply.body);
 }

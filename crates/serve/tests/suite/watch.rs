@@ -3,19 +3,14 @@
 
 use pretty_assertions::assert_eq;
 
-use super::{Harness, S1};
+use super::{Harness, HasTestDirs, S1};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_watch_streams_the_log_then_its_appends_then_ends() {
     let h = Harness::boot().await;
     let mut log = h.live_log(S1);
     log.say("one");
-    let mut sse = h
-        .sse(
-            &format!("/api/sessions/{S1}/watch?{}&after=0", h.pq()),
-            None,
-        )
-        .await;
+    let mut sse = h.watch(S1, 0).await;
     let row = sse.next().await.unwrap();
     assert_eq!(row.event, "row");
     assert_eq!(row.id, None, "the header moves no browser's last id");
@@ -43,7 +38,7 @@ async fn a_dropped_watch_resumes_from_the_last_event_id_with_no_gap_and_no_repea
     for n in 0..5 {
         log.say(&format!("before {n}"));
     }
-    let path = format!("/api/sessions/{S1}/watch?{}&after=0", h.pq());
+    let path = h.watch_path(S1, 0);
     let mut sse = h.sse(&path, None).await;
     sse.next().await.unwrap();
     let mut seen = Vec::new();
@@ -69,12 +64,7 @@ async fn a_dropped_watch_resumes_from_the_last_event_id_with_no_gap_and_no_repea
     }
     assert_eq!(seen, (1..=12).collect::<Vec<_>>());
     // And a fresh page starting at a tail (?after=) gets only what follows it.
-    let mut tail = h
-        .sse(
-            &format!("/api/sessions/{S1}/watch?{}&after=10", h.pq()),
-            None,
-        )
-        .await;
+    let mut tail = h.watch(S1, 10).await;
     tail.next().await.unwrap();
     assert_eq!(tail.next_log().await.id, Some(11));
     assert_eq!(tail.next_log().await.id, Some(12));

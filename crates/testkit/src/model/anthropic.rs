@@ -13,13 +13,7 @@ use super::{Turn, pieces};
 const ID: &str = "msg_fake";
 
 fn stop_reason(turn: &Turn) -> &'static str {
-    if turn.truncated {
-        "max_tokens"
-    } else if turn.calls.is_empty() {
-        "end_turn"
-    } else {
-        "tool_use"
-    }
+    turn.why_it_stopped("max_tokens", "end_turn", "tool_use")
 }
 
 fn event(name: &str, data: &Value) -> String {
@@ -46,41 +40,23 @@ pub(super) fn frames(turn: &Turn, options: &Options) -> Vec<String> {
     out.push(event("ping", &json!({"type": "ping"})));
     let mut index = 0;
     if !turn.text.is_empty() {
-        out.push(event(
-            "content_block_start",
-            &json!({"type": "content_block_start", "index": index,
-                    "content_block": {"type": "text", "text": ""}}),
-        ));
-        for piece in pieces(&turn.text, turn.piece_len) {
-            out.push(event(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "text_delta", "text": piece}}),
-            ));
-        }
-        out.push(event(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": index}),
-        ));
+        content_block(
+            &mut out,
+            index,
+            &json!({"type": "text", "text": ""}),
+            pieces(&turn.text, turn.piece_len),
+            |piece| json!({"type": "text_delta", "text": piece}),
+        );
         index += 1;
     }
     for call in &turn.calls {
-        out.push(event(
-            "content_block_start",
-            &json!({"type": "content_block_start", "index": index,
-                    "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}}),
-        ));
-        for piece in pieces(&call.arguments, turn.piece_len) {
-            out.push(event(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": piece}}),
-            ));
-        }
-        out.push(event(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": index}),
-        ));
+        content_block(
+            &mut out,
+            index,
+            &json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}}),
+            pieces(&call.arguments, turn.piece_len),
+            |piece| json!({"type": "input_json_delta", "partial_json": piece}),
+        );
         index += 1;
     }
     out.push(event(
@@ -91,6 +67,31 @@ pub(super) fn frames(turn: &Turn, options: &Options) -> Vec<String> {
     ));
     out.push(event("message_stop", &json!({"type": "message_stop"})));
     out
+}
+
+/// One streamed content block at `index`: its start with `block`, a
+/// `content_block_delta` for each piece as `delta` renders it, its stop.
+fn content_block(
+    out: &mut Vec<String>,
+    index: usize,
+    block: &Value,
+    pieces: Vec<String>,
+    delta: impl Fn(String) -> Value,
+) {
+    out.push(event(
+        "content_block_start",
+        &json!({"type": "content_block_start", "index": index, "content_block": block}),
+    ));
+    for piece in pieces {
+        out.push(event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": index, "delta": delta(piece)}),
+        ));
+    }
+    out.push(event(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": index}),
+    ));
 }
 
 pub(super) fn whole(turn: &Turn, options: &Options) -> Value {

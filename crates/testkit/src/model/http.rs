@@ -124,21 +124,12 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
             None
         }
     };
-    let Some(wire) = wire else {
-        let body = format!(
-            "fake model: no endpoint {} {}",
-            request.method, request.path
-        );
-        let _ = write_whole(&mut stream, 404, "text/plain", body.as_bytes(), None).await;
-        return;
-    };
-    let Some(reply) = reply else {
-        let body = format!(
-            "fake model: no scripted reply left for {} {}",
-            request.method, request.path
-        );
-        let _ = write_whole(&mut stream, 500, "text/plain", body.as_bytes(), None).await;
-        return;
+    let (wire, reply) = match (wire, reply) {
+        (Some(wire), Some(reply)) => (wire, reply),
+        (None, _) => return refuse(&mut stream, 404, "no endpoint", &request).await,
+        (Some(_), None) => {
+            return refuse(&mut stream, 500, "no scripted reply left for", &request).await;
+        }
     };
     let parsed: serde_json::Value = serde_json::from_str(&request.body).unwrap_or_default();
     let options = Options {
@@ -253,6 +244,12 @@ async fn finish(stream: &mut TcpStream) -> std::io::Result<()> {
     stream.write_all(b"0\r\n\r\n").await?;
     stream.flush().await?;
     stream.shutdown().await
+}
+
+/// Answers `status` with a plain-text `reason`, naming the request.
+async fn refuse(stream: &mut TcpStream, status: u16, reason: &str, request: &Request) {
+    let body = format!("fake model: {reason} {} {}", request.method, request.path);
+    let _ = write_whole(stream, status, "text/plain", body.as_bytes(), None).await;
 }
 
 async fn write_whole(

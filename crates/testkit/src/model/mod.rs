@@ -87,6 +87,24 @@ impl Turn {
         self
     }
 
+    /// Why the turn stopped, in a wire format's words: `truncated` when it
+    /// hit the token limit, `finished` when it called nothing, `calling`
+    /// when it ended to have its tools run.
+    pub(crate) fn why_it_stopped(
+        &self,
+        truncated: &'static str,
+        finished: &'static str,
+        calling: &'static str,
+    ) -> &'static str {
+        if self.truncated {
+            truncated
+        } else if self.calls.is_empty() {
+            finished
+        } else {
+            calling
+        }
+    }
+
     /// Pauses `delay` before every streamed event.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = delay;

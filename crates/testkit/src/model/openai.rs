@@ -13,13 +13,7 @@ use super::{Turn, pieces};
 const ID: &str = "chatcmpl-fake";
 
 fn finish_reason(turn: &Turn) -> &'static str {
-    if turn.truncated {
-        "length"
-    } else if turn.calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    }
+    turn.why_it_stopped("length", "stop", "tool_calls")
 }
 
 fn usage(turn: &Turn) -> Value {

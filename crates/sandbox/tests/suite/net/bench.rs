@@ -8,57 +8,38 @@
 //! Figures are in docs/performance.md (`## Sandbox network`).
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::time::Instant;
 
 use chock_sandbox::{Sandbox, SandboxSpec, Stdio};
 
-use super::{Rt, config, foreground};
+use super::{Rt, config, foreground, http_server};
 
 const SIZE: usize = 100 * 1024 * 1024;
 const RUNS: usize = 11;
 const PINGS: usize = 30;
 
-/// Serves `size` bytes at `/big` and nothing at any other path.
+/// Serves `SIZE` bytes at `/big` and nothing at any other path.
 fn big_origin() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(mut s) = s else { continue };
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 1024];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                let len = if buf.starts_with(b"GET /big") {
-                    SIZE
-                } else {
-                    0
-                };
-                let _ = s.write_all(
-                    format!(
-                        "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
-                    )
-                    .as_bytes(),
-                );
-                let block = vec![b'x'; 1024 * 1024];
-                let mut left = len;
-                while left > 0 {
-                    let n = left.min(block.len());
-                    if s.write_all(&block[..n]).is_err() {
-                        return;
-                    }
-                    left -= n;
-                }
-            });
+    http_server(|head, s| {
+        let len = if head.starts_with(b"GET /big") {
+            SIZE
+        } else {
+            0
+        };
+        let _ = s.write_all(
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        let block = vec![b'x'; 1024 * 1024];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(block.len());
+            if s.write_all(&block[..n]).is_err() {
+                return;
+            }
+            left -= n;
         }
-    });
-    port
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -80,13 +61,8 @@ fn times(rt: &Rt, ws: &std::path::Path, sandboxed: bool, url: &str, n: usize) ->
         let sandbox = Sandbox::new(spec).unwrap();
         let mut child = sandbox.spawn(&["sh", "-c", &script]).unwrap();
         let link = child.take_router().unwrap();
-        let listener = link.listener().unwrap();
-        listener.set_nonblocking(true).unwrap();
         let proxy = chock_sandbox::net::Proxy::new(foreground(ws, None), config());
-        let task = rt.handle.spawn(async move {
-            let l = tokio::net::TcpListener::from_std(listener).unwrap();
-            let _ = proxy.serve_tcp(l).await;
-        });
+        let task = rt.serve_on(link.listener().unwrap(), proxy);
         let mut out = String::new();
         std::fs::File::from(child.stdout.take().unwrap())
             .read_to_string(&mut out)

@@ -2,7 +2,6 @@
 //! the proxy variables look a name up, get a fake address, and connect to
 //! it; the proxy decides the name they asked for. Local servers only.
 
-use std::io::Read;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
@@ -11,7 +10,7 @@ use chock_sandbox::net::{
 };
 use chock_sandbox::{Sandbox, SandboxSpec, Stdio};
 
-use super::{RULES, Rt, config, origin, policy};
+use super::{RULES, Rt, config, origin, output_of, policy};
 
 /// The test policy's decider, recording every verdict it gives.
 struct Recording {
@@ -60,7 +59,6 @@ fn run(
         .unwrap();
     let link = Arc::new(child.take_router().unwrap());
     let listener = link.listener().unwrap();
-    listener.set_nonblocking(true).unwrap();
     let seen: Seen = Arc::default();
     let decider = Arc::new(Recording {
         inner: PolicyDecider::foreground(policy(ws.path(), rules), None),
@@ -76,19 +74,8 @@ fn run(
             let _ = resolver.serve(udp).await;
         });
     }
-    rt.handle.spawn(async move {
-        let l = tokio::net::TcpListener::from_std(listener).unwrap();
-        let _ = proxy.serve_tcp(l).await;
-    });
-    let mut out = String::new();
-    let mut err = String::new();
-    std::fs::File::from(child.stdout.take().unwrap())
-        .read_to_string(&mut out)
-        .unwrap();
-    std::fs::File::from(child.stderr.take().unwrap())
-        .read_to_string(&mut err)
-        .unwrap();
-    let code = child.wait().unwrap().code().unwrap_or(-1);
+    rt.serve_on(listener, proxy);
+    let (out, err, code) = output_of(child);
     let seen = seen.lock().unwrap().clone();
     (out, err, code, seen)
 }

@@ -13,9 +13,10 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chock_policy::{Policy, Sources, Verdict};
+use chock_sandbox::SandboxChild;
 use chock_sandbox::net::{AskFn, Decider, PolicyDecider, Proxy, ProxyConfig};
 
 /// A tokio runtime on a thread of its own, as `chock run` gives the proxy
@@ -43,14 +44,38 @@ impl Rt {
     pub(crate) fn serve(&self, proxy: &Proxy) -> SocketAddr {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
-        l.set_nonblocking(true).unwrap();
-        let p = proxy.clone();
-        self.handle.spawn(async move {
-            let l = tokio::net::TcpListener::from_std(l).unwrap();
-            let _ = p.serve_tcp(l).await;
-        });
+        self.serve_on(l, proxy.clone());
         addr
     }
+
+    /// Serves `proxy` on `listener` (a router link's, say) until the task
+    /// is aborted or the runtime ends.
+    pub(crate) fn serve_on(
+        &self,
+        listener: TcpListener,
+        proxy: Proxy,
+    ) -> tokio::task::JoinHandle<()> {
+        listener.set_nonblocking(true).unwrap();
+        self.handle.spawn(async move {
+            let l = tokio::net::TcpListener::from_std(listener).unwrap();
+            let _ = proxy.serve_tcp(l).await;
+        })
+    }
+}
+
+/// Waits for a sandboxed child with piped output: its stdout, its stderr
+/// and its exit code (-1 for a signal).
+pub(crate) fn output_of(mut child: SandboxChild) -> (String, String, i32) {
+    let mut out = String::new();
+    let mut err = String::new();
+    std::fs::File::from(child.stdout.take().unwrap())
+        .read_to_string(&mut out)
+        .unwrap();
+    std::fs::File::from(child.stderr.take().unwrap())
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    (out, err, status.code().unwrap_or(-1))
 }
 
 /// A policy from a project chock.zon holding `rules` (no org bundle, no
@@ -116,25 +141,36 @@ pub(crate) fn foreground(dir: &Path, ask: Option<AskFn>) -> Arc<dyn Decider> {
 /// A local HTTP server answering every request with `body`; serves until
 /// the test process ends.
 pub(crate) fn origin(body: &'static str) -> u16 {
+    http_server(move |_head, s| {
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = s.write_all(resp.as_bytes());
+    })
+}
+
+/// A local HTTP server that reads the head of each request, on a thread of
+/// its own, and lets `respond` answer it; serves until the test process
+/// ends. Its port.
+pub(crate) fn http_server(respond: impl Fn(&[u8], &mut TcpStream) + Send + Sync + 'static) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
+    let respond = Arc::new(respond);
     std::thread::spawn(move || {
         for s in l.incoming() {
             let Ok(mut s) = s else { continue };
+            let respond = Arc::clone(&respond);
             std::thread::spawn(move || {
-                let mut buf = Vec::new();
+                let mut head = Vec::new();
                 let mut chunk = [0u8; 1024];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
                     match s.read(&mut chunk) {
                         Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        Ok(n) => head.extend_from_slice(&chunk[..n]),
                     }
                 }
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = s.write_all(resp.as_bytes());
+                respond(&head, &mut s);
             });
         }
     });
@@ -151,16 +187,10 @@ pub(crate) fn exchange(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Polls `f` until it returns true or `limit` passes.
-pub(crate) fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + limit;
-    while Instant::now() < end {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
+/// curl on the host fetching `url` through the HTTP proxy at `proxy`:
+/// (exit code, stdout, stderr).
+pub(crate) fn curl_via(proxy: SocketAddr, url: &str) -> (i32, String, String) {
+    curl(&["-x", &format!("http://{proxy}"), url])
 }
 
 /// curl on the host with `args`: (exit code, stdout, stderr).

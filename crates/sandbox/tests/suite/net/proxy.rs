@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use chock_sandbox::net::{PolicyDecider, Proxy, ProxyConfig};
 
-use super::{RULES, Rt, asker, config, curl, exchange, foreground, origin, policy, wait_for};
+use super::{RULES, Rt, asker, config, curl, curl_via, exchange, foreground, origin, policy};
+use crate::suite::wait_for;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -53,11 +54,7 @@ fn a_denied_name_is_refused_with_the_rule_to_add() {
     assert!(resp.contains(".decision = .allow"), "{resp}");
     assert!(!resp.contains("secret"), "{resp}");
     // Plain HTTP shows the same text as the body curl prints.
-    let (_, out, _) = curl(&[
-        "-x",
-        &format!("http://{p}"),
-        &format!("http://denied.test:{port}/"),
-    ]);
+    let (_, out, _) = curl_via(p, &format!("http://denied.test:{port}/"));
     assert!(out.contains("net.connect.test.denied"), "{out}");
     // SOCKS5 gets "not allowed by ruleset".
     let (code, _, err) = curl(&[
@@ -82,7 +79,7 @@ fn a_name_rebound_to_loopback_is_refused_unless_a_rule_names_the_address() {
         None,
     ));
     let p = rt.serve(&Proxy::new(decider, config()));
-    let (_, out, _) = curl(&["-x", &format!("http://{p}"), &url]);
+    let (_, out, _) = curl_via(p, &url);
     assert!(
         out.contains("resolves to 127.0.0.1, an internal address"),
         "{out}"
@@ -100,7 +97,7 @@ fn a_name_rebound_to_loopback_is_refused_unless_a_rule_names_the_address() {
         None,
     ));
     let p = rt.serve(&Proxy::new(decider, config()));
-    let (_, out, _) = curl(&["-x", &format!("http://{p}"), &url]);
+    let (_, out, _) = curl_via(p, &url);
     assert_eq!(out, "inside the person's machine");
 }
 
@@ -112,7 +109,7 @@ fn an_ask_reaches_the_callback_and_its_answer_decides() {
     let url = format!("http://asked.test:{port}/");
     let (no, asked_no) = asker(false);
     let p = rt.serve(&Proxy::new(foreground(dir.path(), Some(no)), config()));
-    let (_, out, _) = curl(&["-x", &format!("http://{p}"), &url]);
+    let (_, out, _) = curl_via(p, &url);
     assert!(out.contains("a person answered no"), "{out}");
     assert!(out.contains("net.connect.test.asked"), "{out}");
     assert_eq!(
@@ -122,7 +119,7 @@ fn an_ask_reaches_the_callback_and_its_answer_decides() {
 
     let (yes, asked_yes) = asker(true);
     let p = rt.serve(&Proxy::new(foreground(dir.path(), Some(yes)), config()));
-    let (_, out, _) = curl(&["-x", &format!("http://{p}"), &url]);
+    let (_, out, _) = curl_via(p, &url);
     assert_eq!(out, "asked and answered");
     assert_eq!(asked_yes.lock().unwrap().len(), 1);
 }
@@ -135,18 +132,14 @@ fn a_background_command_is_refused_where_the_foreground_would_have_asked() {
     let url = format!("http://asked.test:{port}/");
     let bg = Arc::new(PolicyDecider::background(policy(dir.path(), RULES)));
     let p = rt.serve(&Proxy::new(bg, config()));
-    let (_, out, _) = curl(&["-x", &format!("http://{p}"), &url]);
+    let (_, out, _) = curl_via(p, &url);
     assert!(
         out.contains("a background command gets only what is allowed outright"),
         "{out}"
     );
     assert!(out.contains("net.connect.test.asked"), "{out}");
     // The same host, allowed outright, reaches a background command too.
-    let (_, out, _) = curl(&[
-        "-x",
-        &format!("http://{p}"),
-        &format!("http://allowed.test:{port}/"),
-    ]);
+    let (_, out, _) = curl_via(p, &format!("http://allowed.test:{port}/"));
     assert_eq!(out, "foreground only");
 }
 
@@ -171,11 +164,7 @@ fn a_malformed_connect_host_is_refused_and_the_proxy_keeps_serving() {
             "{bad:?} -> {resp}"
         );
     }
-    let (_, out, _) = curl(&[
-        "-x",
-        &format!("http://{p}"),
-        &format!("http://allowed.test:{port}/"),
-    ]);
+    let (_, out, _) = curl_via(p, &format!("http://allowed.test:{port}/"));
     assert_eq!(out, "still here");
 }
 
@@ -266,16 +255,12 @@ fn a_thousand_connections_from_one_client_are_bounded_and_service_resumes() {
 
     drop(flood);
     drop(tunnel);
-    assert!(
-        wait_for(Duration::from_secs(60), || proxy.active() == 0),
-        "{} still active",
-        proxy.active()
+    wait_for(
+        "every proxied connection to close",
+        Duration::from_secs(60),
+        || proxy.active() == 0,
     );
-    let (_, out, _) = curl(&[
-        "-x",
-        &format!("http://{p}"),
-        &format!("http://allowed.test:{port}/"),
-    ]);
+    let (_, out, _) = curl_via(p, &format!("http://allowed.test:{port}/"));
     assert_eq!(out, "one of many");
 }
 

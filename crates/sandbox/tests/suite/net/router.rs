@@ -11,7 +11,8 @@ use chock_sandbox::net::{
 };
 use chock_sandbox::{Sandbox, SandboxChild, SandboxSpec, Stdio};
 
-use super::{Rt, config, foreground, origin, wait_for};
+use super::{Rt, config, foreground, origin, output_of};
+use crate::suite::wait_for;
 
 fn spec(ws: &std::path::Path) -> SandboxSpec {
     let mut spec = SandboxSpec::new(ws).with_router();
@@ -32,27 +33,9 @@ fn run(
     let sandbox = Sandbox::new(spec).unwrap();
     let mut child = sandbox.spawn(argv).unwrap();
     let link = Arc::new(child.take_router().unwrap());
-    let listener = link.listener().unwrap();
-    listener.set_nonblocking(true).unwrap();
     let proxy = Proxy::new(foreground(ws, None), config());
-    rt.handle.spawn(async move {
-        let l = tokio::net::TcpListener::from_std(listener).unwrap();
-        let _ = proxy.serve_tcp(l).await;
-    });
+    rt.serve_on(link.listener().unwrap(), proxy);
     (child, link)
-}
-
-fn finish(mut child: SandboxChild) -> (String, String, i32) {
-    let mut out = String::new();
-    let mut err = String::new();
-    std::fs::File::from(child.stdout.take().unwrap())
-        .read_to_string(&mut out)
-        .unwrap();
-    std::fs::File::from(child.stderr.take().unwrap())
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap();
-    (out, err, status.code().unwrap_or(-1))
 }
 
 fn curl_inside(args: &[String]) -> Vec<String> {
@@ -70,7 +53,7 @@ fn sandboxed_curl(args: &[String]) -> (String, String, i32) {
     let argv = curl_inside(args);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let (child, _link) = run(&rt, ws.path(), spec(ws.path()), &argv);
-    finish(child)
+    output_of(child)
 }
 
 #[test]
@@ -141,7 +124,7 @@ fn the_proxy_variables_and_the_trust_store_are_set() {
         chock_sandbox::net::host_bundle().unwrap().display()
     );
     let (child, _l) = run(&rt, ws.path(), spec(ws.path()), &["sh", "-c", &script]);
-    let (out, err, _) = finish(child);
+    let (out, err, _) = output_of(child);
     assert_eq!(
         out,
         format!(
@@ -156,7 +139,7 @@ fn the_proxy_variables_and_the_trust_store_are_set() {
     own.stdout = Stdio::Piped;
     own.stderr = Stdio::Piped;
     let (child, _l) = run(&rt, ws.path(), own, &["sh", "-c", "echo $SSL_CERT_FILE"]);
-    assert_eq!(finish(child).0, "/workspace/ca.pem\n");
+    assert_eq!(output_of(child).0, "/workspace/ca.pem\n");
 }
 
 /// A free port on the host's loopback, above 1024.
@@ -203,10 +186,10 @@ fn a_published_port_is_reachable_from_the_host_on_127_0_0_1_only() {
         s.read_to_string(&mut out).ok()?;
         Some(out)
     };
-    assert!(
-        wait_for(Duration::from_secs(20), || fetch("127.0.0.1")
-            .is_some_and(|o| o.ends_with("served from the sandbox"))),
-        "the published port never answered"
+    wait_for(
+        "the published port to answer",
+        Duration::from_secs(20),
+        || fetch("127.0.0.1").is_some_and(|o| o.ends_with("served from the sandbox")),
     );
     // Another loopback address of the host is not it: the listener is on
     // 127.0.0.1 alone.

@@ -3,8 +3,18 @@
 #   run --session-id <id> -- <project> <message>
 #   run --adopt <id>
 # It writes a session log in the documented format (one JSON event a line,
-# ids from 1, O_APPEND, under an exclusive flock), answers approvals on
-# approve.sock, and ends when `release` appears beside the log.
+# ids from 1, O_APPEND, under an exclusive flock) and answers approvals on
+# approve.sock (docs/protocol.md). What it does after opening the log is its
+# behaviour: the one installed (below), or the one a message "behave:<name>"
+# names.
+#   ends-on-release  asks "push?" (when started with a message), takes any
+#                    number of answers, and ends when `release` appears
+#                    beside the log
+#   ends-on-answer   titles itself, asks one question, and ends once it is
+#                    answered, saying whether it pushed
+#   quiet            asks nothing and ends at once
+#   crash            hangs after opening, until it is killed
+#   exit-early       exits 3 before writing anything
 import datetime, fcntl, json, os, socket, sys, threading, time
 
 BEHAVIOUR = "@BEHAVIOUR@"
@@ -29,6 +39,8 @@ log.seek(0)
 next_id = sum(1 for line in log.read().split("\n") if line) + 1
 lock = threading.Lock()
 pending = set()
+answers = {}
+answered = threading.Event()
 
 
 def now():
@@ -44,6 +56,11 @@ def emit(kind, **fields):
         next_id += 1
 
 
+def ask(question):
+    pending.add("r1")
+    emit("approval.request", request_id="r1", action="exec.git.push", question=question)
+
+
 def serve_approvals(listener):
     while True:
         conn, _ = listener.accept()
@@ -53,7 +70,9 @@ def serve_approvals(listener):
             if words[1] in pending:
                 pending.discard(words[1])
                 emit("approval.answer", request_id=words[1], answer=words[2], by="daemon")
+                answers[words[1]] = words[2]
                 conn.sendall(b"ok\n")
+                answered.set()
             else:
                 conn.sendall(("error no pending request %s\n" % words[1]).encode())
         else:
@@ -61,13 +80,15 @@ def serve_approvals(listener):
         conn.close()
 
 
-if message is None:
-    emit("session.open", session_id=sid, project=os.getcwd(), model="fake", pid=os.getpid(), chock_version="fake")
-else:
-    emit("session.open", session_id=sid, project=os.getcwd(), model="fake", pid=os.getpid(), chock_version="fake")
+emit("session.open", session_id=sid, project=os.getcwd(), model="fake", pid=os.getpid(), chock_version="fake")
+if message is not None:
     emit("user.message", text=message)
 if BEHAVIOUR == "crash":
     time.sleep(3600)
+if BEHAVIOUR == "quiet":
+    emit("assistant.message", text="Nothing to do.")
+    emit("session.end", reason="done", detail="finished")
+    sys.exit(0)
 
 approve = os.path.join(sdir, "approve.sock")
 if os.path.exists(approve):
@@ -76,10 +97,20 @@ listener = socket.socket(socket.AF_UNIX)
 listener.bind(approve)
 listener.listen(8)
 threading.Thread(target=serve_approvals, args=(listener,), daemon=True).start()
-if message is not None:
-    pending.add("r1")
-    emit("approval.request", request_id="r1", action="exec.git.push", question="push?")
 
+if BEHAVIOUR == "ends-on-answer":
+    emit("title.set", title="Push the branch")
+    emit("assistant.message", text="The tests pass. I would like to push the branch.")
+    ask("Run git push origin main?")
+    answered.wait()
+    os.unlink(approve)
+    pushed = answers["r1"] == "yes"
+    emit("assistant.message", text="Pushed." if pushed else "Not pushing, as you said.")
+    emit("session.end", reason="done", detail="finished")
+    sys.exit(0)
+
+if message is not None:
+    ask("push?")
 release = os.path.join(sdir, "release")
 deadline = time.time() + 120
 while not os.path.exists(release) and time.time() < deadline:
