@@ -30,6 +30,7 @@ mod session_logs;
 mod sessions;
 mod stop_check;
 mod stop_resume;
+mod stop_session;
 mod sync_cli;
 mod usage;
 mod web_tools;

@@ -31,7 +31,7 @@ use std::path::Path;
 pub use agent::{Agent, detect_from_env};
 pub use error::GateError;
 pub use paths::StopPaths;
-pub use reader::{Caller, StopState, StopVerdict, Stopped};
+pub use reader::{Caller, Stop, StopState, StopVerdict, Stopped};
 
 /// The check Chock's own sessions make before every tool call.
 ///

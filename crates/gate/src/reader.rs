@@ -77,6 +77,20 @@ impl Stopped {
 }
 
 impl Stop {
+    /// What a person does about a broken stop file: `chock resume` lifts a
+    /// file, but a directory in its place is removed by hand.
+    pub fn remedy(&self) -> String {
+        let is_dir = fs::symlink_metadata(&self.source).is_ok_and(|meta| meta.is_dir());
+        if is_dir {
+            format!(
+                "a person removes that directory by hand (`rm -r {}`)",
+                self.source.display()
+            )
+        } else {
+            "a person fixes it or lifts it with 'chock resume'".to_owned()
+        }
+    }
+
     fn describe(&self) -> String {
         match &self.state {
             StopState::InForce(file) => {
@@ -98,8 +112,9 @@ impl Stop {
                 )
             }
             StopState::Broken(detail) => format!(
-                "the stop file {} {detail}, so every agent is refused; a person fixes or removes it (chock resume)",
-                self.source.display()
+                "the stop file {} {detail}, so every agent is refused; {}",
+                self.source.display(),
+                self.remedy()
             ),
         }
     }
@@ -223,6 +238,9 @@ pub fn read_one(path: &Path) -> Option<Stop> {
     };
     if meta.file_type().is_symlink() {
         return broken("is a symlink, not a regular file".into());
+    }
+    if meta.is_dir() {
+        return broken("is a directory, not a regular file".into());
     }
     if !meta.is_file() {
         return broken("is not a regular file".into());

@@ -96,7 +96,7 @@ pub fn write_repo_stop(
     let repo_file = repo.stop_file();
     let dir = repo_file.parent().unwrap_or(&repo.main_checkout).to_owned();
     ensure_dir(&dir, 0o755)?;
-    ensure_local_ignore(&dir)?;
+    ensure_excluded(&repo.common_dir)?;
     let registry_file = paths.entry_for(&repo.main_checkout);
     ensure_dir(&paths.registry, 0o700)?;
     let bytes = to_bytes(stop);
@@ -155,18 +155,47 @@ fn ensure_dir(dir: &Path, mode: u32) -> Result<(), GateError> {
         .map_err(|e| GateError::io("set permissions on", dir, e))
 }
 
-/// `.chock/.gitignore` keeps the stop out of commits, which is what lets a
-/// worktree's stop be its main checkout's. Written once, never overwritten.
-fn ensure_local_ignore(chock_dir: &Path) -> Result<(), GateError> {
-    let ignore = chock_dir.join(".gitignore");
-    if fs::symlink_metadata(&ignore).is_ok() {
+/// What the repository's own exclude file gets, so that git never sees a
+/// stop: not while it is in force, not while it is being written, and
+/// nothing of it after it is lifted (no `.gitignore` of Chock's in the
+/// work tree).
+const EXCLUDE_LINES: [&str; 2] = ["/.chock/stop.json", "/.chock/.stop.json.chock-*.tmp"];
+
+/// Keeps the stop out of `git status` and out of commits, which is what lets
+/// a worktree's stop be its main checkout's: the patterns go to the
+/// repository's `info/exclude` in its common directory (shared by every
+/// worktree), once each, after whatever the person keeps there.
+fn ensure_excluded(common_dir: &Path) -> Result<(), GateError> {
+    let info = common_dir.join("info");
+    let exclude = info.join("exclude");
+    let have = match fs::read_to_string(&exclude) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(GateError::io("read", exclude, err)),
+    };
+    let missing: Vec<&str> = EXCLUDE_LINES
+        .into_iter()
+        .filter(|line| !have.lines().any(|had| had.trim() == *line))
+        .collect();
+    if missing.is_empty() {
         return Ok(());
     }
-    fs::write(
-        &ignore,
-        "# written by chock: stops are local and never committed\nstop.json\n",
-    )
-    .map_err(|e| GateError::io("write", ignore, e))
+    fs::create_dir_all(&info).map_err(|e| GateError::io("create directory", &info, e))?;
+    let mut text = String::new();
+    if !have.is_empty() && !have.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# chock: stops are local and never committed\n");
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&exclude)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .map_err(|e| GateError::io("append to", exclude, e))
 }
 
 /// Write to a temporary sibling, fsync, rename over `path`.

@@ -23,6 +23,7 @@ use chock_policy::{Action, Decision, LayerKind, Policy, PromiseId, Rule, Verdict
 
 use crate::approval::{Answer, ApproveSocket, Given, TerminalSlot, Wants};
 use crate::review::{ReviewRequest, Reviewer, review};
+use crate::stop::StopCheck;
 
 /// One thing to decide, and how it is shown to whoever is asked.
 pub(crate) struct Subject<'a> {
@@ -81,6 +82,10 @@ pub(crate) struct Judge<'s> {
     approvals: &'s ApproveSocket,
     terminal: TerminalSlot,
     reviewer: Reviewer<'s>,
+    stop: StopCheck,
+    /// The refusal of the first action a stop refused: the turn ends after
+    /// it, and the session with the reason `stopped`.
+    stopped: RefCell<Option<String>>,
     state: RefCell<State>,
 }
 
@@ -91,18 +96,59 @@ impl<'s> Judge<'s> {
         approvals: &'s ApproveSocket,
         terminal: TerminalSlot,
         reviewer: Reviewer<'s>,
+        stop: StopCheck,
     ) -> Judge<'s> {
         Judge {
             log,
             approvals,
             terminal,
             reviewer,
+            stop,
+            stopped: RefCell::new(None),
             state: RefCell::new(State {
                 policy,
                 grants: BTreeSet::new(),
                 task: String::new(),
             }),
         }
+    }
+
+    /// Reads the stop before `action` (of `tool`) is carried out. A stop in
+    /// force, or one that cannot be read, refuses it: the `decision` event
+    /// names the stop as its rule, a `block` line goes to the decision log,
+    /// and the refusal the model reads (`stopped: <reason> ...`) is returned
+    /// and kept, so the turn ends after this call.
+    pub(crate) fn stop(
+        &self,
+        action: &str,
+        call_id: Option<String>,
+    ) -> Result<Option<String>, WriteError> {
+        let Err(stopped) = self.stop.read() else {
+            return Ok(None);
+        };
+        let text = stopped.to_string();
+        let source = stopped
+            .stops
+            .first()
+            .map(|stop| stop.source.display().to_string())
+            .unwrap_or_default();
+        self.append(LogDecision {
+            action: action.to_owned(),
+            decision: Decision::Deny.as_str().to_owned(),
+            layer: "stop".to_owned(),
+            rule: format!("the stop {source}: {}", stopped.reason()),
+            call_id,
+        })?;
+        self.stop.log_block(action, &stopped);
+        self.stopped
+            .borrow_mut()
+            .get_or_insert_with(|| text.clone());
+        Ok(Some(text))
+    }
+
+    /// The refusal of the first action a stop refused in this session.
+    pub(crate) fn stopped(&self) -> Option<String> {
+        self.stopped.borrow().clone()
     }
 
     /// A row read before the first turn (`sandbox.jit`, and as they land

@@ -26,6 +26,7 @@ pub use chock_tools as tools;
 mod review;
 mod run;
 pub mod session;
+mod stop;
 pub mod turn;
 pub mod workspace;
 

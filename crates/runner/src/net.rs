@@ -36,6 +36,9 @@ async fn decide(
             )));
         }
     };
+    if let Some(text) = judge.stop(action.as_str(), None)? {
+        return Ok(HostVerdict::Refuse(text));
+    }
     let question = |verdict: &Verdict, reviewer_said: Option<&str>| {
         let rule = verdict
             .rule

@@ -33,6 +33,7 @@ use chock_tools::net::NetSetup;
 use crate::net;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
+use crate::stop::StopCheck;
 use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
@@ -337,6 +338,7 @@ fn commands_for(
 ) -> Commands {
     let session_dir = setup.state.session_dir(id);
     let commands = Commands::new(workspace.root(), jit == Decision::Allow)
+        .with_session(id.as_str())
         .with_network(NetSetup::new(setup.policy, records))
         .with_push_credentials(&session_dir);
     match checkout.sandbox_git(&session_dir, id) {
@@ -378,6 +380,7 @@ fn judge_for<'s>(
         approvals,
         terminal,
         setup.reviewer.unwrap_or(own),
+        StopCheck::new(setup.project, setup.state.decisions_log()),
     )
 }
 
@@ -496,6 +499,10 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
         TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
+        TurnEnd::Stopped(text) => (
+            EndReason::Stopped,
+            format!("{text}; the workspace is kept"),
+        ),
     }
 }
 
@@ -627,11 +634,6 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         // tool can pass an unmade checkout.
         self.settle()?;
         let decide = match parsed {
-            // The session tools are carried out here: they ask a person or
-            // change the session's own policy.
-            Ok(typed) if typed.tool().is_some_and(ToolName::is_session_tool) => {
-                return self.session_tool(typed, call).await;
-            }
             Ok(typed) => typed.decided_at(Offered {
                 serve: self.judge.could_permit("net.serve"),
                 search: self.tools.can_search(),
@@ -644,6 +646,21 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                 .and_then(ToolName::call_action)
                 .map_or(Decide::Nothing, Decide::At),
         };
+        // The stop is read before anything else, for every call.
+        let named = match &decide {
+            Decide::At(action) | Decide::NotRun(action, _) => action.to_string(),
+            Decide::Nothing | Decide::Refuse(_) => format!("call.{}", call.name),
+        };
+        if let Some(text) = self.judge.stop(&named, Some(call.id.clone()))? {
+            return Ok(Gate::Stopped(text));
+        }
+        // The session tools are carried out here: they ask a person or
+        // change the session's own policy.
+        if let Ok(typed) = parsed
+            && typed.tool().is_some_and(ToolName::is_session_tool)
+        {
+            return self.session_tool(typed, call).await;
+        }
         let (action, not_run) = match decide {
             Decide::Nothing => (None, None),
             Decide::At(action) => (Some(action), None),
@@ -654,6 +671,11 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             && let Some(refusal) = self.gate(call, &action).await?
         {
             return Ok(Gate::Refuse(refusal));
+        }
+        // A stop written while a person or the reviewer was asked holds:
+        // the call is not run, whatever the answer was.
+        if let Some(text) = self.judge.stop(&named, Some(call.id.clone()))? {
+            return Ok(Gate::Stopped(text));
         }
         if let Some(text) = not_run {
             // Permitted, and still nothing carries it out (git fetch and
@@ -691,6 +713,10 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             .handover
             .at_boundary(holdings, last_event(), workspace.as_deref())
             .await)
+    }
+
+    fn stopped(&self) -> Option<String> {
+        self.judge.stopped()
     }
 
     async fn tool_result(

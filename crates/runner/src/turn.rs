@@ -49,6 +49,9 @@ pub enum Gate {
     /// The hook carried the call out itself (the session tools, which
     /// need the session's policy and approvals); this is its result.
     Answered(ToolOutput),
+    /// A stop (`chock stop`) refused it; the text is the result the model
+    /// reads, and the turn ends after this call.
+    Stopped(String),
 }
 
 /// How a turn ended.
@@ -67,6 +70,8 @@ pub enum TurnEnd {
     /// At a boundary a client confirmed a handover: the session ends its
     /// run here and another process carries it on from the log.
     HandOver,
+    /// A stop refused an action; the text is the refusal.
+    Stopped(String),
 }
 
 /// Where a turn's steps go. Every method may fail (a log that cannot be
@@ -105,6 +110,12 @@ pub trait TurnHooks {
         call: &ToolCall,
         output: &ToolOutput,
     ) -> impl Future<Output = Result<(), Self::Error>>;
+
+    /// The refusal, once a stop refused an action of the session (a call, or
+    /// a connection a command opened): the turn ends after the call.
+    fn stopped(&self) -> Option<String> {
+        None
+    }
 
     /// A turn boundary: a model call and all its tool calls are recorded.
     /// The only place a session may stop without cutting either in two.
@@ -167,22 +178,22 @@ pub async fn run_turn<H: TurnHooks>(
                 _ => TurnEnd::Done,
             });
         }
-        let mut stuck = None;
+        let mut ended = None;
         for call in &turn.calls {
             // Every call gets a result, even after the turn was stopped: the
             // APIs refuse a conversation with a call left unanswered.
-            let output = if stuck.is_some() {
+            let output = if ended.is_some() {
                 ToolOutput::error("not run: the turn was stopped before this call")
             } else {
-                let (output, stop) = one_call(cx, hooks, &mut guard, call).await?;
-                stuck = stop;
+                let (output, end) = one_call(cx, hooks, &mut guard, call).await?;
+                ended = end.or_else(|| hooks.stopped().map(TurnEnd::Stopped));
                 output
             };
             hooks.tool_result(call, &output).await?;
             push_result(conversation, call, output);
         }
-        if let Some(why) = stuck {
-            return Ok(TurnEnd::Stuck(why));
+        if let Some(end) = ended {
+            return Ok(end);
         }
         if hooks.boundary(false).await? == Boundary::HandOver {
             return Ok(TurnEnd::HandOver);
@@ -191,14 +202,14 @@ pub async fn run_turn<H: TurnHooks>(
     Ok(TurnEnd::Budget(cx.limits.max_model_calls))
 }
 
-/// Decides and runs one call; the output, and why the turn must stop when
-/// the model keeps repeating a failing call.
+/// Decides and runs one call; the output, and how the turn ends after it
+/// when a stop refused it or the model keeps repeating a failing call.
 async fn one_call<H: TurnHooks>(
     cx: &TurnContext<'_>,
     hooks: &mut H,
     guard: &mut RepeatGuard,
     call: &ToolCall,
-) -> Result<(ToolOutput, Option<String>), H::Error> {
+) -> Result<(ToolOutput, Option<TurnEnd>), H::Error> {
     // The one place a call's name and arguments are read.
     let parsed = Call::parse(&call.name, &call.arguments);
     let mut output = match hooks.before_tool(call, &parsed).await? {
@@ -208,6 +219,12 @@ async fn one_call<H: TurnHooks>(
         },
         Gate::Refuse(text) => ToolOutput::error(text),
         Gate::Answered(output) => output,
+        Gate::Stopped(text) => {
+            return Ok((
+                ToolOutput::error(text.clone()),
+                Some(TurnEnd::Stopped(text)),
+            ));
+        }
     };
     let stop = match guard.record(&call.name, &call.arguments, output.is_error) {
         Verdict::Continue => None,
@@ -216,7 +233,7 @@ async fn one_call<H: TurnHooks>(
             output.text.push_str(&note);
             None
         }
-        Verdict::Stop(why) => Some(why),
+        Verdict::Stop(why) => Some(TurnEnd::Stuck(why)),
     };
     Ok((output, stop))
 }

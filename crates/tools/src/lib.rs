@@ -55,7 +55,7 @@ pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use request_action::Args as RequestAction;
 pub use restrict_self::{Args as RestrictSelf, PromiseRuleArg};
-pub use run_command::Commands;
+pub use run_command::{Commands, SESSION_ENV};
 pub use session_tools::{ImageSupport, SessionTools};
 pub use tool::Offered;
 pub use web_search::SearchConfig;

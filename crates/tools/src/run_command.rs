@@ -44,6 +44,9 @@ use crate::git_shim::{self, Carry, GitClass};
 use crate::net::NetSetup;
 use crate::tool::{Offered, Tool};
 
+/// The variable that names the session in a command's environment.
+pub const SESSION_ENV: &str = "CHOCK_SESSION";
+
 /// Seconds a command may run when the model names no timeout.
 pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// The longest timeout a model may ask for.
@@ -182,6 +185,10 @@ pub struct Commands {
     /// The session's private git directory and what the host has brought
     /// back from it (`None` for a session outside a worktree).
     git: Option<Box<dyn CommandGit>>,
+    /// The session's id, as `CHOCK_SESSION` in every command's
+    /// environment: it tells the hooks and the git dispatcher that a
+    /// command is an agent's (docs/stop.md).
+    session: Option<String>,
 }
 
 impl Commands {
@@ -200,7 +207,16 @@ impl Commands {
             push_dir: None,
             pushes: Cell::new(0),
             git: None,
+            session: None,
         }
+    }
+
+    /// Names the session in every command's environment, `CHOCK_SESSION`
+    /// (builder style).
+    #[must_use]
+    pub fn with_session(mut self, id: &str) -> Self {
+        self.session = Some(id.to_owned());
+        self
     }
 
     /// Gives commands the session's private git directory (builder style):
@@ -293,6 +309,9 @@ impl Commands {
                 let mounts = git.prepare(&self.workspace, Path::new(SANDBOX_ROOT))?;
                 spec.binds.extend(mounts.binds);
                 spec.env.extend(mounts.env);
+            }
+            if let Some(id) = &self.session {
+                spec.env.push((SESSION_ENV.to_owned(), id.clone()));
             }
             spec.jit = self.jit;
             spec.stdin = Stdio::Null;

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use chock_gate::StopState;
 use chock_gate::ops;
+use chock_gate::{Stop, StopState};
 use clap::Args;
 
 use crate::exit;
@@ -34,12 +34,6 @@ pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("chock: {message}");
         return Ok(ExitCode::from(exit::FAILURE));
     }
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        eprintln!(
-            "chock: chock resume needs a person at a terminal: stdin and stdout must both be a TTY; run it yourself in a terminal"
-        );
-        return Ok(ExitCode::from(exit::FAILURE));
-    }
     let pending = if args.everywhere {
         ops::pending_everywhere(&env)
     } else {
@@ -50,24 +44,31 @@ pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         Some(repo) => repo.main_checkout.display().to_string(),
         None => "this machine (everywhere)".to_owned(),
     };
+    // The machine-wide stop reaches this repository too, and only
+    // `--everywhere` lifts it.
+    let everywhere = (!args.everywhere)
+        .then(|| ops::pending_everywhere(&env))
+        .and_then(|machine| machine.stops.into_iter().next());
     if pending.stops.is_empty() {
+        if let Some(machine) = everywhere {
+            eprintln!(
+                "chock: no stop of {place}'s own is in force, but the machine-wide stop is, so agents here are still refused: {}; lift it with `chock resume --everywhere`",
+                describe(&machine)
+            );
+            return Ok(ExitCode::from(exit::FAILURE));
+        }
         println!("no stop is in force for {place}; nothing to resume");
         return Ok(ExitCode::SUCCESS);
     }
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!(
+            "chock: chock resume needs a person at a terminal: stdin and stdout must both be a TTY; run it yourself in a terminal"
+        );
+        return Ok(ExitCode::from(exit::FAILURE));
+    }
     println!("agents are stopped for {place}:");
     for stop in &pending.stops {
-        match &stop.state {
-            StopState::InForce(file) => {
-                println!(
-                    "  {}: {} (by {} at {})",
-                    stop.source.display(),
-                    file.reason,
-                    file.who,
-                    file.when
-                );
-            }
-            StopState::Broken(detail) => println!("  {}: {detail}", stop.source.display()),
-        }
+        println!("  {}: {}", stop.source.display(), describe(stop));
     }
     print!("type {:?} to resume agents: ", pending.word);
     std::io::stdout()
@@ -93,5 +94,20 @@ pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     if let Some(warning) = warning {
         eprintln!("chock: {warning}");
     }
+    if let Some(machine) = everywhere {
+        eprintln!(
+            "chock: the machine-wide stop is still in force, so agents here are still refused: {}; lift it with `chock resume --everywhere`",
+            describe(&machine)
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One stop in a line: its reason, who and when, or what is wrong with it
+/// and what a person does about that.
+fn describe(stop: &Stop) -> String {
+    match &stop.state {
+        StopState::InForce(file) => format!("{} (by {} at {})", file.reason, file.who, file.when),
+        StopState::Broken(detail) => format!("{detail}; {}", stop.remedy()),
+    }
 }

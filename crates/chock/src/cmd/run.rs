@@ -137,6 +137,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::from(exit::HANDED_OVER))
         }
+        EndReason::Stopped => {
+            eprintln!(
+                "chock: session {} ended: stopped: {}",
+                outcome.id.as_str(),
+                outcome.detail
+            );
+            eprintln!(
+                "chock: once a person has lifted the stop (`chock resume`), carry it on with `chock run --continue {}`",
+                outcome.id.as_str()
+            );
+            Ok(ExitCode::from(exit::FAILURE))
+        }
         reason => {
             eprintln!(
                 "chock: session {} ended: {}: {}",

@@ -251,12 +251,16 @@ fn a_stop_written_then_read_round_trips() {
     let w = world();
     let repo = discover(&w.main).unwrap().unwrap();
     let written = write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, None)).unwrap();
-    let ignore =
-        fs::read_to_string(written.repo_file.parent().unwrap().join(".gitignore")).unwrap();
-    assert!(ignore.contains("stop.json"));
-    // The stop is never committed: git does not see it as untracked.
+    assert!(written.repo_file.is_file());
+    // Written twice, the repository's own exclude file names it once.
+    write_repo_stop(&w.paths, &repo, &stop(Scope::Repo, None)).unwrap();
+    let exclude = fs::read_to_string(repo.common_dir.join("info/exclude")).unwrap();
+    assert_eq!(exclude.matches("/.chock/stop.json").count(), 1, "{exclude}");
+    // The stop is never committed and leaves no file of its own for git to
+    // see: the work tree's status stays empty.
+    assert!(!w.main.join(".chock/.gitignore").exists());
     let status = super::git(&w.main, &["status", "--porcelain", "--untracked-files=all"]);
-    assert!(!status.contains("stop.json"), "{status}");
+    assert!(status.trim().is_empty(), "{status}");
 }
 
 #[test]

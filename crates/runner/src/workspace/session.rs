@@ -72,6 +72,13 @@ pub async fn run_new_in_workspace(
 ) -> Result<(SessionOutcome, Opened), StartError> {
     let integrate = integrate_decision(setup.policy);
     let id = id.unwrap_or_default();
+    // A stop in force refuses the session before anything exists: every
+    // action it took would be refused.
+    if let Err(stopped) = chock_gate::check_stop(setup.project) {
+        return Err(StartError::Refused(format!(
+            "{stopped}; the session was not started: run it again once a person has lifted the stop"
+        )));
+    }
     // Every check that can refuse runs before the log exists, so a refusal
     // leaves nothing behind. The checkout is then made while the first
     // model request is sent (it needs no file of the workspace: the system
@@ -157,6 +164,20 @@ pub async fn run_carried_on(
             repo: project,
         }
         .into());
+    }
+    // A stop in force: nothing it would do could run, so the model is not
+    // called. A session the daemon adopts ends `stopped` in its log; one a
+    // person carries on is refused and its log left as it is.
+    if let Err(stopped) = chock_gate::check_stop(&project) {
+        if carry.adopt {
+            writer.append(open_event(setup, &id, &project))?;
+            return Ok((stopped_ending(writer, id, &stopped)?, taken.dir));
+        }
+        return Err(StartError::Refused(format!(
+            "{stopped}; session {} was not carried on: once a person has lifted the stop, carry it on with `chock run --continue {}`",
+            id.as_str(),
+            id.as_str()
+        )));
     }
     let mut conversation = history::from_fold(&folded.state.conversation);
     let cut = unanswered_calls(&folded.state.conversation);
@@ -296,6 +317,25 @@ fn idle_ending(mut writer: LogWriter, id: SessionId) -> Result<SessionOutcome, W
         id,
         log: writer.path().to_owned(),
         reason: EndReason::Done,
+        detail,
+    })
+}
+
+/// The ending of a session a stop refused before its first turn.
+fn stopped_ending(
+    mut writer: LogWriter,
+    id: SessionId,
+    stopped: &chock_gate::Stopped,
+) -> Result<SessionOutcome, WriteError> {
+    let detail = format!("{stopped}; the session was not carried on and its workspace is kept");
+    writer.append(SessionEnd {
+        reason: EndReason::Stopped,
+        detail: detail.clone(),
+    })?;
+    Ok(SessionOutcome {
+        id,
+        log: writer.path().to_owned(),
+        reason: EndReason::Stopped,
         detail,
     })
 }
