@@ -1,7 +1,8 @@
 # What the NixOS and home-manager modules compute the same way from
-# services.chock: the dev shell's closure and programs, and the user units
+# services.chock: the dev shell's closure and programs, the user units
 # (lib/units.nix) with a PATH of git, the dev shell's programs, then the
-# directories each module's kind of system keeps programs in.
+# directories each module's kind of system keeps programs in; the options
+# both declare alike (each in its own words); and the definitions both make.
 {
   lib,
   pkgs,
@@ -9,6 +10,9 @@
 }:
 let
   units = import ../lib/units.nix;
+  zon = import ../lib/zon.nix;
+  chockTypes = import ./types.nix { inherit lib; };
+  inherit (lib) literalExpression mkOption types;
   devShellBins =
     if cfg.devShell == null then
       [ ]
@@ -16,13 +20,14 @@ let
       map (p: "${lib.getBin p}/bin") (
         (cfg.devShell.nativeBuildInputs or [ ]) ++ (cfg.devShell.buildInputs or [ ])
       );
-in
-{
   devShellClosure = pkgs.closureInfo {
     # A mkShell derivation cannot be built, but its inputDerivation can, and
     # its closure is everything the shell puts in reach.
     rootPaths = [ (cfg.devShell.inputDerivation or cfg.devShell) ];
   };
+in
+{
+  inherit zon;
 
   userUnits =
     systemPath:
@@ -32,4 +37,63 @@ in
       serve = cfg.serve.enable;
       path = [ "${lib.getBin pkgs.git}/bin" ] ++ devShellBins ++ systemPath;
     };
+
+  # services.chock.stateDir, described by the module.
+  stateDirOption =
+    description:
+    mkOption {
+      type = types.str;
+      default = "%h/.local/state/chock";
+      inherit description;
+    };
+
+  # services.chock.settings, described by the module; its example ends with
+  # the module's `exampleLines`.
+  settingsOption =
+    {
+      exampleLines ? [ ],
+      description,
+    }:
+    mkOption {
+      type = chockTypes.file;
+      default = { };
+      example = literalExpression ''
+        {
+          model = "local/qwen2.5-coder";
+          providers.local = {
+            kind = chock.lib.zon.enum "openai";
+            base_url = "http://127.0.0.1:11434/v1";
+          };
+        ${builtins.concatStringsSep "" (map (line: "  ${line}\n") exampleLines)}}
+      '';
+      inherit description;
+    };
+
+  # services.chock.devShell, described by the module.
+  devShellOption =
+    description:
+    mkOption {
+      type = types.nullOr types.package;
+      default = null;
+      example = literalExpression "inputs.self.devShells.x86_64-linux.default";
+      inherit description;
+    };
+
+  # Defined whether or not chock is enabled: the generators for settings
+  # written where the flake is out of sight (`config.lib.chock.zon.enum
+  # "allow"` is `.allow`), and the refusal of serve without the daemon.
+  always = {
+    lib.chock.zon = zon;
+    assertions = [
+      {
+        assertion = cfg.serve.enable -> cfg.enable;
+        message = "services.chock.serve.enable is set but services.chock.enable is not: serve is a client of the daemon, so set services.chock.enable = true as well";
+      }
+    ];
+  };
+
+  # A dev shell's closure is the default `settings.devshell.closure`.
+  devShellSettings = lib.mkIf (cfg.devShell != null) {
+    services.chock.settings.devshell.closure = lib.mkDefault "${devShellClosure}/store-paths";
+  };
 }

@@ -14,21 +14,16 @@
 }:
 let
   cfg = config.services.chock;
-  zon = import ../lib/zon.nix;
-  chockTypes = import ./types.nix { inherit lib; };
+  common = import ./common.nix { inherit lib pkgs cfg; };
+  inherit (common) zon;
 
   inherit (lib)
-    literalExpression
     mkEnableOption
     mkIf
     mkMerge
-    mkOption
     mkPackageOption
-    types
     ;
 
-  common = import ./common.nix { inherit lib pkgs cfg; };
-  inherit (common) devShellClosure;
   userUnits = common.userUnits [
     "%h/.nix-profile/bin"
     "/etc/profiles/per-user/%u/bin"
@@ -58,28 +53,13 @@ in
 
     package = mkPackageOption pkgs "chock" { };
 
-    stateDir = mkOption {
-      type = types.str;
-      default = "%h/.local/state/chock";
-      description = ''
-        The chock state directory, as systemd writes it (`%h` is the home
-        directory); the sockets live in it and the services get it as
-        `CHOCK_STATE_DIR`.
-      '';
-    };
+    stateDir = common.stateDirOption ''
+      The chock state directory, as systemd writes it (`%h` is the home
+      directory); the sockets live in it and the services get it as
+      `CHOCK_STATE_DIR`.
+    '';
 
-    settings = mkOption {
-      type = chockTypes.file;
-      default = { };
-      example = literalExpression ''
-        {
-          model = "local/qwen2.5-coder";
-          providers.local = {
-            kind = chock.lib.zon.enum "openai";
-            base_url = "http://127.0.0.1:11434/v1";
-          };
-        }
-      '';
+    settings = common.settingsOption {
       description = ''
         The operator config, written as ZON to
         `$XDG_CONFIG_HOME/chock/config.zon`. See the NixOS option of the same
@@ -90,31 +70,15 @@ in
 
     serve.enable = mkEnableOption "chock serve, the browser front of the daemon, as a socket-activated user service (needs services.chock.enable)";
 
-    devShell = mkOption {
-      type = types.nullOr types.package;
-      default = null;
-      example = literalExpression "inputs.self.devShells.x86_64-linux.default";
-      description = ''
-        A dev shell whose closure sessions may run as `exec.devshell.*`; given
-        to chock as `settings.devshell.closure`, its programs put on the
-        services' PATH.
-      '';
-    };
+    devShell = common.devShellOption ''
+      A dev shell whose closure sessions may run as `exec.devshell.*`; given
+      to chock as `settings.devshell.closure`, its programs put on the
+      services' PATH.
+    '';
   };
 
   config = mkMerge [
-    {
-      # For settings written in a configuration that cannot see the flake:
-      # `config.lib.chock.zon.enum "allow"` is `.allow`.
-      lib.chock.zon = zon;
-
-      assertions = [
-        {
-          assertion = cfg.serve.enable -> cfg.enable;
-          message = "services.chock.serve.enable is set but services.chock.enable is not: serve is a client of the daemon, so set services.chock.enable = true as well";
-        }
-      ];
-    }
+    common.always
 
     (mkIf cfg.enable (mkMerge [
       {
@@ -130,9 +94,7 @@ in
         xdg.configFile."chock/config.zon".text = zon.render "services.chock.settings" cfg.settings;
       })
 
-      (mkIf (cfg.devShell != null) {
-        services.chock.settings.devshell.closure = lib.mkDefault "${devShellClosure}/store-paths";
-      })
+      common.devShellSettings
     ]))
   ];
 }

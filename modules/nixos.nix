@@ -17,13 +17,13 @@
 }:
 let
   cfg = config.services.chock;
-  zon = import ../lib/zon.nix;
   devices = import ../lib/devices.nix;
   chockTypes = import ./types.nix { inherit lib; };
+  common = import ./common.nix { inherit lib pkgs cfg; };
+  inherit (common) zon;
 
   inherit (lib)
     literalExpression
-    mkDefault
     mkEnableOption
     mkForce
     mkIf
@@ -33,8 +33,6 @@ let
     types
     ;
 
-  common = import ./common.nix { inherit lib pkgs cfg; };
-  inherit (common) devShellClosure;
   userUnits = common.userUnits [
     "/run/wrappers/bin"
     "/etc/profiles/per-user/%u/bin"
@@ -68,32 +66,19 @@ in
 
     package = mkPackageOption pkgs "chock" { };
 
-    stateDir = mkOption {
-      type = types.str;
-      default = "%h/.local/state/chock";
-      description = ''
-        Each user's chock state directory, as systemd writes it (`%h` is the
-        home directory). The daemon's socket is `daemon.sock` in it and
-        serve's is `serve.sock`; the services get it as `CHOCK_STATE_DIR`.
-        The default is where chock looks when `XDG_STATE_HOME` is unset.
-      '';
-    };
+    stateDir = common.stateDirOption ''
+      Each user's chock state directory, as systemd writes it (`%h` is the
+      home directory). The daemon's socket is `daemon.sock` in it and
+      serve's is `serve.sock`; the services get it as `CHOCK_STATE_DIR`.
+      The default is where chock looks when `XDG_STATE_HOME` is unset.
+    '';
 
-    settings = mkOption {
-      type = chockTypes.file;
-      default = { };
-      example = literalExpression ''
-        {
-          model = "local/qwen2.5-coder";
-          providers.local = {
-            kind = chock.lib.zon.enum "openai";
-            base_url = "http://127.0.0.1:11434/v1";
-          };
-          policy.rules = [
-            { action = "git.push"; decision = chock.lib.zon.enum "ask"; }
-          ];
-        }
-      '';
+    settings = common.settingsOption {
+      exampleLines = [
+        "policy.rules = ["
+        "  { action = \"git.push\"; decision = chock.lib.zon.enum \"ask\"; }"
+        "];"
+      ];
       description = ''
         The operator config, written as ZON to /etc/xdg/chock/config.zon and
         linked to `~/.config/chock/config.zon` of every user who has no file
@@ -141,34 +126,18 @@ in
       '';
     };
 
-    devShell = mkOption {
-      type = types.nullOr types.package;
-      default = null;
-      example = literalExpression "inputs.self.devShells.x86_64-linux.default";
-      description = ''
-        A dev shell (a mkShell derivation, or any package) whose closure
-        sessions may run: programs in it are `exec.devshell.*` (allowed by
-        default) rather than `exec.nix.store.*` (asked). The closure's list of
-        store paths is given to chock as `settings.devshell.closure`, and the
-        shell's programs are put on the services' PATH.
-      '';
-    };
+    devShell = common.devShellOption ''
+      A dev shell (a mkShell derivation, or any package) whose closure
+      sessions may run: programs in it are `exec.devshell.*` (allowed by
+      default) rather than `exec.nix.store.*` (asked). The closure's list of
+      store paths is given to chock as `settings.devshell.closure`, and the
+      shell's programs are put on the services' PATH.
+    '';
   };
 
   config = mkMerge [
-    {
-      # For settings written in a configuration that cannot see the flake:
-      # `config.lib.chock.zon.enum "allow"` is `.allow`.
-      lib.chock.zon = zon;
-
-      # Outside mkIf: serve enabled on its own must still be refused.
-      assertions = [
-        {
-          assertion = cfg.serve.enable -> cfg.enable;
-          message = "services.chock.serve.enable is set but services.chock.enable is not: serve is a client of the daemon, so set services.chock.enable = true as well";
-        }
-      ];
-    }
+    # Outside mkIf: serve enabled on its own must still be refused.
+    common.always
 
     (mkIf cfg.enable (mkMerge [
       {
@@ -202,9 +171,7 @@ in
         ];
       })
 
-      (mkIf (cfg.devShell != null) {
-        services.chock.settings.devshell.closure = mkDefault "${devShellClosure}/store-paths";
-      })
+      common.devShellSettings
     ]))
   ];
 }

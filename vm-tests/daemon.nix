@@ -2,10 +2,7 @@
 # service is not running; the first connection starts it (Type=notify); a
 # session with the script provider runs to its end; the user's journal has
 # the daemon's lines with the session's id.
-{ module }:
-let
-  common = import ./common.nix { inherit module; };
-in
+{ common }:
 {
   name = "chock-daemon";
   nodes.machine = common.node;

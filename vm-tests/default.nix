@@ -3,9 +3,12 @@
 # nixpkgs and KVM, so CI on a machine without Nix cannot run them (see
 # docs/nix.md for what runs where).
 { pkgs, module }:
+let
+  common = import ./common.nix { inherit module; };
+in
 {
-  vm-daemon = pkgs.testers.runNixOSTest (import ./daemon.nix { inherit module; });
-  vm-serve = pkgs.testers.runNixOSTest (import ./serve.nix { inherit module; });
-  vm-devices = pkgs.testers.runNixOSTest (import ./devices.nix { inherit module; });
+  vm-daemon = pkgs.testers.runNixOSTest (import ./daemon.nix { inherit common; });
+  vm-serve = pkgs.testers.runNixOSTest (import ./serve.nix { inherit common; });
+  vm-devices = pkgs.testers.runNixOSTest (import ./devices.nix { inherit common; });
   module-refusals = import ./refusals.nix { inherit pkgs module; };
 }

@@ -1,9 +1,6 @@
 # services.chock.devices: the udev rules file is installed where udev reads
 # it, before 73-seat-late.rules, with uaccess and group chock.
-{ module }:
-let
-  common = import ./common.nix { inherit module; };
-in
+{ common }:
 {
   name = "chock-devices";
   nodes.machine = {

@@ -25,23 +25,27 @@ let
   outcome = config: builtins.tryEval (toplevel config).drvPath;
   refused = config: !(outcome config).success;
   accepted = config: (outcome config).success;
+  # A policy rule and a USB device entry, as services.chock takes them.
+  rule = action: decision: {
+    inherit action;
+    decision = zon.enum decision;
+  };
+  usb = vendor: product: { inherit vendor product; };
+  refusedDevice =
+    vendor: product:
+    refused {
+      services.chock = {
+        enable = true;
+        devices = [ (usb vendor product) ];
+      };
+    };
 in
 assert accepted {
   services.chock = {
     enable = true;
     serve.enable = true;
-    settings.policy.rules = [
-      {
-        action = "git.push";
-        decision = zon.enum "ask";
-      }
-    ];
-    devices = [
-      {
-        vendor = "1d50";
-        product = "6018";
-      }
-    ];
+    settings.policy.rules = [ (rule "git.push" "ask") ];
+    devices = [ (usb "1d50" "6018") ];
   };
 };
 assert refused { services.chock.serve.enable = true; };
@@ -51,26 +55,6 @@ assert refused {
     settings.hook = x: x;
   };
 };
-assert refused {
-  services.chock = {
-    enable = true;
-    devices = [
-      {
-        vendor = "1D50";
-        product = "6018";
-      }
-    ];
-  };
-};
-assert refused {
-  services.chock = {
-    enable = true;
-    devices = [
-      {
-        vendor = "1d50";
-        product = "601";
-      }
-    ];
-  };
-};
+assert refusedDevice "1D50" "6018";
+assert refusedDevice "1d50" "601";
 pkgs.runCommand "chock-module-refusals" { } "touch $out"

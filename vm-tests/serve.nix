@@ -1,9 +1,6 @@
 # chock-serve for a lingering user: socket-activated, answers its own user,
 # and answers 403 Forbidden to another user who can reach the socket.
-{ module }:
-let
-  common = import ./common.nix { inherit module; };
-in
+{ common }:
 {
   name = "chock-serve";
   nodes.machine = {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use chock_log::event::EndReason;
 use chock_log::fold::Status;
 use chock_log::{SessionId, StateDir, fold_log};
-use chock_testkit::{Reply, TempProject, Turn, wait_for};
+use chock_testkit::{FakeModel, Reply, TempProject, Turn, wait_for};
 use serde_json::{Value, json};
 
 use super::chock;
@@ -64,6 +64,36 @@ fn start_session(state: &Path, project: &TempProject, message: &str) -> Reaped {
             .spawn()
             .unwrap(),
     )
+}
+
+/// A daemon, and a session of `project` started with `message` against a
+/// fake model answering `replies`, once it listens for handovers: the
+/// state directory, the model, the daemon, the session, its id and its log.
+fn start_both(
+    project: &TempProject,
+    replies: impl IntoIterator<Item = Reply>,
+    message: &str,
+) -> (
+    tempfile::TempDir,
+    FakeModel,
+    Reaped,
+    Reaped,
+    SessionId,
+    PathBuf,
+) {
+    let state = tempfile::tempdir().unwrap();
+    let fake = kit::fake_model(state.path(), replies);
+    let daemon = start_daemon(state.path());
+    let session = start_session(state.path(), project, message);
+    let (id, log) = wait_for_listening(state.path());
+    (state, fake, daemon, session, id, log)
+}
+
+/// Waits until the session at `log` waits for an approval.
+fn wait_for_approval(log: &Path) {
+    wait_for(WITHIN, "the session to wait for an approval", || {
+        (fold_log(log).ok()?.state.status == Status::WaitingForApproval).then_some(())
+    });
 }
 
 /// The newest session whose process is up and listening for handovers.
@@ -164,6 +194,15 @@ fn slow_call(id: &str) -> Reply {
         .into()
 }
 
+/// Asserts that the session exited 0 in its own process with no handover
+/// in its log; returns the log's events.
+fn assert_stayed(session: &mut Reaped, log: &Path) -> Vec<Value> {
+    assert_eq!(exit_code(session), Some(0), "{}", stderr_of(session));
+    let all = events(log);
+    assert_eq!(count(&all, "handover"), 0, "{:?}", types(&all));
+    all
+}
+
 fn ended(log: &Path) -> Option<EndReason> {
     match fold_log(log).ok()?.state.status {
         Status::Ended { reason, .. } => Some(reason),
@@ -173,15 +212,12 @@ fn ended(log: &Path) -> Option<EndReason> {
 
 #[test]
 fn detach_hands_over_at_the_turn_boundary_and_the_daemon_carries_on() {
-    let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = kit::fake_model(
-        state.path(),
+    let (state, fake, _daemon, mut session, id, log) = start_both(
+        &project,
         [slow_call("c1"), Turn::text("All done.").into()],
+        "look around",
     );
-    let _daemon = start_daemon(state.path());
-    let mut session = start_session(state.path(), &project, "look around");
-    let (id, log) = wait_for_listening(state.path());
 
     // No id: the newest session of the project in the current directory.
     let out = detach(state.path(), project.path()).output().unwrap();
@@ -265,19 +301,16 @@ fn detach_hands_over_at_the_turn_boundary_and_the_daemon_carries_on() {
 
 #[test]
 fn a_client_gone_before_the_confirm_leaves_the_session_running_and_its_log_untouched() {
-    let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = kit::fake_model(
-        state.path(),
+    let (state, fake, _daemon, mut session, id, log) = start_both(
+        &project,
         [
             slow_call("c1"),
             slow_call("c2"),
             Turn::text("Finished.").into(),
         ],
+        "look twice",
     );
-    let _daemon = start_daemon(state.path());
-    let mut session = start_session(state.path(), &project, "look twice");
-    let (id, log) = wait_for_listening(state.path());
 
     // A real `chock detach` interrupted while it waits for the boundary.
     let (mut first, lines) = detach_in_background(state.path(), project.path(), &id);
@@ -300,15 +333,8 @@ fn a_client_gone_before_the_confirm_leaves_the_session_running_and_its_log_untou
     assert!(ready.starts_with("ready "), "{ready}");
     drop(raw);
 
-    assert_eq!(
-        exit_code(&mut session),
-        Some(0),
-        "{}",
-        stderr_of(&mut session)
-    );
-    let all = events(&log);
+    let all = assert_stayed(&mut session, &log);
     let kinds = types(&all);
-    assert_eq!(count(&all, "handover"), 0, "{kinds:?}");
     assert_eq!(count(&all, "session.open"), 1, "{kinds:?}");
     assert_eq!(count(&all, "session.end"), 1, "{kinds:?}");
     assert_eq!(ended(&log), Some(EndReason::Done));
@@ -317,15 +343,12 @@ fn a_client_gone_before_the_confirm_leaves_the_session_running_and_its_log_untou
 
 #[test]
 fn a_daemon_gone_between_the_proving_and_the_confirm_is_named_and_nothing_stops() {
-    let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let _fake = kit::fake_model(
-        state.path(),
+    let (state, _fake, mut daemon, mut session, id, log) = start_both(
+        &project,
         [slow_call("c1"), Turn::text("Finished.").into()],
+        "look",
     );
-    let mut daemon = start_daemon(state.path());
-    let mut session = start_session(state.path(), &project, "look");
-    let (id, log) = wait_for_listening(state.path());
 
     let (mut detaching, lines) = detach_in_background(state.path(), project.path(), &id);
     // Proved and asked: it is waiting for the boundary.
@@ -346,31 +369,19 @@ fn a_daemon_gone_between_the_proving_and_the_confirm_is_named_and_nothing_stops(
         "{said}"
     );
 
-    assert_eq!(
-        exit_code(&mut session),
-        Some(0),
-        "{}",
-        stderr_of(&mut session)
-    );
-    let all = events(&log);
-    assert_eq!(count(&all, "handover"), 0, "{:?}", types(&all));
+    assert_stayed(&mut session, &log);
     assert_eq!(ended(&log), Some(EndReason::Done));
 }
 
 #[test]
 fn at_the_wait_bound_detach_says_what_the_session_holds_and_leaves_it_running() {
-    let state = tempfile::tempdir().unwrap();
     let project = ask_write_project();
-    let _fake = kit::fake_model(
-        state.path(),
+    let (state, _fake, _daemon, mut session, id, log) = start_both(
+        &project,
         [write_x("w1").into(), Turn::text("Done.").into()],
+        "write x.txt",
     );
-    let _daemon = start_daemon(state.path());
-    let mut session = start_session(state.path(), &project, "write x.txt");
-    let (id, log) = wait_for_listening(state.path());
-    wait_for(WITHIN, "the session to wait for an approval", || {
-        (fold_log(&log).ok()?.state.status == Status::WaitingForApproval).then_some(())
-    });
+    wait_for_approval(&log);
     let before = std::fs::read(&log).unwrap();
 
     let out = detach(state.path(), project.path())
@@ -402,13 +413,7 @@ fn at_the_wait_bound_detach_says_what_the_session_holds_and_leaves_it_running() 
     let mut reply = String::new();
     BufReader::new(&raw).read_line(&mut reply).unwrap();
     assert_eq!(reply, "ok\n");
-    assert_eq!(
-        exit_code(&mut session),
-        Some(0),
-        "{}",
-        stderr_of(&mut session)
-    );
-    assert_eq!(count(&events(&log), "handover"), 0);
+    assert_stayed(&mut session, &log);
 }
 
 /// A stand-in that answers every greeting with another protocol number.
@@ -453,9 +458,7 @@ fn bad_inputs_are_one_line_errors_and_never_stop_the_session() {
     // A session running in the foreground, waiting on an approval.
     let mut session = start_session(state.path(), &project, "write x.txt");
     let (id, log) = wait_for_listening(state.path());
-    wait_for(WITHIN, "the session to wait for an approval", || {
-        (fold_log(&log).ok()?.state.status == Status::WaitingForApproval).then_some(())
-    });
+    wait_for_approval(&log);
     let before = std::fs::read(&log).unwrap();
     let fails = |args: &[&str], code: i32, wanted: &str| {
         let out = detach(state.path(), project.path())
@@ -581,19 +584,16 @@ fn newest(state: &Path) -> (SessionId, PathBuf) {
 
 #[test]
 fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers() {
-    let state = tempfile::tempdir().unwrap();
     let project = ask_write_project();
-    let _fake = kit::fake_model(
-        state.path(),
+    let (state, _fake, _daemon, mut session, id, log) = start_both(
+        &project,
         [
             slow_call("c1"),
             write_x("w1").into(),
             Turn::text("Written.").into(),
         ],
+        "write x.txt",
     );
-    let _daemon = start_daemon(state.path());
-    let mut session = start_session(state.path(), &project, "write x.txt");
-    let (id, log) = wait_for_listening(state.path());
     let out = detach(state.path(), project.path())
         .arg(id.as_str())
         .output()
@@ -633,10 +633,9 @@ fn the_adopted_session_asks_over_the_same_approve_sock_and_chock_approve_answers
 
 #[test]
 fn a_session_holding_a_background_command_hands_over_after_the_command_is_recorded_ended() {
-    let state = tempfile::tempdir().unwrap();
     let project = kit::project_with(&[("exec.path.sleep", "allow"), ("call.job_output", "allow")]);
-    let _fake = kit::fake_model(
-        state.path(),
+    let (state, _fake, _daemon, mut session, id, log) = start_both(
+        &project,
         [
             Turn::text("")
                 .call(
@@ -652,10 +651,8 @@ fn a_session_holding_a_background_command_hands_over_after_the_command_is_record
             Turn::text("Slept.").into(),
             Turn::text("Nothing more.").into(),
         ],
+        "sleep in the background",
     );
-    let _daemon = start_daemon(state.path());
-    let mut session = start_session(state.path(), &project, "sleep in the background");
-    let (id, log) = wait_for_listening(state.path());
     wait_for(WITHIN, "the background job to start", || {
         (fold_log(&log).ok()?.state.background.len() == 1).then_some(())
     });
@@ -704,9 +701,7 @@ fn another_user_who_reaches_handover_sock_is_refused_and_nothing_changes() {
     let _fake = kit::fake_model(state.path(), [write_x("w1").into()]);
     let session = start_session(state.path(), &project, "write x.txt");
     let (id, log) = wait_for_listening(state.path());
-    wait_for(WITHIN, "the session to wait for an approval", || {
-        (fold_log(&log).ok()?.state.status == Status::WaitingForApproval).then_some(())
-    });
+    wait_for_approval(&log);
     let before = std::fs::read(&log).unwrap();
     // Open every directory on the way and the socket itself, so the peer's
     // uid is the only thing that can refuse.

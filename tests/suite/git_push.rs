@@ -5,7 +5,7 @@
 //! only for that remote. The credential string is then looked for
 //! everywhere the agent or the log could see it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use chock_testkit::{GitServer, TempProject};
@@ -63,6 +63,39 @@ fn home(port: u16) -> tempfile::TempDir {
     )
     .unwrap();
     home
+}
+
+/// A smart-HTTP server with `repo.git`, a project whose `git.push` rule is
+/// the given decision with its remotes there, the person's HOME and a state
+/// directory.
+struct Pushing {
+    state: tempfile::TempDir,
+    home: tempfile::TempDir,
+    project: TempProject,
+    repo: PathBuf,
+    server: GitServer,
+    root: tempfile::TempDir,
+}
+
+impl Pushing {
+    fn new(push: &str) -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let server = GitServer::start(root.path(), USER, SECRET);
+        let repo = server.create_repo("repo.git");
+        Self {
+            project: project(push, server.port()),
+            home: home(server.port()),
+            state: tempfile::tempdir().unwrap(),
+            repo,
+            server,
+            root,
+        }
+    }
+
+    /// [`session`] in this state directory and project, with this HOME.
+    fn session(&self, commands: &[(&str, &[&str])]) -> (Vec<Value>, String) {
+        session(self.state.path(), &self.project, self.home.path(), commands)
+    }
 }
 
 /// Runs one session in which the model runs each command (one turn each)
@@ -145,46 +178,37 @@ pub(super) fn server_ref(repo: &Path, name: &str) -> Option<String> {
 
 #[test]
 fn an_approved_push_gets_the_persons_credential_for_that_call_and_that_remote_only() {
-    let root = tempfile::tempdir().unwrap();
-    let server = GitServer::start(root.path(), USER, SECRET);
-    let repo = server.create_repo("repo.git");
-    let project = project("allow", server.port());
-    let home = home(server.port());
-    let state = tempfile::tempdir().unwrap();
-    let (events, log) = session(
-        state.path(),
-        &project,
-        home.path(),
-        &[
-            ("push", &["git", "push", "origin", "HEAD:refs/heads/pushed"]),
-            (
-                "look",
-                &[
-                    "sh",
-                    "-c",
-                    "env; cat /proc/self/mountinfo; ls -a /tmp; cat /tmp/* 2>/dev/null; true",
-                ],
-            ),
-            ("other", &["git", "push", "other", "HEAD:refs/heads/other"]),
-        ],
-    );
+    let setup = Pushing::new("allow");
+    let (events, log) = setup.session(&[
+        ("push", &["git", "push", "origin", "HEAD:refs/heads/pushed"]),
+        (
+            "look",
+            &[
+                "sh",
+                "-c",
+                "env; cat /proc/self/mountinfo; ls -a /tmp; cat /tmp/* 2>/dev/null; true",
+            ],
+        ),
+        ("other", &["git", "push", "other", "HEAD:refs/heads/other"]),
+    ]);
     // The push was decided at git.push and landed on the server.
     let decision = of_call(&events, "decision", "push").expect("a decision for the push");
     assert_eq!(decision["action"], "git.push");
     let (ok, pushed) = output(&events, "push");
     assert!(ok, "{pushed}");
     assert_eq!(
-        server_ref(&repo, "refs/heads/pushed"),
-        Some(project.head()),
+        server_ref(&setup.repo, "refs/heads/pushed"),
+        Some(setup.project.head()),
         "{pushed}"
     );
     assert!(
-        server
+        setup
+            .server
             .requests()
             .iter()
             .any(|r| r.authorized && r.method == "POST"),
         "{:?}",
-        server.requests()
+        setup.server.requests()
     );
     // A later command in the same session sees no credential, no helper
     // and no socket: not in its environment, mounts or files.
@@ -203,10 +227,10 @@ fn an_approved_push_gets_the_persons_credential_for_that_call_and_that_remote_on
         "other",
         &["could not read Username for 'http://other.test:"],
     );
-    assert_eq!(server_ref(&repo, "refs/heads/other"), None);
+    assert_eq!(server_ref(&setup.repo, "refs/heads/other"), None);
     // The credential is nowhere in the log, and the per-call directory is gone.
     assert!(!log.contains(SECRET), "the credential is in the log");
-    let left = push_dirs_left(state.path());
+    let left = push_dirs_left(setup.state.path());
     assert!(
         left.is_empty(),
         "per-call directories left behind: {left:?}"
@@ -215,18 +239,9 @@ fn an_approved_push_gets_the_persons_credential_for_that_call_and_that_remote_on
 
 #[test]
 fn a_push_the_policy_denies_never_contacts_the_server() {
-    let root = tempfile::tempdir().unwrap();
-    let server = GitServer::start(root.path(), USER, SECRET);
-    let repo = server.create_repo("repo.git");
-    let project = project("deny", server.port());
-    let home = home(server.port());
-    let state = tempfile::tempdir().unwrap();
-    let (events, _) = session(
-        state.path(),
-        &project,
-        home.path(),
-        &[("push", &["git", "push", "origin", "HEAD:refs/heads/pushed"])],
-    );
+    let setup = Pushing::new("deny");
+    let (events, _) =
+        setup.session(&[("push", &["git", "push", "origin", "HEAD:refs/heads/pushed"])]);
     let decision = of_call(&events, "decision", "push").expect("a decision for the push");
     assert_eq!(
         (decision["action"].as_str(), decision["decision"].as_str()),
@@ -238,8 +253,8 @@ fn a_push_the_policy_denies_never_contacts_the_server() {
         of_call(&events, "tool.call", "push").is_none(),
         "{events:#?}"
     );
-    assert_eq!(server.requests(), Vec::new());
-    assert_eq!(server_ref(&repo, "refs/heads/pushed"), None);
+    assert_eq!(setup.server.requests(), Vec::new());
+    assert_eq!(server_ref(&setup.repo, "refs/heads/pushed"), None);
 }
 
 /// The escape suite's push case (tests/suite/git_metadata.rs has the
@@ -250,27 +265,17 @@ fn a_push_the_policy_denies_never_contacts_the_server() {
 /// credential.
 #[test]
 fn a_push_after_a_planted_remote_and_helper_runs_nothing_on_the_host() {
-    let root = tempfile::tempdir().unwrap();
-    let server = GitServer::start(root.path(), USER, SECRET);
-    let repo = server.create_repo("repo.git");
-    let project = project("allow", server.port());
-    let home = home(server.port());
-    let state = tempfile::tempdir().unwrap();
-    let marker = root.path().join("planted-ran");
+    let setup = Pushing::new("allow");
+    let marker = setup.root.path().join("planted-ran");
     let m = marker.display();
     let plant = format!(
         "git config remote.origin.url http://other.test:{port}/repo.git && git config credential.helper '!touch {m} #' && git config core.sshCommand 'touch {m} #' && git config --get credential.helper",
-        port = server.port()
+        port = setup.server.port()
     );
-    let (events, log) = session(
-        state.path(),
-        &project,
-        home.path(),
-        &[
-            ("plant", &["sh", "-c", &plant]),
-            ("push", &["git", "push", "origin", "HEAD:refs/heads/pushed"]),
-        ],
-    );
+    let (events, log) = setup.session(&[
+        ("plant", &["sh", "-c", &plant]),
+        ("push", &["git", "push", "origin", "HEAD:refs/heads/pushed"]),
+    ]);
     let (ok, planted) = output(&events, "plant");
     assert!(
         ok && planted.contains("touch"),
@@ -279,11 +284,11 @@ fn a_push_after_a_planted_remote_and_helper_runs_nothing_on_the_host() {
     let (ok, pushed) = output(&events, "push");
     assert!(!ok, "the push to the rewritten remote succeeded: {pushed}");
     assert!(!marker.exists(), "a planted command ran on the host");
-    assert_eq!(server_ref(&repo, "refs/heads/pushed"), None);
+    assert_eq!(server_ref(&setup.repo, "refs/heads/pushed"), None);
     assert!(
-        !server.requests().iter().any(|r| r.authorized),
+        !setup.server.requests().iter().any(|r| r.authorized),
         "the rewritten remote got a credential: {:?}",
-        server.requests()
+        setup.server.requests()
     );
     assert!(!log.contains(SECRET));
 }

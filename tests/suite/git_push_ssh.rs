@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use chock_testkit::TempProject;
+use serde_json::Value;
 
 use super::git_push::{failed_saying, output, push_dirs_left, server_ref, session_with};
 
@@ -175,11 +176,16 @@ fn home(server: &SshServer) -> tempfile::TempDir {
     home
 }
 
-#[test]
-fn an_approved_push_over_ssh_lands_with_the_persons_agent_and_known_hosts() {
-    let server = SshServer::start();
-    let project = project(&server);
-    let home = home(&server);
+/// Runs one session of `commands` in [`project`] with [`home`], handed the
+/// server's agent as `SSH_AUTH_SOCK` if `with_agent` (else none); returns
+/// the project, the state directory and the log's events.
+fn ssh_session(
+    server: &SshServer,
+    with_agent: bool,
+    commands: &[(&str, &[&str])],
+) -> (TempProject, tempfile::TempDir, Vec<Value>) {
+    let project = project(server);
+    let home = home(server);
     let state = tempfile::tempdir().unwrap();
     let agent = server.agent_socket();
     let (events, _) = session_with(
@@ -188,8 +194,23 @@ fn an_approved_push_over_ssh_lands_with_the_persons_agent_and_known_hosts() {
         home.path(),
         RESOLVE,
         &|cmd| {
-            cmd.env("SSH_AUTH_SOCK", &agent);
+            if with_agent {
+                cmd.env("SSH_AUTH_SOCK", &agent);
+            } else {
+                cmd.env_remove("SSH_AUTH_SOCK");
+            }
         },
+        commands,
+    );
+    (project, state, events)
+}
+
+#[test]
+fn an_approved_push_over_ssh_lands_with_the_persons_agent_and_known_hosts() {
+    let server = SshServer::start();
+    let (project, state, events) = ssh_session(
+        &server,
+        true,
         &[
             (
                 "push",
@@ -225,17 +246,9 @@ fn an_approved_push_over_ssh_lands_with_the_persons_agent_and_known_hosts() {
 #[test]
 fn an_unknown_host_key_a_denied_host_and_a_missing_agent_each_fail_with_a_clear_sentence() {
     let server = SshServer::start();
-    let project = project(&server);
-    let home = home(&server);
-    let state = tempfile::tempdir().unwrap();
-    let (events, _) = session_with(
-        state.path(),
-        &project,
-        home.path(),
-        RESOLVE,
-        &|cmd| {
-            cmd.env_remove("SSH_AUTH_SOCK");
-        },
+    let (_project, state, events) = ssh_session(
+        &server,
+        false,
         &[
             (
                 "unknown",

@@ -7,7 +7,10 @@ use chock_log::event::{EndReason, SessionEnd, UserMessage};
 
 use super::chock;
 use super::kit::chock_out;
-use super::session_logs::{FIXTURE_ENDED, copy_fixtures, stderr, stdout, write_session};
+use super::session_logs::{
+    FIXTURE_ENDED, assert_stderr_says, fixture_state, orphaned_session, stderr, stdout,
+    write_session,
+};
 
 #[test]
 fn prints_the_log_verbatim_and_from_an_id() {
@@ -56,24 +59,16 @@ fn follow_prints_appends_and_returns_when_the_session_ends() {
 
 #[test]
 fn follow_stops_when_nobody_owns_an_unended_log() {
-    let state = tempfile::tempdir().unwrap();
-    let proj = tempfile::tempdir().unwrap();
-    let (id, w) = write_session(state.path(), proj.path(), "t");
-    drop(w);
+    let (state, _project, id) = orphaned_session("t");
     let out = chock_out(state.path(), &["log", id.as_str(), "--follow"]);
     assert!(out.status.success());
     assert_eq!(stdout(&out).lines().count(), 5);
-    assert!(
-        stderr(&out).contains("the session is not running"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_says(&out, "the session is not running");
 }
 
 #[test]
 fn a_damaged_line_is_reported_with_its_number_and_the_rest_printed() {
-    let state = tempfile::tempdir().unwrap();
-    copy_fixtures(state.path());
+    let state = fixture_state();
     let path = state
         .path()
         .join("sessions")
@@ -85,11 +80,7 @@ fn a_damaged_line_is_reported_with_its_number_and_the_rest_printed() {
     let out = chock_out(state.path(), &["log", FIXTURE_ENDED]);
     assert!(out.status.success());
     assert_eq!(stdout(&out).lines().count(), 11);
-    assert!(
-        stderr(&out).contains("line 3 is not a valid event"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_says(&out, "line 3 is not a valid event");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 

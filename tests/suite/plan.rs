@@ -1,17 +1,12 @@
 //! `chock plan`: the latest plan with statuses.
 
 use super::kit::chock_out;
-use super::session_logs::{
-    FIXTURE_ENDED, FIXTURE_RUNNING, copy_fixtures, stderr, stdout, write_session,
-};
+use super::session_logs::{FIXTURE_ENDED, FIXTURE_RUNNING, on_fixtures, stdout, write_session};
 
 #[test]
 fn plan_of_the_fixture_session() {
-    let state = tempfile::tempdir().unwrap();
-    copy_fixtures(state.path());
-    let out = chock_out(state.path(), &["plan", FIXTURE_RUNNING]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    insta::assert_snapshot!(stdout(&out));
+    let (state, plan) = on_fixtures(&["plan", FIXTURE_RUNNING]);
+    insta::assert_snapshot!(plan);
     let out = chock_out(state.path(), &["plan", FIXTURE_ENDED]);
     assert_eq!(
         stdout(&out),

@@ -25,6 +25,38 @@ pub(crate) fn copy_fixtures(state: &Path) {
     }
 }
 
+/// A state directory holding the fixture sessions ([`copy_fixtures`]).
+pub(crate) fn fixture_state() -> tempfile::TempDir {
+    let state = tempfile::tempdir().unwrap();
+    copy_fixtures(state.path());
+    state
+}
+
+/// `chock <args>` on a [`fixture_state`], asserted to succeed: the state
+/// directory and the command's stdout.
+pub(crate) fn on_fixtures(args: &[&str]) -> (tempfile::TempDir, String) {
+    let state = fixture_state();
+    let out = super::kit::chock_out(state.path(), args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (state, stdout(&out))
+}
+
+/// A state directory and a project with one [`write_session`] whose writer
+/// is gone: a log not ended that nobody owns. The session's id.
+pub(crate) fn orphaned_session(title: &str) -> (tempfile::TempDir, tempfile::TempDir, SessionId) {
+    let state = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let (id, writer) = write_session(state.path(), project.path(), title);
+    drop(writer);
+    (state, project, id)
+}
+
+/// Asserts that a finished process's stderr says `part`.
+pub(crate) fn assert_stderr_says(out: &std::process::Output, part: &str) {
+    let said = stderr(out);
+    assert!(said.contains(part), "{said}");
+}
+
 /// A session written with the real writer: open, a title, a plan, one
 /// model call. The writer is returned so a test can keep appending.
 pub(crate) fn write_session(state: &Path, project: &Path, title: &str) -> (SessionId, LogWriter) {

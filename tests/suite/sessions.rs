@@ -5,15 +5,12 @@ use chock_log::event::{EndReason, SessionEnd};
 
 use super::chock;
 use super::kit::chock_out;
-use super::session_logs::{copy_fixtures, stderr, stdout, write_session};
+use super::session_logs::{on_fixtures, orphaned_session, stderr, stdout, write_session};
 
 #[test]
 fn table_of_fixture_sessions() {
-    let state = tempfile::tempdir().unwrap();
-    copy_fixtures(state.path());
-    let out = chock(state.path()).arg("sessions").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    insta::assert_snapshot!(stdout(&out));
+    let (_state, table) = on_fixtures(&["sessions"]);
+    insta::assert_snapshot!(table);
 }
 
 #[test]
@@ -54,10 +51,7 @@ fn json_rows_describe_sessions_written_by_the_writer_newest_first() {
 
 #[test]
 fn a_session_whose_process_died_is_shown_as_such() {
-    let state = tempfile::tempdir().unwrap();
-    let proj = tempfile::tempdir().unwrap();
-    let (id, w) = write_session(state.path(), proj.path(), "orphan");
-    drop(w);
+    let (state, _project, id) = orphaned_session("orphan");
     let out = chock(state.path()).arg("sessions").output().unwrap();
     let table = stdout(&out);
     let line = table.lines().find(|l| l.starts_with(id.as_str())).unwrap();

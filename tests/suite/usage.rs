@@ -1,13 +1,9 @@
 //! `chock usage`: tokens per model call and in all.
 
-use super::kit::chock_out;
-use super::session_logs::{FIXTURE_RUNNING, copy_fixtures, stderr, stdout};
+use super::session_logs::{FIXTURE_RUNNING, on_fixtures};
 
 #[test]
 fn usage_of_the_fixture_session() {
-    let state = tempfile::tempdir().unwrap();
-    copy_fixtures(state.path());
-    let out = chock_out(state.path(), &["usage", FIXTURE_RUNNING]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    insta::assert_snapshot!(stdout(&out));
+    let (_state, usage) = on_fixtures(&["usage", FIXTURE_RUNNING]);
+    insta::assert_snapshot!(usage);
 }

@@ -34,13 +34,23 @@ async fn scripted(
     (dir, Address::Unix(path), task)
 }
 
+/// The client's `list /p` against a [`scripted`] peer answering `reply`:
+/// what the client got, and the peer's task.
+async fn list_against(
+    reply: &'static str,
+) -> (
+    Result<Vec<chock_control::RowLine>, ClientError>,
+    tokio::task::JoinHandle<(String, String)>,
+) {
+    let (_dir, address, task) = scripted(reply).await;
+    let listed = Client::new(address).list(std::path::Path::new("/p")).await;
+    (listed, task)
+}
+
 #[tokio::test]
 async fn a_daemon_with_another_number_is_refused_and_asked_nothing() {
-    let (_dir, address, task) = scripted("ok chock-control 9\n").await;
-    let err = Client::new(address)
-        .list(std::path::Path::new("/p"))
-        .await
-        .unwrap_err();
+    let (listed, task) = list_against("ok chock-control 9\n").await;
+    let err = listed.unwrap_err();
     assert!(
         matches!(
             &err,
@@ -66,11 +76,8 @@ async fn a_daemon_with_another_number_is_refused_and_asked_nothing() {
 
 #[tokio::test]
 async fn a_matching_daemon_receives_the_verb() {
-    let (_dir, address, task) = scripted("ok chock-control 1\n").await;
-    let rows = Client::new(address)
-        .list(std::path::Path::new("/p"))
-        .await
-        .unwrap();
+    let (listed, task) = list_against("ok chock-control 1\n").await;
+    let rows = listed.unwrap();
     assert!(rows.is_empty());
     let (_, rest) = task.await.unwrap();
     assert_eq!(rest, "list /p\n");

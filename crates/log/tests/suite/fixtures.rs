@@ -13,6 +13,16 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Every event of the fixture `name`, parsed.
+pub(crate) fn fixture_events(name: &str) -> Vec<Event> {
+    read_after(&fixture(name), EventId::NONE)
+        .unwrap()
+        .events
+        .iter()
+        .map(|raw| raw.parse().unwrap())
+        .collect()
+}
+
 #[test]
 fn every_fixture_line_parses_and_reserialises_to_the_same_json() {
     for name in [

@@ -5,12 +5,10 @@ use std::path::PathBuf;
 use chock_log::event::{EndReason, PlanStatus, Usage, UserMessage};
 use chock_log::fold::{Message, Status};
 use chock_log::reader::ReadProblem;
-use chock_log::{
-    Event, EventId, SessionId, SessionRow, SessionState, Timestamp, fold_log, read_after,
-};
+use chock_log::{Event, EventId, SessionId, SessionRow, SessionState, Timestamp, fold_log};
 use pretty_assertions::assert_eq;
 
-use super::fixtures::fixture;
+use super::fixtures::{fixture, fixture_events};
 
 #[test]
 fn the_session_fixture_folds_to_its_state() {
@@ -108,10 +106,7 @@ fn a_handed_over_session_carries_on_and_ends() {
 
 #[test]
 fn status_after_a_handover_ending_is_ended_until_the_next_owner_writes() {
-    let raw = read_after(&fixture("ended-v1.jsonl"), EventId::NONE)
-        .unwrap()
-        .events;
-    let events: Vec<_> = raw.iter().map(|r| r.parse().unwrap()).collect();
+    let events = fixture_events("ended-v1.jsonl");
     let s = SessionState::fold(&events[..8]);
     assert_eq!(
         s.status,
@@ -126,10 +121,7 @@ fn status_after_a_handover_ending_is_ended_until_the_next_owner_writes() {
 
 #[test]
 fn incremental_apply_equals_the_whole_fold() {
-    let raw = read_after(&fixture("session-v1.jsonl"), EventId::NONE)
-        .unwrap()
-        .events;
-    let events: Vec<_> = raw.iter().map(|r| r.parse().unwrap()).collect();
+    let events = fixture_events("session-v1.jsonl");
     let mut s = SessionState::default();
     for e in &events {
         s.apply(e);

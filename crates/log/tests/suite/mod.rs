@@ -26,6 +26,13 @@ pub(crate) fn temp_state() -> TempState {
     TempState { _tmp: tmp, state }
 }
 
+/// A [`temp_state`] and the path of a log `x/log.jsonl` in it, not yet written.
+pub(crate) fn temp_log() -> (TempState, PathBuf) {
+    let t = temp_state();
+    let path = t.state.sessions().join("x/log.jsonl");
+    (t, path)
+}
+
 /// A fresh session with `n` user messages, returning its id and log path.
 pub(crate) fn session_with(state: &StateDir, n: u64) -> (SessionId, PathBuf) {
     let id = SessionId::new();

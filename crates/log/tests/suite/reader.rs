@@ -6,12 +6,11 @@ use std::fs;
 use chock_log::reader::ReadProblem;
 use chock_log::{EventId, ReadError, read_after};
 
-use super::{after, ids, line, temp_state, write};
+use super::{after, ids, line, temp_log, write};
 
 #[test]
 fn binary_search_agrees_with_a_scan_at_every_id() {
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     // Lines of very different lengths, so probes land everywhere.
     let mut text = String::new();
     for i in 1..=3000u64 {
@@ -31,8 +30,7 @@ fn binary_search_agrees_with_a_scan_at_every_id() {
 
 #[test]
 fn lines_are_served_verbatim() {
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     let odd =
         "{\"id\":1,\"type\":\"future.x\",\"at\":\"2026-11-29T19:27:36Z\",\"new\":[1,{\"a\":null}]}";
     write(&path, &format!("{odd}\n{}", line(2, "b")));
@@ -43,8 +41,7 @@ fn lines_are_served_verbatim() {
 
 #[test]
 fn invalid_json_mid_file_is_reported_with_its_line_and_the_rest_is_read() {
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     let mut text = String::new();
     for i in 1..=2000u64 {
         text.push_str(&line(
@@ -75,8 +72,7 @@ fn invalid_json_mid_file_is_reported_with_its_line_and_the_rest_is_read() {
 
 #[test]
 fn repeated_and_backwards_ids_are_reported_and_skipped() {
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     let text = [
         line(1, "a"),
         line(2, "b"),
@@ -114,8 +110,7 @@ fn repeated_and_backwards_ids_are_reported_and_skipped() {
 
 #[test]
 fn ids_out_of_order_never_fool_the_search_silently() {
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     // The second half of the file restarts numbering: a search for "after
     // 100" on trust alone would land in the wrong half.
     let mut text = String::new();
@@ -141,8 +136,7 @@ fn ids_out_of_order_never_fool_the_search_silently() {
 
 #[test]
 fn a_missing_log_is_a_clear_error() {
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     let err = read_after(&path, EventId::NONE).unwrap_err();
     assert!(matches!(err, ReadError::Missing { .. }));
     let text = err.to_string();
@@ -154,8 +148,7 @@ fn a_missing_log_is_a_clear_error() {
 
 #[test]
 fn a_directory_in_place_of_the_log_is_a_clear_error() {
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     fs::create_dir_all(&path).unwrap();
     let err = read_after(&path, EventId::NONE).unwrap_err();
     assert!(matches!(err, ReadError::NotAFile { .. }), "{err}");
@@ -165,8 +158,7 @@ fn a_directory_in_place_of_the_log_is_a_clear_error() {
 #[test]
 fn an_unreadable_log_is_a_clear_error_and_stays_intact() {
     use std::os::unix::fs::PermissionsExt;
-    let t = temp_state();
-    let path = t.state.sessions().join("x/log.jsonl");
+    let (_t, path) = temp_log();
     write(&path, &line(1, "a"));
     fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
     if rustix::process::geteuid().is_root() {

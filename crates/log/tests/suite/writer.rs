@@ -43,14 +43,7 @@ fn reopening_continues_the_numbering() {
     let (_, path) = super::session_with(&t.state, 4);
     let mut w = LogWriter::open(&path).unwrap();
     assert_eq!(w.last_id(), EventId(5));
-    assert_eq!(
-        w.append(UserMessage {
-            text: "more".into()
-        })
-        .unwrap()
-        .id,
-        EventId(6)
-    );
+    assert_eq!(append_text(&mut w, "more"), EventId(6));
 }
 
 #[test]
@@ -77,10 +70,7 @@ fn torn_tail_is_cut_before_the_first_append_and_nothing_else_is_lost() {
     assert!(batch.problems.is_empty(), "{:?}", batch.problems);
     let mut w = LogWriter::open(&path).unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), whole);
-    assert_eq!(
-        w.append(UserMessage { text: "c".into() }).unwrap().id,
-        EventId(3)
-    );
+    assert_eq!(append_text(&mut w, "c"), EventId(3));
     let batch = read_after(&path, EventId::NONE).unwrap();
     assert_eq!(ids(&batch.events), [1, 2, 3]);
     assert!(!batch.torn_tail);
@@ -95,10 +85,7 @@ fn numbering_skips_a_broken_last_line() {
         &format!("{}{}not json\n", line(1, "a"), line(2, "b")),
     );
     let mut w = LogWriter::open(&path).unwrap();
-    assert_eq!(
-        w.append(UserMessage { text: "c".into() }).unwrap().id,
-        EventId(3)
-    );
+    assert_eq!(append_text(&mut w, "c"), EventId(3));
 }
 
 #[test]
@@ -203,14 +190,7 @@ fn a_log_owned_by_another_process_is_refused_naming_its_pid() {
     // Once the holder is gone the log can be taken over and carried on.
     let mut w = LogWriter::open(&path).unwrap();
     assert_eq!(w.last_id(), EventId(3));
-    assert_eq!(
-        w.append(UserMessage {
-            text: "mine".into()
-        })
-        .unwrap()
-        .id,
-        EventId(4)
-    );
+    assert_eq!(append_text(&mut w, "mine"), EventId(4));
 }
 
 /// Not a test of its own: the child of `a_failed_write_leaves_no_torn_line`.
@@ -288,4 +268,9 @@ fn a_failed_write_leaves_no_torn_line() {
     let batch = read_after(&path, EventId::NONE).unwrap();
     assert_eq!(ids(&batch.events), [1, 2, 3, 4]);
     assert!(batch.problems.is_empty() && !batch.torn_tail);
+}
+
+/// Appends a user message saying `text`; its id.
+fn append_text(w: &mut LogWriter, text: &str) -> EventId {
+    w.append(UserMessage { text: text.into() }).unwrap().id
 }
