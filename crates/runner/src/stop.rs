@@ -74,6 +74,9 @@ mod tests {
         }
     }
 
+    /// A way a stop file can be bad: what the refusal says, and how to make it.
+    type BadStop = (&'static str, fn(&Path));
+
     #[test]
     fn the_stop_is_read_fresh_for_each_action_and_a_bad_stop_file_refuses() {
         let root = tempfile::tempdir().unwrap();
@@ -91,7 +94,7 @@ mod tests {
         assert!(refused.starts_with("stopped: lunch (stopped by ada@example.org at 2026-12-01T12:00:00Z; a person lifts it with 'chock resume')"), "{refused}");
         std::fs::remove_file(&file).unwrap();
         assert!(stop.read().is_ok(), "lifted between two actions");
-        let bad: [(&str, fn(&Path)); 3] = [
+        let bad: [BadStop; 3] = [
             ("cannot be parsed", |file| {
                 std::fs::write(file, r#"{"version":1,"sco"#).unwrap()
             }),
