@@ -71,6 +71,11 @@ pub(crate) fn tools() -> Vec<ToolSpec> {
     }]
 }
 
+/// The arguments of a `write_file` call.
+pub(crate) fn write_args(path: &str, content: &str) -> serde_json::Value {
+    serde_json::json!({"path": path, "content": content})
+}
+
 /// One model call with a one-message conversation, collected whole.
 pub(crate) async fn ask(provider: &Provider) -> Result<AssistantTurn, ProviderError> {
     let messages = [Message::User {

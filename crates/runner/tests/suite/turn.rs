@@ -11,7 +11,7 @@ use chock_testkit::{FakeModel, Reply, TempProject, Turn};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{BOTH, Kind, provider};
+use super::{BOTH, Kind, provider, write_args};
 
 #[derive(Debug, Default)]
 struct Recorded {
@@ -103,11 +103,7 @@ async fn a_turn_runs_the_tools_and_feeds_their_results_back() {
         let project = TempProject::git();
         let fake = FakeModel::with([
             Turn::text("Writing.")
-                .call(
-                    "w",
-                    "write_file",
-                    &json!({"path": "hello.txt", "content": "hi\n"}),
-                )
+                .call("w", "write_file", &write_args("hello.txt", "hi\n"))
                 .into(),
             Turn::text("")
                 .call("r", "read_file", &json!({"path": "hello.txt"}))
@@ -141,7 +137,6 @@ async fn a_turn_runs_the_tools_and_feeds_their_results_back() {
 
 #[tokio::test]
 async fn unknown_tools_bad_json_and_wrong_types_are_answered_for_the_model_to_read() {
-    let project = TempProject::git();
     let fake = FakeModel::with([
         Turn::text("")
             .call("a", "launch_rockets", &json!({}))
@@ -150,7 +145,7 @@ async fn unknown_tools_bad_json_and_wrong_types_are_answered_for_the_model_to_re
             .into(),
         Turn::text("I see.").into(),
     ]);
-    let (end, _, steps) = default_turn(Kind::OpenAi, &fake, &project).await;
+    let (end, _, steps) = default_turn(Kind::OpenAi, &fake, &TempProject::git()).await;
     assert!(matches!(end, TurnEnd::Done), "{end:?}");
     assert!(steps[1].starts_with("launch_rockets error: there is no tool named 'launch_rockets'"));
     assert!(
@@ -172,14 +167,14 @@ async fn unknown_tools_bad_json_and_wrong_types_are_answered_for_the_model_to_re
 
 #[tokio::test]
 async fn a_model_repeating_a_failing_call_is_stopped() {
-    let project = TempProject::git();
     let again = || -> Reply {
         Turn::text("")
             .call("x", "read_file", &json!({"path": "missing.txt"}))
             .into()
     };
     let fake = FakeModel::with([again(), again(), again(), again(), again()]);
-    let (end, conversation, steps) = default_turn(Kind::Anthropic, &fake, &project).await;
+    let (end, conversation, steps) =
+        default_turn(Kind::Anthropic, &fake, &TempProject::git()).await;
     match end {
         TurnEnd::Stuck(why) => assert_eq!(
             why,
@@ -199,7 +194,6 @@ async fn a_model_repeating_a_failing_call_is_stopped() {
 
 #[tokio::test]
 async fn a_turn_that_never_stops_calling_tools_ends_at_its_budget() {
-    let project = TempProject::git();
     let fake = FakeModel::start();
     for n in 0..4 {
         fake.push(Turn::text("").call("l", "list_directory", &json!({"depth": n % 2 + 1})));
@@ -208,7 +202,14 @@ async fn a_turn_that_never_stops_calling_tools_ends_at_its_budget() {
         max_model_calls: 3,
         ..TurnLimits::default()
     };
-    let (end, _, _) = turn(Kind::OpenAi, &fake, &project, Recorded::default(), limits).await;
+    let (end, _, _) = turn(
+        Kind::OpenAi,
+        &fake,
+        &TempProject::git(),
+        Recorded::default(),
+        limits,
+    )
+    .await;
     assert!(matches!(end, TurnEnd::Budget(3)), "{end:?}");
     assert_eq!(fake.remaining(), 1);
 }
@@ -218,7 +219,7 @@ async fn a_refused_call_does_not_run_and_the_model_is_told() {
     let project = TempProject::git();
     let fake = FakeModel::with([
         Turn::text("")
-            .call("w", "write_file", &json!({"path": "x.txt", "content": "x"}))
+            .call("w", "write_file", &write_args("x.txt", "x"))
             .into(),
         Turn::text("Understood.").into(),
     ]);
@@ -241,14 +242,13 @@ async fn a_refused_call_does_not_run_and_the_model_is_told() {
 
 #[tokio::test]
 async fn a_provider_failure_ends_the_turn_with_the_error() {
-    let project = TempProject::git();
     let fake = FakeModel::with([
         Turn::text("")
             .call("l", "list_directory", &json!({}))
             .into(),
         Reply::error(500, "upstream down"),
     ]);
-    let (end, conversation, _) = default_turn(Kind::OpenAi, &fake, &project).await;
+    let (end, conversation, _) = default_turn(Kind::OpenAi, &fake, &TempProject::git()).await;
     match end {
         TurnEnd::Provider(ProviderError::Status {
             status: 500, body, ..
