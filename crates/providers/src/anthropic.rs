@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::error::ProviderError;
 use super::http::SseEvent;
-use super::openai::{Flow, parse, remote};
+use super::openai::{Flow, end_turn, parse, remote};
 use super::types::{Message, ModelRequest, StopReason, StreamEvent, ToolCall, Usage};
 
 /// The API version this module speaks, sent as `anthropic-version`.
@@ -272,15 +272,15 @@ impl StreamState {
         instance: &str,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let Some(stop) = self.stop.take() else {
-            return Err(ProviderError::Cut {
-                instance: instance.to_owned(),
-                detail: "the body ended before message_delta gave a stop_reason".to_owned(),
-            });
-        };
-        out.push_back(StreamEvent::Usage(self.usage));
-        out.push_back(StreamEvent::Stop(stop));
-        Ok(())
+        if self.stop.is_some() {
+            out.push_back(StreamEvent::Usage(self.usage));
+        }
+        end_turn(
+            self.stop.take(),
+            instance,
+            "message_delta gave a stop_reason",
+            out,
+        )
     }
 }
 

@@ -168,6 +168,24 @@ pub(crate) enum Flow {
     Done,
 }
 
+/// Ends a streamed turn with the stop reason it gave, or, when none came,
+/// with the error for a body that ended before `awaited`.
+pub(crate) fn end_turn(
+    stop: Option<StopReason>,
+    instance: &str,
+    awaited: &str,
+    out: &mut VecDeque<StreamEvent>,
+) -> Result<(), ProviderError> {
+    let Some(stop) = stop else {
+        return Err(ProviderError::Cut {
+            instance: instance.to_owned(),
+            detail: format!("the body ended before {awaited}"),
+        });
+    };
+    out.push_back(StreamEvent::Stop(stop));
+    Ok(())
+}
+
 /// Assembles a streamed turn.
 #[derive(Debug, Default)]
 pub(crate) struct StreamState {
@@ -269,14 +287,7 @@ impl StreamState {
         instance: &str,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let Some(stop) = self.stop.take() else {
-            return Err(ProviderError::Cut {
-                instance: instance.to_owned(),
-                detail: "the body ended before a finish_reason".to_owned(),
-            });
-        };
-        out.push_back(StreamEvent::Stop(stop));
-        Ok(())
+        end_turn(self.stop.take(), instance, "a finish_reason", out)
     }
 
     fn flush_calls(&mut self, out: &mut VecDeque<StreamEvent>) {

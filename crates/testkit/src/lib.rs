@@ -76,6 +76,14 @@ pub(crate) fn serve_on_loopback(
     addr
 }
 
+/// The permission bits (`0o777`) of the file at `path`.
+#[must_use]
+pub fn permission_bits(path: &std::path::Path) -> u32 {
+    let meta = std::fs::metadata(path)
+        .unwrap_or_else(|err| panic!("cannot stat {}: {err}", path.display()));
+    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777
+}
+
 /// A current-thread tokio runtime with I/O and timers, for a test that
 /// drives async code from a plain `#[test]`.
 #[must_use]

@@ -156,65 +156,59 @@ async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Optio
 mod tests {
     use super::*;
 
-    #[test]
-    fn answers_for_the_waiting_request_are_taken_and_others_refused() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
+    /// Runs `test` on a current-thread runtime against a freshly bound
+    /// socket, and checks that the socket file goes with the socket.
+    fn bound(test: impl AsyncFnOnce(&ApproveSocket, &Path)) {
+        chock_testkit::runtime().block_on(async {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("approve.sock");
             let socket = ApproveSocket::bind(&path).unwrap();
-            let mode = std::os::unix::fs::PermissionsExt::mode(
-                &std::fs::metadata(&path).unwrap().permissions(),
-            );
-            assert_eq!(mode & 0o777, 0o600);
+            test(&socket, &path).await;
+            drop(socket);
+            assert!(!path.exists(), "the socket file is removed with the socket");
+        });
+    }
+
+    #[test]
+    fn answers_for_the_waiting_request_are_taken_and_others_refused() {
+        bound(async |socket, path| {
+            assert_eq!(chock_testkit::permission_bits(path), 0o600);
             let client = async {
-                let wrong = chock_control::approve::answer(&path, "9", Answer::Yes).await;
+                let wrong = chock_control::approve::answer(path, "9", Answer::Yes).await;
                 assert!(
                     wrong
                         .unwrap_err()
                         .to_string()
                         .contains("no pending request 9"),
                 );
-                chock_control::approve::answer(&path, "1", Answer::No)
+                chock_control::approve::answer(path, "1", Answer::No)
                     .await
                     .unwrap();
             };
             let (answer, ()) = tokio::join!(socket.wait_for("1"), client);
             assert_eq!(answer, Answer::No);
-            drop(socket);
-            assert!(!path.exists());
         });
     }
 
     #[test]
     fn a_question_takes_text_and_refuses_a_yes() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("approve.sock");
-            let socket = ApproveSocket::bind(&path).unwrap();
+        bound(async |socket, path| {
             let client = async {
-                let yes = chock_control::approve::answer(&path, "3", Answer::Yes).await;
+                let yes = chock_control::approve::answer(path, "3", Answer::Yes).await;
                 assert!(
                     yes.unwrap_err().to_string().contains("reply 3 <text>"),
                     "a yes does not answer a question"
                 );
-                chock_control::approve::reply(&path, "3", "port 8080")
+                chock_control::approve::reply(path, "3", "port 8080")
                     .await
                     .unwrap();
             };
             let (given, ()) = tokio::join!(socket.wait_for_kind("3", Wants::Text), client);
             assert_eq!(given, Given::Text("port 8080".into()));
             let client = async {
-                let text = chock_control::approve::reply(&path, "4", "sure").await;
+                let text = chock_control::approve::reply(path, "4", "sure").await;
                 assert!(text.unwrap_err().to_string().contains("answer 4 <yes|no>"));
-                chock_control::approve::answer(&path, "4", Answer::Yes)
+                chock_control::approve::answer(path, "4", Answer::Yes)
                     .await
                     .unwrap();
             };

@@ -71,17 +71,49 @@ pub(crate) fn tools() -> Vec<ToolSpec> {
     }]
 }
 
+/// The arguments of a `write_file` call.
+pub(crate) fn write_args(path: &str, content: &str) -> serde_json::Value {
+    serde_json::json!({"path": path, "content": content})
+}
+
+/// A request for `model` with `messages`, no system prompt and no tools.
+pub(crate) fn plain_request<'a>(model: &'a str, messages: &'a [Message]) -> ModelRequest<'a> {
+    ModelRequest {
+        model,
+        system: "",
+        messages,
+        tools: &[],
+    }
+}
+
+/// One model call, collected whole.
+pub(crate) async fn answer(
+    provider: &Provider,
+    request: &ModelRequest<'_>,
+) -> Result<AssistantTurn, ProviderError> {
+    provider.start(request).await?.collect(|_| {}).await
+}
+
+/// One model call with `messages`, the test tools and a brief system
+/// prompt, collected whole.
+pub(crate) async fn ask_with(
+    provider: &Provider,
+    messages: &[Message],
+) -> Result<AssistantTurn, ProviderError> {
+    let tools = tools();
+    let request = ModelRequest {
+        model: "test-model",
+        system: "be brief",
+        messages,
+        tools: &tools,
+    };
+    answer(provider, &request).await
+}
+
 /// One model call with a one-message conversation, collected whole.
 pub(crate) async fn ask(provider: &Provider) -> Result<AssistantTurn, ProviderError> {
     let messages = [Message::User {
         text: "hello".to_owned(),
     }];
-    let tools = tools();
-    let request = ModelRequest {
-        model: "test-model",
-        system: "be brief",
-        messages: &messages,
-        tools: &tools,
-    };
-    provider.start(&request).await?.collect(|_| {}).await
+    ask_with(provider, &messages).await
 }

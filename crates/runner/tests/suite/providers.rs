@@ -3,14 +3,12 @@
 
 use std::time::Duration;
 
-use chock_runner::provider::{
-    Message, ModelRequest, ProviderError, StopReason, StreamEvent, ToolCall, Usage,
-};
+use chock_runner::provider::{Message, ProviderError, StopReason, StreamEvent, ToolCall, Usage};
 use chock_testkit::{FakeModel, Reply, Turn};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{BOTH, Kind, ask, http_config, provider, provider_with};
+use super::{BOTH, Kind, ask, http_config, plain_request, provider, provider_with};
 
 #[tokio::test]
 async fn text_arrives_in_pieces_and_whole() {
@@ -18,12 +16,7 @@ async fn text_arrives_in_pieces_and_whole() {
         let fake = FakeModel::with([Turn::text("Hello, wörld! How are you?").pieces(3).into()]);
         let provider = provider(kind, &fake);
         let messages = [Message::User { text: "hi".into() }];
-        let request = ModelRequest {
-            model: "m",
-            system: "",
-            messages: &messages,
-            tools: &[],
-        };
+        let request = plain_request("m", &messages);
         let mut deltas = Vec::new();
         let turn = provider
             .start(&request)
@@ -171,12 +164,7 @@ async fn a_cut_stream_delivers_what_came_then_a_clear_error() {
         }]);
         let provider = provider(kind, &fake);
         let messages = [Message::User { text: "hi".into() }];
-        let request = ModelRequest {
-            model: "m",
-            system: "",
-            messages: &messages,
-            tools: &[],
-        };
+        let request = plain_request("m", &messages);
         let mut stream = provider.start(&request).await.unwrap();
         let mut text = String::new();
         let err = loop {

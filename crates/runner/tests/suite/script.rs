@@ -2,20 +2,11 @@
 //! relative to the project, played back by conversation position.
 
 use chock_runner::config::{ProviderConfig, ScriptProviderConfig};
-use chock_runner::provider::{
-    Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
-};
+use chock_runner::provider::{Message, Provider, ProviderError, StopReason, ToolCall};
 use chock_testkit::TempProject;
 use pretty_assertions::assert_eq;
 
-fn request(messages: &[Message]) -> ModelRequest<'_> {
-    ModelRequest {
-        model: "any",
-        system: "",
-        messages,
-        tools: &[],
-    }
-}
+use super::{answer, plain_request};
 
 fn script_provider(project: &TempProject) -> Result<Provider, ProviderError> {
     let config = ProviderConfig::Script(ScriptProviderConfig {
@@ -39,11 +30,7 @@ async fn a_script_plays_its_turns_in_conversation_order() {
     let mut messages = vec![Message::User {
         text: "write hello.txt".into(),
     }];
-    let first = provider
-        .start(&request(&messages))
-        .await
-        .unwrap()
-        .collect(|_| {})
+    let first = answer(&provider, &plain_request("any", &messages))
         .await
         .unwrap();
     assert_eq!(
@@ -65,11 +52,7 @@ async fn a_script_plays_its_turns_in_conversation_order() {
         content: "created hello.txt".into(),
         is_error: false,
     });
-    let second = provider
-        .start(&request(&messages))
-        .await
-        .unwrap()
-        .collect(|_| {})
+    let second = answer(&provider, &plain_request("any", &messages))
         .await
         .unwrap();
     assert_eq!(second.text, "Done.");
@@ -78,7 +61,10 @@ async fn a_script_plays_its_turns_in_conversation_order() {
         text: second.text,
         calls: vec![],
     });
-    let err = provider.start(&request(&messages)).await.unwrap_err();
+    let err = provider
+        .start(&plain_request("any", &messages))
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             err,

@@ -12,17 +12,31 @@ use chock_runner::turn::TurnLimits;
 use chock_testkit::{FakeModel, Reply, TempProject, Turn};
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use tempfile::TempDir;
 
-use super::{Kind, provider};
+use super::{BOTH, Kind, provider, write_args};
 
-async fn session(
-    fake: &FakeModel,
-    project: &TempProject,
-    state: &Path,
-    kind: Kind,
-) -> (SessionOutcome, String) {
+/// A session run to its end in a fresh git project and state directory.
+struct Ran {
+    outcome: SessionOutcome,
+    /// The assistant's text as it was shown.
+    shown: String,
+    project: TempProject,
+    /// Holds the log: it is deleted when this is dropped.
+    _state: TempDir,
+}
+
+/// A session that asks `fake` to write hello.txt and runs until it ends.
+async fn session(fake: &FakeModel, kind: Kind) -> Ran {
+    session_until(fake, kind, std::future::pending()).await
+}
+
+/// A session like [`session`] that `interrupt` cuts short when it fires.
+async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Output = ()>) -> Ran {
+    let project = TempProject::git();
+    let state_dir = tempfile::tempdir().unwrap();
     let provider = provider(kind, fake);
-    let state = StateDir::at(state);
+    let state = StateDir::at(state_dir.path());
     let setup = SessionSetup {
         state: &state,
         project: project.path(),
@@ -42,12 +56,26 @@ async fn session(
         &setup,
         "write hello.txt",
         |delta| shown.push_str(delta),
-        std::future::pending(),
+        interrupt,
     )
     .await
     .unwrap();
-    (outcome, shown)
+    Ran {
+        outcome,
+        shown,
+        project,
+        _state: state_dir,
+    }
 }
+
+/// The events of a session whose one turn ended before the model answered.
+const UNANSWERED: [&str; 5] = [
+    "session.open",
+    "user.message",
+    "decision",
+    "turn.end",
+    "session.end",
+];
 
 fn types(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
@@ -64,16 +92,10 @@ fn types(log: &Path) -> Vec<String> {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_session_that_edits_a_file_is_recorded_event_by_event() {
-    for kind in [Kind::OpenAi, Kind::Anthropic] {
-        let project = TempProject::git();
-        let state = tempfile::tempdir().unwrap();
+    for kind in BOTH {
         let fake = FakeModel::with([
             Turn::text("Writing it.")
-                .call(
-                    "w1",
-                    "write_file",
-                    &json!({"path": "hello.txt", "content": "hello\n"}),
-                )
+                .call("w1", "write_file", &write_args("hello.txt", "hello\n"))
                 .call("t1", "set_title", &json!({"title": "Say hello"}))
                 .call(
                     "p1",
@@ -86,7 +108,12 @@ async fn a_session_that_edits_a_file_is_recorded_event_by_event() {
                 .usage(150, 8)
                 .into(),
         ]);
-        let (outcome, shown) = session(&fake, &project, state.path(), kind).await;
+        let Ran {
+            outcome,
+            shown,
+            project,
+            _state,
+        } = session(&fake, kind).await;
         assert_eq!(
             outcome.reason,
             EndReason::Done,
@@ -147,25 +174,16 @@ async fn a_session_that_edits_a_file_is_recorded_event_by_event() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_provider_500_ends_the_session_with_a_clear_error_in_the_log() {
-    let project = TempProject::git();
-    let state = tempfile::tempdir().unwrap();
     let fake = FakeModel::with([Reply::error(500, "the model is on fire")]);
-    let (outcome, _) = session(&fake, &project, state.path(), Kind::OpenAi).await;
+    let Ran {
+        outcome, _state, ..
+    } = session(&fake, Kind::OpenAi).await;
     assert_eq!(outcome.reason, EndReason::Error);
     assert_eq!(
         outcome.detail,
         "provider 'fake' answered HTTP 500: the model is on fire"
     );
-    assert_eq!(
-        types(&outcome.log),
-        [
-            "session.open",
-            "user.message",
-            "decision",
-            "turn.end",
-            "session.end"
-        ]
-    );
+    assert_eq!(types(&outcome.log), UNANSWERED);
     let folded = fold_log(&outcome.log).unwrap();
     assert_eq!(
         folded.state.status,
@@ -178,22 +196,21 @@ async fn a_provider_500_ends_the_session_with_a_clear_error_in_the_log() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_cut_stream_after_a_tool_ran_keeps_the_work_and_ends_clearly() {
-    let project = TempProject::git();
-    let state = tempfile::tempdir().unwrap();
     let fake = FakeModel::with([
         Turn::text("")
-            .call(
-                "w1",
-                "write_file",
-                &json!({"path": "kept.txt", "content": "kept\n"}),
-            )
+            .call("w1", "write_file", &write_args("kept.txt", "kept\n"))
             .into(),
         Reply::Cut {
             turn: Turn::text("never finished"),
             after: 3,
         },
     ]);
-    let (outcome, shown) = session(&fake, &project, state.path(), Kind::Anthropic).await;
+    let Ran {
+        outcome,
+        shown,
+        project,
+        _state,
+    } = session(&fake, Kind::Anthropic).await;
     assert_eq!(outcome.reason, EndReason::Error);
     assert!(
         outcome
@@ -217,15 +234,15 @@ async fn a_cut_stream_after_a_tool_ran_keeps_the_work_and_ends_clearly() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn malformed_arguments_are_kept_in_the_log_verbatim() {
-    let project = TempProject::git();
-    let state = tempfile::tempdir().unwrap();
     let fake = FakeModel::with([
         Turn::text("")
             .raw_call("b", "read_file", "{\"path\": ")
             .into(),
         Turn::text("Sorry.").into(),
     ]);
-    let (outcome, _) = session(&fake, &project, state.path(), Kind::OpenAi).await;
+    let Ran {
+        outcome, _state, ..
+    } = session(&fake, Kind::OpenAi).await;
     assert_eq!(outcome.reason, EndReason::Done);
     let log = std::fs::read_to_string(&outcome.log).unwrap();
     assert!(log.contains(r#""arguments":"{\"path\": ""#), "{log}");
@@ -238,27 +255,9 @@ async fn malformed_arguments_are_kept_in_the_log_verbatim() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn an_interrupt_during_a_slow_answer_ends_the_session_interrupted() {
-    let project = TempProject::git();
-    let state_dir = tempfile::tempdir().unwrap();
     let fake = FakeModel::with([Turn::text("a very slow answer")
         .delay(std::time::Duration::from_secs(5))
         .into()]);
-    let provider = provider(Kind::OpenAi, &fake);
-    let state = StateDir::at(state_dir.path());
-    let setup = SessionSetup {
-        state: &state,
-        project: project.path(),
-        model_label: "fake/test-model",
-        model: "test-model",
-        provider: &provider,
-        policy: &chock_policy::Policy::shipped(),
-        system: "",
-        limits: TurnLimits::default(),
-        search: None,
-        reviewer: None,
-        context_tokens: 32_768,
-        foreground: false,
-    };
     // The interrupt fires once the request has reached the model.
     let interrupt = async {
         chock_testkit::wait_for_async(std::time::Duration::from_secs(10), "the request", || {
@@ -266,18 +265,11 @@ async fn an_interrupt_during_a_slow_answer_ends_the_session_interrupted() {
         })
         .await;
     };
-    let outcome = run_new(&setup, "hi", |_| {}, interrupt).await.unwrap();
+    let Ran {
+        outcome, _state, ..
+    } = session_until(&fake, Kind::OpenAi, interrupt).await;
     assert_eq!(outcome.reason, EndReason::Interrupted);
-    assert_eq!(
-        types(&outcome.log),
-        [
-            "session.open",
-            "user.message",
-            "decision",
-            "turn.end",
-            "session.end"
-        ]
-    );
+    assert_eq!(types(&outcome.log), UNANSWERED);
     assert_eq!(
         fold_log(&outcome.log).unwrap().state.status,
         Status::Ended {

@@ -4,14 +4,14 @@
 
 use std::convert::Infallible;
 
-use chock_runner::provider::{AssistantTurn, Message, Provider, ProviderError, ToolCall};
+use chock_runner::provider::{AssistantTurn, Message, ProviderError, ToolCall};
 use chock_runner::tools::{Call, Commands, SessionTools, ToolOutput, Unparsed, Workspace};
 use chock_runner::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use chock_testkit::{FakeModel, Reply, TempProject, Turn};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{BOTH, Kind, provider};
+use super::{BOTH, Kind, provider, write_args};
 
 #[derive(Debug, Default)]
 struct Recorded {
@@ -52,19 +52,39 @@ impl TurnHooks for Recorded {
     }
 }
 
-async fn turn(
-    provider: &Provider,
+/// One turn with hooks that refuse nothing and the default limits.
+async fn default_turn(
+    kind: Kind,
+    fake: &FakeModel,
     project: &TempProject,
-    hooks: &mut Recorded,
+) -> (TurnEnd, Vec<Message>, Vec<String>) {
+    turn(
+        kind,
+        fake,
+        project,
+        Recorded::default(),
+        TurnLimits::default(),
+    )
+    .await
+}
+
+/// One turn in `project` against `fake`: how it ended, the conversation,
+/// and the steps the hooks recorded.
+async fn turn(
+    kind: Kind,
+    fake: &FakeModel,
+    project: &TempProject,
+    mut hooks: Recorded,
     limits: TurnLimits,
-) -> (TurnEnd, Vec<Message>) {
+) -> (TurnEnd, Vec<Message>, Vec<String>) {
+    let provider = provider(kind, fake);
     let workspace = Workspace::new(project.path()).unwrap();
     let commands = Commands::new(workspace.root(), false);
     let policy = chock_policy::Policy::shipped();
     let memory = project.path().join(".memory.md");
     let tools = SessionTools::new(&policy, memory, None, provider.image_support());
     let cx = TurnContext {
-        provider,
+        provider: &provider,
         model: "m",
         system: "you are a test",
         workspace: &workspace,
@@ -73,8 +93,8 @@ async fn turn(
         limits,
     };
     let mut conversation = vec![Message::User { text: "go".into() }];
-    let Ok(end) = run_turn(&cx, &mut conversation, hooks).await;
-    (end, conversation)
+    let Ok(end) = run_turn(&cx, &mut conversation, &mut hooks).await;
+    (end, conversation, hooks.steps)
 }
 
 #[tokio::test]
@@ -83,29 +103,18 @@ async fn a_turn_runs_the_tools_and_feeds_their_results_back() {
         let project = TempProject::git();
         let fake = FakeModel::with([
             Turn::text("Writing.")
-                .call(
-                    "w",
-                    "write_file",
-                    &json!({"path": "hello.txt", "content": "hi\n"}),
-                )
+                .call("w", "write_file", &write_args("hello.txt", "hi\n"))
                 .into(),
             Turn::text("")
                 .call("r", "read_file", &json!({"path": "hello.txt"}))
                 .into(),
             Turn::text("All done.").into(),
         ]);
-        let mut hooks = Recorded::default();
-        let (end, conversation) = turn(
-            &provider(kind, &fake),
-            &project,
-            &mut hooks,
-            TurnLimits::default(),
-        )
-        .await;
+        let (end, conversation, steps) = default_turn(kind, &fake, &project).await;
         assert!(matches!(end, TurnEnd::Done), "{kind:?}: {end:?}");
         assert_eq!(project.read("hello.txt"), "hi\n");
         assert_eq!(
-            hooks.steps,
+            steps,
             vec![
                 "assistant \"Writing.\" [\"write_file\"]",
                 "write_file ok: created hello.txt (3 bytes, 1 line)",
@@ -128,7 +137,6 @@ async fn a_turn_runs_the_tools_and_feeds_their_results_back() {
 
 #[tokio::test]
 async fn unknown_tools_bad_json_and_wrong_types_are_answered_for_the_model_to_read() {
-    let project = TempProject::git();
     let fake = FakeModel::with([
         Turn::text("")
             .call("a", "launch_rockets", &json!({}))
@@ -137,23 +145,13 @@ async fn unknown_tools_bad_json_and_wrong_types_are_answered_for_the_model_to_re
             .into(),
         Turn::text("I see.").into(),
     ]);
-    let mut hooks = Recorded::default();
-    let (end, _) = turn(
-        &provider(Kind::OpenAi, &fake),
-        &project,
-        &mut hooks,
-        TurnLimits::default(),
-    )
-    .await;
+    let (end, _, steps) = default_turn(Kind::OpenAi, &fake, &TempProject::git()).await;
     assert!(matches!(end, TurnEnd::Done), "{end:?}");
+    assert!(steps[1].starts_with("launch_rockets error: there is no tool named 'launch_rockets'"));
     assert!(
-        hooks.steps[1].starts_with("launch_rockets error: there is no tool named 'launch_rockets'")
+        steps[2].starts_with("read_file error: the arguments for read_file are not valid: EOF")
     );
-    assert!(
-        hooks.steps[2]
-            .starts_with("read_file error: the arguments for read_file are not valid: EOF")
-    );
-    assert!(hooks.steps[3].starts_with(
+    assert!(steps[3].starts_with(
         "read_file error: the arguments for read_file are not valid: invalid type: integer `7`"
     ));
     let second = fake.requests()[1].json();
@@ -169,21 +167,14 @@ async fn unknown_tools_bad_json_and_wrong_types_are_answered_for_the_model_to_re
 
 #[tokio::test]
 async fn a_model_repeating_a_failing_call_is_stopped() {
-    let project = TempProject::git();
     let again = || -> Reply {
         Turn::text("")
             .call("x", "read_file", &json!({"path": "missing.txt"}))
             .into()
     };
     let fake = FakeModel::with([again(), again(), again(), again(), again()]);
-    let mut hooks = Recorded::default();
-    let (end, conversation) = turn(
-        &provider(Kind::Anthropic, &fake),
-        &project,
-        &mut hooks,
-        TurnLimits::default(),
-    )
-    .await;
+    let (end, conversation, steps) =
+        default_turn(Kind::Anthropic, &fake, &TempProject::git()).await;
     match end {
         TurnEnd::Stuck(why) => assert_eq!(
             why,
@@ -192,7 +183,7 @@ async fn a_model_repeating_a_failing_call_is_stopped() {
         other => panic!("expected stuck, got {other:?}"),
     }
     assert_eq!(fake.requests().len(), 3);
-    assert!(hooks.steps[3].ends_with(
+    assert!(steps[3].ends_with(
         "This exact call has now failed 2 times. Repeating it will end the turn: change the arguments or try another approach."
     ));
     assert!(matches!(
@@ -203,17 +194,22 @@ async fn a_model_repeating_a_failing_call_is_stopped() {
 
 #[tokio::test]
 async fn a_turn_that_never_stops_calling_tools_ends_at_its_budget() {
-    let project = TempProject::git();
     let fake = FakeModel::start();
     for n in 0..4 {
         fake.push(Turn::text("").call("l", "list_directory", &json!({"depth": n % 2 + 1})));
     }
-    let mut hooks = Recorded::default();
     let limits = TurnLimits {
         max_model_calls: 3,
         ..TurnLimits::default()
     };
-    let (end, _) = turn(&provider(Kind::OpenAi, &fake), &project, &mut hooks, limits).await;
+    let (end, _, _) = turn(
+        Kind::OpenAi,
+        &fake,
+        &TempProject::git(),
+        Recorded::default(),
+        limits,
+    )
+    .await;
     assert!(matches!(end, TurnEnd::Budget(3)), "{end:?}");
     assert_eq!(fake.remaining(), 1);
 }
@@ -223,46 +219,36 @@ async fn a_refused_call_does_not_run_and_the_model_is_told() {
     let project = TempProject::git();
     let fake = FakeModel::with([
         Turn::text("")
-            .call("w", "write_file", &json!({"path": "x.txt", "content": "x"}))
+            .call("w", "write_file", &write_args("x.txt", "x"))
             .into(),
         Turn::text("Understood.").into(),
     ]);
-    let mut hooks = Recorded {
+    let refusing = Recorded {
         refuse: Some("write_file"),
         ..Recorded::default()
     };
-    let (end, _) = turn(
-        &provider(Kind::OpenAi, &fake),
+    let (end, _, steps) = turn(
+        Kind::OpenAi,
+        &fake,
         &project,
-        &mut hooks,
+        refusing,
         TurnLimits::default(),
     )
     .await;
     assert!(matches!(end, TurnEnd::Done));
-    assert_eq!(
-        hooks.steps[1],
-        "write_file error: write_file is denied by policy"
-    );
+    assert_eq!(steps[1], "write_file error: write_file is denied by policy");
     assert!(!project.join("x.txt").exists());
 }
 
 #[tokio::test]
 async fn a_provider_failure_ends_the_turn_with_the_error() {
-    let project = TempProject::git();
     let fake = FakeModel::with([
         Turn::text("")
             .call("l", "list_directory", &json!({}))
             .into(),
         Reply::error(500, "upstream down"),
     ]);
-    let mut hooks = Recorded::default();
-    let (end, conversation) = turn(
-        &provider(Kind::OpenAi, &fake),
-        &project,
-        &mut hooks,
-        TurnLimits::default(),
-    )
-    .await;
+    let (end, conversation, _) = default_turn(Kind::OpenAi, &fake, &TempProject::git()).await;
     match end {
         TurnEnd::Provider(ProviderError::Status {
             status: 500, body, ..
@@ -288,14 +274,7 @@ async fn an_image_reaches_the_model_the_way_each_wire_carries_it() {
                 .into(),
             Turn::text("I see it.").into(),
         ]);
-        let mut hooks = Recorded::default();
-        let (end, _) = turn(
-            &provider(kind, &fake),
-            &project,
-            &mut hooks,
-            TurnLimits::default(),
-        )
-        .await;
+        let (end, _, _) = default_turn(kind, &fake, &project).await;
         assert!(matches!(end, TurnEnd::Done), "{kind:?}: {end:?}");
         let second = fake.requests()[1].json();
         let messages = second["messages"].as_array().unwrap();

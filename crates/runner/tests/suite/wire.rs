@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use chock_runner::config::ProviderConfig;
-use chock_runner::provider::{Message, ModelRequest, Provider, ProviderError, ToolCall};
+use chock_runner::provider::{Message, Provider, ProviderError, ToolCall};
 use chock_testkit::{FakeModel, Turn};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{Kind, ask, http_config, provider, tools};
+use super::{Kind, answer, ask, ask_with, http_config, plain_request, provider};
 
 fn history() -> Vec<Message> {
     vec![
@@ -48,22 +48,7 @@ fn history() -> Vec<Message> {
 
 async fn send_history(kind: Kind) -> serde_json::Value {
     let fake = FakeModel::with([Turn::text("ok").into()]);
-    let provider = provider(kind, &fake);
-    let messages = history();
-    let tools = tools();
-    let request = ModelRequest {
-        model: "test-model",
-        system: "be brief",
-        messages: &messages,
-        tools: &tools,
-    };
-    provider
-        .start(&request)
-        .await
-        .unwrap()
-        .collect(|_| {})
-        .await
-        .unwrap();
+    ask_with(&provider(kind, &fake), &history()).await.unwrap();
     fake.requests()[0].json()
 }
 
@@ -175,17 +160,7 @@ async fn the_testkit_config_zon_drives_a_provider_end_to_end() {
         assert_eq!((chosen.instance, chosen.model), ("fake", "tiny"));
         let provider = Provider::new(chosen.instance, chosen.provider, Path::new("/")).unwrap();
         let messages = [Message::User { text: "hi".into() }];
-        let request = ModelRequest {
-            model: chosen.model,
-            system: "",
-            messages: &messages,
-            tools: &[],
-        };
-        let turn = provider
-            .start(&request)
-            .await
-            .unwrap()
-            .collect(|_| {})
+        let turn = answer(&provider, &plain_request(chosen.model, &messages))
             .await
             .unwrap();
         assert_eq!(turn.text, "configured", "{wire:?}");

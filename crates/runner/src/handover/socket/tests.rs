@@ -36,39 +36,58 @@ async fn until_asked(socket: &HandoverSocket) {
     .expect("the ask is taken");
 }
 
+/// A client that has asked, once the session has taken the ask.
+async fn asking(socket: &HandoverSocket, path: &Path) -> HandoverClient {
+    let client = HandoverClient::ask(path).await.unwrap();
+    until_asked(socket).await;
+    client
+}
+
+/// The session at a boundary with nothing held while `client` reads its
+/// `ready` and confirms: the boundary and the `ready` line.
+async fn confirmed_at_boundary(
+    socket: &HandoverSocket,
+    client: &mut HandoverClient,
+    last_event: u64,
+    workspace: Option<&Path>,
+) -> (Boundary, SessionLine) {
+    let client_side = async {
+        let ready = client.next(WAIT).await.unwrap();
+        assert!(matches!(ready, SessionLine::Ready { .. }), "{ready:?}");
+        client.confirm().await.unwrap();
+        ready
+    };
+    tokio::join!(socket.at_boundary(NONE, last_event, workspace), client_side)
+}
+
 const NONE: Holdings = Holdings {
     commands: 0,
+    subagents: 0,
+};
+
+const ONE_COMMAND: Holdings = Holdings {
+    commands: 1,
     subagents: 0,
 };
 
 #[test]
 fn an_ask_is_answered_ready_at_the_boundary_and_a_confirm_hands_over() {
     served(async |socket, path| {
-        let mode = std::os::unix::fs::PermissionsExt::mode(
-            &std::fs::metadata(path).unwrap().permissions(),
-        );
-        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(chock_testkit::permission_bits(path), 0o600);
         assert_eq!(
             socket.at_boundary(NONE, 3, None).await,
             Boundary::Continue,
             "no ask, no handover"
         );
-        let mut client = HandoverClient::ask(path).await.unwrap();
-        until_asked(socket).await;
-        let client_side = async {
-            let ready = client.next(WAIT).await.unwrap();
-            assert_eq!(
-                ready,
-                SessionLine::Ready {
-                    last_event: 7,
-                    workspace: Some("/w".into())
-                }
-            );
-            client.confirm().await.unwrap();
-        };
-        let (boundary, ()) = tokio::join!(
-            socket.at_boundary(NONE, 7, Some(Path::new("/w"))),
-            client_side
+        let mut client = asking(socket, path).await;
+        let (boundary, ready) =
+            confirmed_at_boundary(socket, &mut client, 7, Some(Path::new("/w"))).await;
+        assert_eq!(
+            ready,
+            SessionLine::Ready {
+                last_event: 7,
+                workspace: Some("/w".into())
+            }
         );
         assert_eq!(boundary, Boundary::HandOver);
         socket.take_confirmed().unwrap().done(9).await;
@@ -82,25 +101,23 @@ fn an_ask_is_answered_ready_at_the_boundary_and_a_confirm_hands_over() {
 #[test]
 fn background_work_is_named_once_and_the_ask_stays_open_until_it_ends() {
     served(async |socket, path| {
-        let mut client = HandoverClient::ask(path).await.unwrap();
-        until_asked(socket).await;
-        let one = Holdings {
-            commands: 1,
-            subagents: 0,
-        };
-        assert_eq!(socket.at_boundary(one, 5, None).await, Boundary::Continue);
-        assert_eq!(client.next(WAIT).await.unwrap(), SessionLine::Holding(one));
+        let mut client = asking(socket, path).await;
+        assert_eq!(
+            socket.at_boundary(ONE_COMMAND, 5, None).await,
+            Boundary::Continue
+        );
+        assert_eq!(
+            client.next(WAIT).await.unwrap(),
+            SessionLine::Holding(ONE_COMMAND)
+        );
         // The same count again is not said again, and the ask stays open.
-        assert_eq!(socket.at_boundary(one, 8, None).await, Boundary::Continue);
+        assert_eq!(
+            socket.at_boundary(ONE_COMMAND, 8, None).await,
+            Boundary::Continue
+        );
         assert!(socket.asked());
-        let client_side = async {
-            assert!(matches!(
-                client.next(WAIT).await.unwrap(),
-                SessionLine::Ready { last_event: 11, .. }
-            ));
-            client.confirm().await.unwrap();
-        };
-        let (boundary, ()) = tokio::join!(socket.at_boundary(NONE, 11, None), client_side);
+        let (boundary, ready) = confirmed_at_boundary(socket, &mut client, 11, None).await;
+        assert!(matches!(ready, SessionLine::Ready { last_event: 11, .. }));
         assert_eq!(boundary, Boundary::HandOver);
     });
 }
@@ -108,8 +125,7 @@ fn background_work_is_named_once_and_the_ask_stays_open_until_it_ends() {
 #[test]
 fn a_client_that_leaves_before_confirming_changes_nothing_and_a_new_ask_is_taken() {
     served(async |socket, path| {
-        let mut client = HandoverClient::ask(path).await.unwrap();
-        until_asked(socket).await;
+        let mut client = asking(socket, path).await;
         let client_side = async {
             assert!(matches!(
                 client.next(WAIT).await.unwrap(),
@@ -124,19 +140,11 @@ fn a_client_that_leaves_before_confirming_changes_nothing_and_a_new_ask_is_taken
 
         // A client that went away while waiting for the boundary does not
         // block the next one.
-        let gone = HandoverClient::ask(path).await.unwrap();
-        until_asked(socket).await;
+        let gone = asking(socket, path).await;
         drop(gone);
         let mut next = HandoverClient::ask(path).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let client_side = async {
-            assert!(matches!(
-                next.next(WAIT).await.unwrap(),
-                SessionLine::Ready { .. }
-            ));
-            next.confirm().await.unwrap();
-        };
-        let (boundary, ()) = tokio::join!(socket.at_boundary(NONE, 6, None), client_side);
+        let (boundary, _) = confirmed_at_boundary(socket, &mut next, 6, None).await;
         assert_eq!(boundary, Boundary::HandOver);
     });
 }
@@ -144,8 +152,7 @@ fn a_client_that_leaves_before_confirming_changes_nothing_and_a_new_ask_is_taken
 #[test]
 fn a_second_asker_and_a_malformed_ask_are_refused_by_name() {
     served(async |socket, path| {
-        let _first = HandoverClient::ask(path).await.unwrap();
-        until_asked(socket).await;
+        let _first = asking(socket, path).await;
         let mut second = HandoverClient::ask(path).await.unwrap();
         match second.next(WAIT).await.unwrap() {
             SessionLine::Error(message) => {
@@ -181,20 +188,18 @@ fn a_session_that_never_reaches_a_boundary_lets_the_client_time_out() {
 #[test]
 fn the_last_boundary_waits_for_background_work_while_the_client_asks() {
     served(async |socket, path| {
-        let mut client = HandoverClient::ask(path).await.unwrap();
-        until_asked(socket).await;
-        let one = Holdings {
-            commands: 1,
-            subagents: 0,
-        };
+        let mut client = asking(socket, path).await;
         // The work is recorded ended after three looks.
         let looks = Cell::new(0);
         let held = || {
             looks.set(looks.get() + 1);
-            Some((if looks.get() > 3 { NONE } else { one }, None))
+            Some((if looks.get() > 3 { NONE } else { ONE_COMMAND }, None))
         };
         let client_side = async {
-            assert_eq!(client.next(WAIT).await.unwrap(), SessionLine::Holding(one));
+            assert_eq!(
+                client.next(WAIT).await.unwrap(),
+                SessionLine::Holding(ONE_COMMAND)
+            );
             assert!(matches!(
                 client.next(WAIT).await.unwrap(),
                 SessionLine::Ready { last_event: 12, .. }
@@ -210,8 +215,7 @@ fn the_last_boundary_waits_for_background_work_while_the_client_asks() {
 #[test]
 fn a_client_that_gives_up_ends_the_wait_at_the_last_boundary() {
     served(async |socket, path| {
-        let mut client = HandoverClient::ask(path).await.unwrap();
-        until_asked(socket).await;
+        let mut client = asking(socket, path).await;
         let one = Holdings {
             commands: 0,
             subagents: 1,
