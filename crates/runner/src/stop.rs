@@ -96,7 +96,7 @@ mod tests {
         assert!(stop.read().is_ok(), "lifted between two actions");
         let bad: [BadStop; 3] = [
             ("cannot be parsed", |file| {
-                std::fs::write(file, r#"{"version":1,"sco"#).unwrap()
+                std::fs::write(file, r#"{"version":1,"sco"#).unwrap();
             }),
             ("is a directory", |file| std::fs::create_dir(file).unwrap()),
             ("is a symlink", |file| {
