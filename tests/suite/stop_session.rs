@@ -307,7 +307,7 @@ type BadStop = (&'static str, fn(&Path));
 
 #[test]
 fn a_bad_stop_file_written_mid_session_refuses_with_its_reason_and_the_log_stays_whole() {
-    let bad: [BadStop; 3] = [
+    let mut bad: Vec<BadStop> = vec![
         ("cannot be parsed", |file| {
             std::fs::write(file, r#"{"version": 1, "scope": "re"#).unwrap();
         }),
@@ -316,6 +316,15 @@ fn a_bad_stop_file_written_mid_session_refuses_with_its_reason_and_the_log_stays
             std::os::unix::fs::symlink("/nonexistent/stop.json", file).unwrap();
         }),
     ];
+    // Root reads a file whatever its mode: the unreadable stop is tried
+    // where the suite runs unprivileged (the test below).
+    if !rustix::process::geteuid().is_root() {
+        bad.push(("cannot be read", |file| {
+            std::fs::write(file, r#"{"version": 1, "scope": "repo"}"#).unwrap();
+            std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o000))
+                .unwrap();
+        }));
+    }
     for (says, make) in bad {
         let (m, repo) = Machine::with_shop();
         let _fake = fake_model(
@@ -505,4 +514,23 @@ fn a_directory_in_place_of_a_stop_file_gets_a_hint_to_remove_it_by_hand() {
         repo.join(".chock/stop.json").is_dir(),
         "resume removes no directory"
     );
+}
+
+#[test]
+fn a_bad_stop_file_refuses_for_an_unprivileged_user_too() {
+    let rerun = match chock_testkit::Rerun::prepare() {
+        Ok(rerun) => rerun,
+        Err(why) => return println!("{why}"),
+    };
+    let bin = super::chock_bin();
+    for name in ["chock", "chock-full"] {
+        rerun.copy(&bin.with_file_name(name), name, 0o755);
+    }
+    let home = rerun.home();
+    let (passed, shown) = rerun.run(
+        &[("HOME", home.display().to_string())],
+        &["suite::stop_session::a_bad_stop_file_written_mid_session"],
+    );
+    println!("{shown}");
+    assert_eq!(passed, 1, "the bad stop files were not tried unprivileged");
 }
