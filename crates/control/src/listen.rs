@@ -283,3 +283,53 @@ pub(crate) fn claim_fd(raw: RawFd, name: &str) -> Result<ActivatedSocket, Listen
 
 #[cfg(test)]
 mod tests;
+
+/// Accepts on every listener, each with `accept` (the server's own loop),
+/// until `shutdown` completes; then removes the socket files bound here.
+/// What a connection already started keeps running on the runtime.
+pub async fn serve_until<F>(
+    listeners: Vec<Listener>,
+    mut accept: impl FnMut(Listener) -> F,
+    shutdown: impl Future<Output = ()>,
+) where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut cleanup = Vec::new();
+    for listener in listeners {
+        if let Some(path) = listener.created_path() {
+            cleanup.push(path.to_owned());
+        }
+        tasks.spawn(accept(listener));
+    }
+    shutdown.await;
+    tasks.abort_all();
+    for path in cleanup {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Completes on SIGTERM or SIGINT; the handlers are installed when this is
+/// called, not when the future is first polled, so a signal that comes as
+/// soon as a server announces itself stops it cleanly.
+pub fn terminated() -> io::Result<impl Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}
+
+/// [`claim_activated`] where the server was asked to take activated
+/// sockets, `None` otherwise.
+pub fn claim_if(socket_activation: bool) -> Result<Option<Vec<ActivatedSocket>>, ListenError> {
+    if socket_activation {
+        claim_activated()
+    } else {
+        Ok(None)
+    }
+}

@@ -45,3 +45,18 @@ pub async fn refuse(mut stream: UnixStream, line: &str, max: usize) {
     };
     let _ = tokio::time::timeout(REFUSAL_DRAIN, drain).await;
 }
+
+/// The next connection on `listener` (bound at `path`, named `name` in the
+/// warnings): a failed accept (out of descriptors, say) is logged and tried
+/// again shortly, never the end of the session's socket.
+pub async fn accept(listener: &UnixListener, path: &Path, name: &str) -> UnixStream {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => return stream,
+            Err(err) => {
+                tracing::warn!(path = %path.display(), %err, "accept on {name} failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}

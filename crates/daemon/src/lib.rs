@@ -116,7 +116,7 @@ pub struct Daemon {
 impl Daemon {
     /// Binds every listener, or fails naming the one that could not be bound.
     pub async fn bind(config: Config) -> Result<Daemon, DaemonError> {
-        let claimed = claim_activated(&config)?;
+        let claimed = listen::claim_if(config.socket_activation)?;
         Daemon::bind_claimed(config, claimed).await
     }
 
@@ -182,19 +182,13 @@ impl Daemon {
     /// Accepts connections until `shutdown` completes, then removes the
     /// socket files it created. Sessions it started keep running.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
-        let mut tasks = tokio::task::JoinSet::new();
-        let mut cleanup = Vec::new();
-        for listener in self.listeners {
-            if let Some(path) = listener.created_path() {
-                cleanup.push(path.to_owned());
-            }
-            tasks.spawn(conn::accept_loop(listener, Arc::clone(&self.shared)));
-        }
-        shutdown.await;
-        tasks.abort_all();
-        for path in cleanup {
-            let _ = std::fs::remove_file(path);
-        }
+        let shared = self.shared;
+        listen::serve_until(
+            self.listeners,
+            |listener| conn::accept_loop(listener, Arc::clone(&shared)),
+            shutdown,
+        )
+        .await;
     }
 }
 
@@ -202,7 +196,7 @@ impl Daemon {
 /// `announce` is called with the bound addresses before the first accept.
 pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), DaemonError> {
     // Before the runtime opens its own descriptors: see chock_control::listen.
-    let claimed = claim_activated(&config)?;
+    let claimed = listen::claim_if(config.socket_activation)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -210,34 +204,12 @@ pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), Daem
     runtime.block_on(async move {
         // Handlers first: a SIGTERM that arrives as soon as the addresses
         // are announced must stop the daemon cleanly, not kill it.
-        let shutdown = terminated()?;
+        let shutdown = listen::terminated().map_err(DaemonError::Runtime)?;
         let daemon = Daemon::bind_claimed(config, claimed).await?;
         announce(&daemon.addresses());
         daemon.notify_ready();
         daemon.serve(shutdown).await;
         Ok(())
-    })
-}
-
-fn claim_activated(config: &Config) -> Result<Option<Vec<ActivatedSocket>>, DaemonError> {
-    if config.socket_activation {
-        Ok(listen::claim_activated()?)
-    } else {
-        Ok(None)
-    }
-}
-
-/// Completes on SIGTERM or SIGINT; the handlers are installed when this is
-/// called, not when the future is first polled.
-fn terminated() -> Result<impl Future<Output = ()>, DaemonError> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(DaemonError::Runtime)?;
-    let mut int = signal(SignalKind::interrupt()).map_err(DaemonError::Runtime)?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
     })
 }
 

@@ -80,12 +80,9 @@ impl<F> LogHooks<'_, F> {
         // The whole call is in the log's tool call; the question shows
         // enough to decide on.
         let arguments: String = call.arguments.chars().take(400).collect();
+        let what = format!("the model calls {} with {arguments}", call.name);
         let question = |verdict: &Verdict, reviewer_said: Option<&str>| {
-            let mut question = approval::question(&call.name, &arguments, verdict);
-            if let Some(reason) = reviewer_said {
-                question.push_str(&format!("; the reviewer said yes: {reason}"));
-            }
-            question
+            approval::question(&what, verdict, reviewer_said)
         };
         let subject = Subject {
             action,

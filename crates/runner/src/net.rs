@@ -39,21 +39,9 @@ async fn decide(
     if let Some(text) = judge.stop(action.as_str(), None)? {
         return Ok(HostVerdict::Refuse(text));
     }
+    let what = format!("a command the model runs (run_command) connects to {host}");
     let question = |verdict: &Verdict, reviewer_said: Option<&str>| {
-        let rule = verdict
-            .rule
-            .as_ref()
-            .map(|rule| format!(" (rule {})", rule.text))
-            .unwrap_or_default();
-        format!(
-            "allow {}? a command the model runs (run_command) connects to {host}; the {} says {}{rule}{}",
-            verdict.action,
-            verdict.layer.describe(),
-            verdict.decision,
-            reviewer_said
-                .map(|reason| format!("; the reviewer said yes: {reason}"))
-                .unwrap_or_default()
-        )
+        crate::approval::question(&what, verdict, reviewer_said)
     };
     let arguments = format!("a command connects to {host}");
     let subject = Subject {

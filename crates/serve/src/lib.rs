@@ -87,7 +87,7 @@ pub struct Serve {
 impl Serve {
     /// Binds the listener, or fails naming the address that could not be bound.
     pub async fn bind(config: Config) -> Result<Serve, ServeError> {
-        let claimed = claim_activated(&config)?;
+        let claimed = listeners::claim_if(config.socket_activation)?;
         Serve::bind_claimed(config, claimed).await
     }
 
@@ -138,19 +138,12 @@ impl Serve {
     /// socket file it created.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
         let router = api::router(Arc::clone(&self.shared));
-        let mut tasks = tokio::task::JoinSet::new();
-        let mut cleanup = Vec::new();
-        for listener in self.listeners {
-            if let Some(path) = listener.created_path() {
-                cleanup.push(path.to_owned());
-            }
-            tasks.spawn(listen::accept_loop(listener, router.clone()));
-        }
-        shutdown.await;
-        tasks.abort_all();
-        for path in cleanup {
-            let _ = std::fs::remove_file(path);
-        }
+        listeners::serve_until(
+            self.listeners,
+            |listener| listen::accept_loop(listener, router.clone()),
+            shutdown,
+        )
+        .await;
     }
 }
 
@@ -158,39 +151,17 @@ impl Serve {
 /// `announce` is called with the bound addresses before the first accept.
 pub fn run(config: Config, announce: impl FnOnce(&[Address])) -> Result<(), ServeError> {
     // Before the runtime opens its own descriptors: see chock_control::listen.
-    let claimed = claim_activated(&config)?;
+    let claimed = listeners::claim_if(config.socket_activation)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
     runtime.block_on(async move {
-        let shutdown = terminated()?;
+        let shutdown = listeners::terminated().map_err(ServeError::Runtime)?;
         let serve = Serve::bind_claimed(config, claimed).await?;
         announce(&serve.addresses());
         serve.notify_ready();
         serve.serve(shutdown).await;
         Ok(())
-    })
-}
-
-fn claim_activated(config: &Config) -> Result<Option<Vec<ActivatedSocket>>, ServeError> {
-    if config.socket_activation {
-        Ok(listeners::claim_activated()?)
-    } else {
-        Ok(None)
-    }
-}
-
-/// Completes on SIGTERM or SIGINT; the handlers are installed when this is
-/// called, not when the future is first polled.
-fn terminated() -> Result<impl Future<Output = ()>, ServeError> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
-    let mut int = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
     })
 }

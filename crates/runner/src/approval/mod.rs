@@ -15,15 +15,19 @@ pub use chock_control::Answer;
 pub(crate) use socket::{ApproveSocket, Given, SocketError, Wants};
 pub(crate) use terminal::{Terminal, TerminalSlot};
 
-/// The question a person is asked for `verdict` on the tool call `tool`.
-pub(crate) fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String {
+/// The question a person is asked for `verdict` about `what` (the call or
+/// the connection, in words), with the reviewer's yes when there was one.
+pub(crate) fn question(what: &str, verdict: &Verdict, reviewer_said: Option<&str>) -> String {
     let rule = verdict
         .rule
         .as_ref()
         .map(|rule| format!(" (rule {})", rule.text))
         .unwrap_or_default();
+    let reviewer = reviewer_said
+        .map(|reason| format!("; the reviewer said yes: {reason}"))
+        .unwrap_or_default();
     format!(
-        "allow {}? the model calls {tool} with {arguments}; the {} says {}{rule}",
+        "allow {}? {what}; the {} says {}{rule}{reviewer}",
         verdict.action,
         verdict.layer.describe(),
         verdict.decision
@@ -32,29 +36,31 @@ pub(crate) fn question(tool: &str, arguments: &str, verdict: &Verdict) -> String
 
 /// The tool result the model reads when the reviewer said no.
 pub(crate) fn reviewer_refusal(verdict: &Verdict, reason: &str) -> String {
-    let help = verdict
-        .help
-        .as_ref()
-        .map(|help| format!("\n{help}"))
-        .unwrap_or_default();
     format!(
         "{} was refused: the reviewer the policy asks ({}) said no: {reason}. \
-         Do not retry it as it is; take another way or ask the person.{help}",
-        verdict.action, verdict.decision
+         Do not retry it as it is; take another way or ask the person.{}",
+        verdict.action,
+        verdict.decision,
+        help(verdict)
     )
 }
 
 /// The tool result the model reads when a person said no, with the rule
 /// that would have allowed it for the person reading the log.
 pub(crate) fn refusal(verdict: &Verdict) -> String {
-    let help = verdict
+    format!(
+        "{} was refused: the person answered no when asked. Do not retry it; \
+         ask the person or take another way.{}",
+        verdict.action,
+        help(verdict)
+    )
+}
+
+/// The rule that would allow `verdict`'s action, on a line of its own.
+fn help(verdict: &Verdict) -> String {
+    verdict
         .help
         .as_ref()
         .map(|help| format!("\n{help}"))
-        .unwrap_or_default();
-    format!(
-        "{} was refused: the person answered no when asked. Do not retry it; \
-         ask the person or take another way.{help}",
-        verdict.action
-    )
+        .unwrap_or_default()
 }

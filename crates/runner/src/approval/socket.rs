@@ -79,14 +79,9 @@ impl ApproveSocket {
     /// a line of the other kind is refused by name and the wait goes on.
     pub(crate) async fn wait_for_kind(&self, request: &str, wants: Wants) -> Given {
         loop {
-            let stream = match self.listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(err) => {
-                    tracing::warn!(path = %self.path.display(), %err, "accept on approve.sock failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
+            let stream =
+                chock_control::owned_socket::accept(&self.listener, &self.path, "approve.sock")
+                    .await;
             match tokio::time::timeout(CLIENT_DEADLINE, serve_one(stream, request, wants)).await {
                 Ok(Some(answer)) => return answer,
                 Ok(None) => {}

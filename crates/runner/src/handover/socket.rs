@@ -113,14 +113,9 @@ impl HandoverSocket {
     /// (`select!`); it never returns.
     pub(crate) async fn serve(&self) -> Infallible {
         loop {
-            let stream = match self.listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(err) => {
-                    tracing::warn!(path = %self.path.display(), %err, "accept on handover.sock failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
+            let stream =
+                chock_control::owned_socket::accept(&self.listener, &self.path, "handover.sock")
+                    .await;
             if tokio::time::timeout(ASK_DEADLINE, self.take_ask(stream))
                 .await
                 .is_err()
