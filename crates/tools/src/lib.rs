@@ -173,7 +173,7 @@ impl ToolName {
         let (description, parameters) = (facts.schema)();
         ToolSpec {
             name: facts.name.to_owned(),
-            description: description.to_owned(),
+            description,
             parameters,
         }
     }

@@ -1,7 +1,7 @@
 //! `read_file`: a text file of the workspace, whole or a range of lines.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
 use crate::tool::Tool;
@@ -9,35 +9,24 @@ use crate::tool::Tool;
 /// Files larger than this are refused rather than read into memory.
 const MAX_BYTES: u64 = 20 * 1024 * 1024;
 
-#[derive(Debug, Deserialize)]
+/// Read a text file of the workspace. Give offset and limit (in lines) to read
+/// part of a long file.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Path relative to the workspace root
     path: String,
-    #[serde(default)]
+    /// First line to read, counting from 1
+    #[schemars(range(min = 1))]
     offset: Option<usize>,
-    #[serde(default)]
+    /// How many lines to read
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "read_file";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Read a text file of the workspace. Give offset and limit (in lines) to read part of a long file.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path relative to the workspace root"},
-                    "offset": {"type": "integer", "minimum": 1, "description": "First line to read, counting from 1"},
-                    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

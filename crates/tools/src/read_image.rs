@@ -7,8 +7,8 @@
 //! (the script provider) gets an error result saying so. The log keeps the
 //! text, not the picture: the file is in the workspace to look at again.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{Image, ImageSupport, ToolError, ToolOutput, Workspace, io_error};
 use crate::tool::Tool;
@@ -17,29 +17,18 @@ use crate::tool::Tool;
 /// be on the Anthropic API, the strictest of the wire formats.
 pub(super) const MAX_BYTES: u64 = 3_750_000;
 
-#[derive(Debug, Deserialize)]
+/// Look at an image file of the workspace (PNG, JPEG, GIF or WebP, at most 3.75
+/// MB): a screenshot, a diagram, a rendered page.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Path relative to the workspace root
     path: String,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "read_image";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Look at an image file of the workspace (PNG, JPEG, GIF or WebP, at most 3.75 MB): a screenshot, a diagram, a rendered page.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path relative to the workspace root"}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(

@@ -10,8 +10,9 @@
 use std::time::Duration;
 
 use reqwest::Url;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::time::Instant;
 
 use super::fetch_url::{GetError, Web};
@@ -50,32 +51,20 @@ const MAX_BYTES: usize = 2 * 1024 * 1024;
 const DEFAULT_COUNT: usize = 8;
 const MAX_COUNT: usize = 20;
 
-#[derive(Debug, Deserialize)]
+/// Search the web with the search engine the person configured. Returns titles,
+/// URLs and snippets; read a result with fetch_url.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// What to search for
     query: String,
-    #[serde(default)]
+    /// How many results to return (default 8)
+    #[schemars(range(min = 1, max = MAX_COUNT))]
     count: Option<usize>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "web_search";
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Search the web with the search engine the person configured. Returns titles, URLs and snippets; read a result with fetch_url.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "What to search for"},
-                    "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
-                              "description": "How many results to return (default 8)"}
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
-        )
-    }
 
     /// Decided at `web.search` where an engine is configured; elsewhere the
     /// tool answers that there is none.

@@ -7,6 +7,8 @@ use std::time::Duration;
 use chock_policy::{Decision, Layers, Policy, Rule, RuleSet};
 use chock_testkit::{Page, Site};
 
+use serde_json::json;
+
 use super::*;
 use crate::Decide;
 use crate::tool::{Offered, Tool};
