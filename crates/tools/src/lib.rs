@@ -220,6 +220,44 @@ pub enum ToolError {
     Failed(String),
 }
 
+/// How a tool that reads one whole file of the workspace bounds it, and what
+/// it tells the model to do instead when it will not read it.
+struct WholeFile {
+    /// Most bytes read.
+    max_bytes: u64,
+    /// What the tool does with the bytes, for the error: "read_file reads".
+    reads: &'static str,
+    /// What to do instead with a directory.
+    for_directory: &'static str,
+    /// What to do instead with a larger file.
+    for_large: &'static str,
+}
+
+impl WholeFile {
+    /// The bytes of the file at `given` (relative to the workspace root),
+    /// unless it is a directory, larger than the bound or cannot be read.
+    fn read(&self, workspace: &Workspace, given: &str) -> Result<Vec<u8>, ToolError> {
+        let path = workspace.resolve(given)?;
+        let meta = std::fs::metadata(&path).map_err(|err| io_error("read", given, &err))?;
+        if meta.is_dir() {
+            return Err(ToolError::Failed(format!(
+                "'{given}' is a directory; {}",
+                self.for_directory
+            )));
+        }
+        if meta.len() > self.max_bytes {
+            return Err(ToolError::Failed(format!(
+                "'{given}' is {} bytes, more than {} ({}); {}",
+                meta.len(),
+                self.reads,
+                self.max_bytes,
+                self.for_large
+            )));
+        }
+        std::fs::read(&path).map_err(|err| io_error("read", given, &err))
+    }
+}
+
 /// An I/O failure on `path`, worded for the model.
 fn io_error(what: &str, path: &str, err: &std::io::Error) -> ToolError {
     let hint = match err.kind() {

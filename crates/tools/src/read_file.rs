@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolOutput, Workspace, io_error};
+use super::{ToolError, ToolOutput, WholeFile, Workspace};
 use crate::tool::Tool;
 
 /// Files larger than this are refused rather than read into memory.
@@ -30,22 +30,13 @@ impl Tool for Args {
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {
-    let path = workspace.resolve(&args.path)?;
-    let meta = std::fs::metadata(&path).map_err(|err| io_error("read", &args.path, &err))?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "'{}' is a directory; use list_directory to see what is in it",
-            args.path
-        )));
+    let bytes = WholeFile {
+        max_bytes: MAX_BYTES,
+        reads: "read_file reads",
+        for_directory: "use list_directory to see what is in it",
+        for_large: "use grep to find the part you need",
     }
-    if meta.len() > MAX_BYTES {
-        return Err(ToolError::Failed(format!(
-            "'{}' is {} bytes, more than read_file reads ({MAX_BYTES}); use grep to find the part you need",
-            args.path,
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(&path).map_err(|err| io_error("read", &args.path, &err))?;
+    .read(workspace, &args.path)?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(ToolError::Failed(format!(
             "'{}' is a binary file; read_file reads text",

@@ -10,7 +10,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Image, ImageSupport, ToolError, ToolOutput, Workspace, io_error};
+use super::{Image, ImageSupport, ToolError, ToolOutput, WholeFile, Workspace};
 use crate::tool::Tool;
 
 /// The largest file read: its base64 form stays under the 5 MB an image may
@@ -42,22 +42,13 @@ pub(super) fn run(
             args.path
         )));
     }
-    let path = workspace.resolve(&args.path)?;
-    let meta = std::fs::metadata(&path).map_err(|err| io_error("read", &args.path, &err))?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "'{}' is a directory; use list_directory or glob to find the image",
-            args.path
-        )));
+    let bytes = WholeFile {
+        max_bytes: MAX_BYTES,
+        reads: "read_image sends",
+        for_directory: "use list_directory or glob to find the image",
+        for_large: "make a smaller copy with run_command first",
     }
-    if meta.len() > MAX_BYTES {
-        return Err(ToolError::Failed(format!(
-            "'{}' is {} bytes, more than read_image sends ({MAX_BYTES}); make a smaller copy with run_command first",
-            args.path,
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(&path).map_err(|err| io_error("read", &args.path, &err))?;
+    .read(workspace, &args.path)?;
     let Some(media_type) = media_type(&bytes) else {
         return Err(ToolError::Failed(format!(
             "'{}' is not a PNG, JPEG, GIF or WebP image; read_file reads text",
