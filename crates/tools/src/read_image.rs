@@ -13,9 +13,15 @@ use serde::Deserialize;
 use super::{Image, ImageSupport, ToolError, ToolOutput, WholeFile, Workspace};
 use crate::tool::Tool;
 
-/// The largest file read: its base64 form stays under the 5 MB an image may
-/// be on the Anthropic API, the strictest of the wire formats.
-pub(super) const MAX_BYTES: u64 = 3_750_000;
+/// The file read_image reads, and what it suggests instead. The largest is
+/// 3,750,000 bytes: its base64 form stays under the 5 MB an image may be on
+/// the Anthropic API, the strictest of the wire formats.
+const IMAGE_FILE: WholeFile = WholeFile {
+    max_bytes: 3_750_000,
+    reads: "read_image sends",
+    for_directory: "use list_directory or glob to find the image",
+    for_large: "make a smaller copy with run_command first",
+};
 
 /// Look at an image file of the workspace (PNG, JPEG, GIF or WebP, at most 3.75
 /// MB): a screenshot, a diagram, a rendered page.
@@ -42,13 +48,7 @@ pub(super) fn run(
             args.path
         )));
     }
-    let bytes = WholeFile {
-        max_bytes: MAX_BYTES,
-        reads: "read_image sends",
-        for_directory: "use list_directory or glob to find the image",
-        for_large: "make a smaller copy with run_command first",
-    }
-    .read(workspace, &args.path)?;
+    let bytes = IMAGE_FILE.read(workspace, &args.path)?;
     let Some(media_type) = media_type(&bytes) else {
         return Err(ToolError::Failed(format!(
             "'{}' is not a PNG, JPEG, GIF or WebP image; read_file reads text",
