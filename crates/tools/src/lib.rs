@@ -5,9 +5,10 @@
 //! workspace (the web, the search engine, the project's memory, images),
 //! which need the session's [`SessionTools`]; and the session tools
 //! (ask_user, restrict_self, request_action), which the session carries out
-//! itself. One file per tool, each with its JSON schema for the model and a
-//! typed argument struct; [`ToolName`] dispatches with one exhaustive match,
-//! so a new tool is a compile error until it is wired in.
+//! itself. One file per tool, each with a typed argument struct whose doc
+//! comments and attributes make the JSON schema for the model; [`ToolName`]
+//! dispatches with one exhaustive match, so a new tool is a compile error
+//! until it is wired in.
 //!
 //! A tool never fails the session: a wrong-typed argument, a missing file or
 //! a path outside the workspace comes back as an error *result* the model

@@ -5,9 +5,10 @@
 //! [`crate::carry_out`]'s one exhaustive match.
 //!
 //! The description and schema are derived from the argument type
-//! ([`schema_of`]), so the schema says what the type accepts: the type's doc
-//! comment is the tool's description and each field's doc comment is that
-//! argument's.
+//! ([`schema_of`]), so the schema's names, required fields and types are the
+//! type's own: the type's doc comment is the tool's description, each
+//! field's doc comment that argument's, and bounds are `#[schemars(...)]`
+//! attributes beside the field.
 
 use chock_policy::Action;
 use schemars::generate::SchemaSettings;
