@@ -216,7 +216,7 @@ pub enum Decide {
 
 impl Call {
     /// The action the call is decided at, as the tool's own file says
-    /// ([`Tool::decided_at`]): a command at its program's `exec.*` action
+    /// (`Tool::decided_at`): a command at its program's `exec.*` action
     /// (or where the git shim sorts it), serve_port at `net.serve.<port>`,
     /// fetch_url at `net.fetch.<host>`, web_search at `web.search`, most
     /// tools at `call.<tool>`, the plan, the title and job_output at

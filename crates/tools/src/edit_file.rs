@@ -2,18 +2,25 @@
 //! occur exactly once unless `replace_all` says otherwise, so an edit never
 //! lands somewhere the model did not mean.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
 use crate::tool::Tool;
 
-#[derive(Debug, Deserialize)]
+/// Replace exact text in a file of the workspace. old_text must appear exactly
+/// once (include surrounding lines to make it unique) unless replace_all is
+/// true.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Path relative to the workspace root
     path: String,
+    /// The exact text to replace
     old_text: String,
+    /// The text to put in its place
     new_text: String,
+    /// Replace every occurrence
     #[serde(default)]
     replace_all: bool,
 }
@@ -21,23 +28,6 @@ pub struct Args {
 impl Tool for Args {
     const NAME: &'static str = "edit_file";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Replace exact text in a file of the workspace. old_text must appear exactly once (include surrounding lines to make it unique) unless replace_all is true.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path relative to the workspace root"},
-                    "old_text": {"type": "string", "description": "The exact text to replace"},
-                    "new_text": {"type": "string", "description": "The text to put in its place"},
-                    "replace_all": {"type": "boolean", "description": "Replace every occurrence"}
-                },
-                "required": ["path", "old_text", "new_text"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

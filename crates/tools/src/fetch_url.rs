@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use chock_policy::{Action, Policy, Verdict};
 use reqwest::Url;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::{Decide, Effect, ToolOutput};
@@ -41,32 +41,23 @@ pub(super) const MAX_REDIRECTS: usize = 10;
 const DEFAULT_TIMEOUT_SECS: u64 = 30;
 const MAX_TIMEOUT_SECS: u64 = 120;
 
-#[derive(Debug, Deserialize)]
+/// Read one web page (http or https) and return its text; HTML is turned into
+/// text with links kept as [text](url). Only GET: nothing is sent but the
+/// request for the page. The host must be allowed by the policy
+/// (net.fetch.<host>), redirects are followed only to allowed hosts, and
+/// robots.txt is honoured.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// The page's full URL, http:// or https://
     url: String,
-    #[serde(default)]
+    /// Seconds the whole fetch may take (default 30)
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
     timeout_secs: Option<u64>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "fetch_url";
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Read one web page (http or https) and return its text; HTML is turned into text with links kept as [text](url). Only GET: nothing is sent but the request for the page. The host must be allowed by the policy (net.fetch.<host>), redirects are followed only to allowed hosts, and robots.txt is honoured.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string", "description": "The page's full URL, http:// or https://"},
-                    "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS,
-                                     "description": "Seconds the whole fetch may take (default 30)"}
-                },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
-        )
-    }
 
     /// Decided at `net.fetch.<reversed host>` of its URL; a URL or host
     /// that cannot be read is decided nowhere, and the tool answers why.

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use globset::GlobBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::walk::walk;
 use super::{ToolError, ToolOutput, Workspace};
@@ -14,32 +14,20 @@ use crate::tool::Tool;
 
 const MAX_MATCHES: usize = 1_000;
 
-#[derive(Debug, Deserialize)]
+/// Find files whose path matches a glob pattern such as 'src/**/*.rs'. '*'
+/// matches within one directory level, '**' across levels.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Glob pattern, relative to path
     pattern: String,
-    #[serde(default)]
+    /// Directory to search from; '.' when omitted
     path: Option<String>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "glob";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Find files whose path matches a glob pattern such as 'src/**/*.rs'. '*' matches within one directory level, '**' across levels.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "Glob pattern, relative to path"},
-                    "path": {"type": "string", "description": "Directory to search from; '.' when omitted"}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use globset::GlobBuilder;
 use regex::RegexBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::walk::walk;
 use super::{ToolError, ToolOutput, Workspace};
@@ -17,13 +17,16 @@ const MAX_MATCHES: usize = 500;
 const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
 const MAX_LINE_CHARS: usize = 400;
 
-#[derive(Debug, Deserialize)]
+/// Search the workspace's text files for lines matching a regular expression
+/// (Rust regex syntax). Prints path:line:text.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Regular expression
     pattern: String,
-    #[serde(default)]
+    /// File or directory to search; '.' when omitted
     path: Option<String>,
-    #[serde(default)]
+    /// Only search files whose path matches this glob, e.g. '**/*.rs'
     glob: Option<String>,
     #[serde(default)]
     case_insensitive: bool,
@@ -32,23 +35,6 @@ pub struct Args {
 impl Tool for Args {
     const NAME: &'static str = "grep";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Search the workspace's text files for lines matching a regular expression (Rust regex syntax). Prints path:line:text.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "Regular expression"},
-                    "path": {"type": "string", "description": "File or directory to search; '.' when omitted"},
-                    "glob": {"type": "string", "description": "Only search files whose path matches this glob, e.g. '**/*.rs'"},
-                    "case_insensitive": {"type": "boolean"}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -5,9 +5,10 @@
 //! workspace (the web, the search engine, the project's memory, images),
 //! which need the session's [`SessionTools`]; and the session tools
 //! (ask_user, restrict_self, request_action), which the session carries out
-//! itself. One file per tool, each with its JSON schema for the model and a
-//! typed argument struct; [`ToolName`] dispatches with one exhaustive match,
-//! so a new tool is a compile error until it is wired in.
+//! itself. One file per tool, each with a typed argument struct whose doc
+//! comments and attributes make the JSON schema for the model; [`ToolName`]
+//! dispatches with one exhaustive match, so a new tool is a compile error
+//! until it is wired in.
 //!
 //! A tool never fails the session: a wrong-typed argument, a missing file or
 //! a path outside the workspace comes back as an error *result* the model
@@ -173,7 +174,7 @@ impl ToolName {
         let (description, parameters) = (facts.schema)();
         ToolSpec {
             name: facts.name.to_owned(),
-            description: description.to_owned(),
+            description,
             parameters,
         }
     }
@@ -218,6 +219,44 @@ pub enum ToolError {
     Path(#[from] PathError),
     #[error("{0}")]
     Failed(String),
+}
+
+/// How a tool that reads one whole file of the workspace bounds it, and what
+/// it tells the model to do instead when it will not read it.
+struct WholeFile {
+    /// Most bytes read.
+    max_bytes: u64,
+    /// What the tool does with the bytes, for the error: "read_file reads".
+    reads: &'static str,
+    /// What to do instead with a directory.
+    for_directory: &'static str,
+    /// What to do instead with a larger file.
+    for_large: &'static str,
+}
+
+impl WholeFile {
+    /// The bytes of the file at `given` (relative to the workspace root),
+    /// unless it is a directory, larger than the bound or cannot be read.
+    fn read(&self, workspace: &Workspace, given: &str) -> Result<Vec<u8>, ToolError> {
+        let path = workspace.resolve(given)?;
+        let meta = std::fs::metadata(&path).map_err(|err| io_error("read", given, &err))?;
+        if meta.is_dir() {
+            return Err(ToolError::Failed(format!(
+                "'{given}' is a directory; {}",
+                self.for_directory
+            )));
+        }
+        if meta.len() > self.max_bytes {
+            return Err(ToolError::Failed(format!(
+                "'{given}' is {} bytes, more than {} ({}); {}",
+                meta.len(),
+                self.reads,
+                self.max_bytes,
+                self.for_large
+            )));
+        }
+        std::fs::read(&path).map_err(|err| io_error("read", given, &err))
+    }
 }
 
 /// An I/O failure on `path`, worded for the model.

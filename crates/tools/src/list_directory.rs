@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
 use crate::tool::Tool;
@@ -12,32 +12,21 @@ use crate::tool::Tool;
 const MAX_DEPTH: usize = 5;
 const MAX_ENTRIES: usize = 2_000;
 
-#[derive(Debug, Deserialize)]
+/// List the files and directories in a directory of the workspace. Directories
+/// end in '/'.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    #[serde(default)]
+    /// Directory relative to the workspace root; '.' when omitted
     path: Option<String>,
-    #[serde(default)]
+    /// How many levels to list (default 1)
+    #[schemars(range(min = 1, max = MAX_DEPTH))]
     depth: Option<usize>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "list_directory";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "List the files and directories in a directory of the workspace. Directories end in '/'.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Directory relative to the workspace root; '.' when omitted"},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "How many levels to list (default 1)"}
-                },
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

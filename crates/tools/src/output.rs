@@ -6,6 +6,7 @@
 //! last lines of a build, the error at the bottom) is as often the part that
 //! matters as the start, and says plainly how much was left out.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Most characters of one tool output the model sees.
@@ -28,13 +29,16 @@ pub enum Effect {
 }
 
 /// One step of the agent's plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+// The doc comment above is for Rust readers; the model reads update_plan's.
+// The model is asked to send only these fields; any other is ignored.
+#[schemars(description = "", extend("additionalProperties" = false))]
 pub struct PlanItem {
     pub step: String,
     pub status: PlanStatus,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanStatus {
     Pending,

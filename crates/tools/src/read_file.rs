@@ -1,62 +1,42 @@
 //! `read_file`: a text file of the workspace, whole or a range of lines.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::{ToolError, ToolOutput, Workspace, io_error};
+use super::{ToolError, ToolOutput, WholeFile, Workspace};
 use crate::tool::Tool;
 
 /// Files larger than this are refused rather than read into memory.
 const MAX_BYTES: u64 = 20 * 1024 * 1024;
 
-#[derive(Debug, Deserialize)]
+/// Read a text file of the workspace. Give offset and limit (in lines) to read
+/// part of a long file.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Path relative to the workspace root
     path: String,
-    #[serde(default)]
+    /// First line to read, counting from 1
+    #[schemars(range(min = 1))]
     offset: Option<usize>,
-    #[serde(default)]
+    /// How many lines to read
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "read_file";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Read a text file of the workspace. Give offset and limit (in lines) to read part of a long file.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path relative to the workspace root"},
-                    "offset": {"type": "integer", "minimum": 1, "description": "First line to read, counting from 1"},
-                    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {
-    let path = workspace.resolve(&args.path)?;
-    let meta = std::fs::metadata(&path).map_err(|err| io_error("read", &args.path, &err))?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "'{}' is a directory; use list_directory to see what is in it",
-            args.path
-        )));
+    let bytes = WholeFile {
+        max_bytes: MAX_BYTES,
+        reads: "read_file reads",
+        for_directory: "use list_directory to see what is in it",
+        for_large: "use grep to find the part you need",
     }
-    if meta.len() > MAX_BYTES {
-        return Err(ToolError::Failed(format!(
-            "'{}' is {} bytes, more than read_file reads ({MAX_BYTES}); use grep to find the part you need",
-            args.path,
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(&path).map_err(|err| io_error("read", &args.path, &err))?;
+    .read(workspace, &args.path)?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(ToolError::Failed(format!(
             "'{}' is a binary file; read_file reads text",

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace};
 use crate::tool::Tool;
@@ -21,29 +21,18 @@ pub(super) const GUIDANCE_FILES: [&str; 5] = [
     "CONVENTIONS.md",
 ];
 
-#[derive(Debug, Deserialize)]
+/// Read the project's guidance for agents (AGENTS.md, CLAUDE.md and the like)
+/// from the workspace root down to a directory.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    #[serde(default)]
+    /// Directory whose guidance applies; the workspace root when omitted
     path: Option<String>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "read_guidance";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Read the project's guidance for agents (AGENTS.md, CLAUDE.md and the like) from the workspace root down to a directory.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Directory whose guidance applies; the workspace root when omitted"}
-                },
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

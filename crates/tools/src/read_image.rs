@@ -7,39 +7,34 @@
 //! (the script provider) gets an error result saying so. The log keeps the
 //! text, not the picture: the file is in the workspace to look at again.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
-use super::{Image, ImageSupport, ToolError, ToolOutput, Workspace, io_error};
+use super::{Image, ImageSupport, ToolError, ToolOutput, WholeFile, Workspace};
 use crate::tool::Tool;
 
-/// The largest file read: its base64 form stays under the 5 MB an image may
-/// be on the Anthropic API, the strictest of the wire formats.
-pub(super) const MAX_BYTES: u64 = 3_750_000;
+/// The file read_image reads, and what it suggests instead. The largest is
+/// 3,750,000 bytes: its base64 form stays under the 5 MB an image may be on
+/// the Anthropic API, the strictest of the wire formats.
+const IMAGE_FILE: WholeFile = WholeFile {
+    max_bytes: 3_750_000,
+    reads: "read_image sends",
+    for_directory: "use list_directory or glob to find the image",
+    for_large: "make a smaller copy with run_command first",
+};
 
-#[derive(Debug, Deserialize)]
+/// Look at an image file of the workspace (PNG, JPEG, GIF or WebP, at most 3.75
+/// MB): a screenshot, a diagram, a rendered page.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Path relative to the workspace root
     path: String,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "read_image";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Look at an image file of the workspace (PNG, JPEG, GIF or WebP, at most 3.75 MB): a screenshot, a diagram, a rendered page.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path relative to the workspace root"}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(
@@ -53,22 +48,7 @@ pub(super) fn run(
             args.path
         )));
     }
-    let path = workspace.resolve(&args.path)?;
-    let meta = std::fs::metadata(&path).map_err(|err| io_error("read", &args.path, &err))?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "'{}' is a directory; use list_directory or glob to find the image",
-            args.path
-        )));
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(ToolError::Failed(format!(
-            "'{}' is {} bytes, more than read_image sends ({MAX_BYTES}); make a smaller copy with run_command first",
-            args.path,
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(&path).map_err(|err| io_error("read", &args.path, &err))?;
+    let bytes = IMAGE_FILE.read(workspace, &args.path)?;
     let Some(media_type) = media_type(&bytes) else {
         return Err(ToolError::Failed(format!(
             "'{}' is not a PNG, JPEG, GIF or WebP image; read_file reads text",

@@ -3,30 +3,24 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, memory};
 use crate::tool::Tool;
 
-#[derive(Debug, Deserialize)]
+/// Read the notes kept for this project by earlier sessions (facts about the
+/// project, the person's preferences, unfinished work). Empty until
+/// write_memory saves something.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// Said outright: a derived schema leaves out an empty `properties`.
+#[schemars(extend("properties" = {}))]
 pub struct Args {}
 
 impl Tool for Args {
     const NAME: &'static str = "read_memory";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Read the notes kept for this project by earlier sessions (facts about the project, the person's preferences, unfinished work). Empty until write_memory saves something.",
-            json!({
-                "type": "object",
-                "properties": {},
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(file: &Path, _args: Args) -> Result<ToolOutput, ToolError> {

@@ -2,37 +2,27 @@
 //! its policy name. The session carries it out itself: a yes is a grant in
 //! the session's judge.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::tool::Tool;
 
-/// The model's arguments.
-#[derive(Debug, Clone, Deserialize)]
+/// Ask the person for an action you lack, by its policy name (call.write_file,
+/// exec.path.cargo, net.fetch.org.example): they answer yes or no. A yes lets
+/// that exact action run for the rest of the session without asking again; for
+/// an action your own promise caps, a yes leaves that promise (policy.widen). A
+/// denied action cannot be requested.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     pub action: String,
+    /// why the task needs it
     pub reason: String,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "request_action";
     const BY_SESSION: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Ask the person for an action you lack, by its policy name (call.write_file, exec.path.cargo, net.fetch.org.example): they answer yes or no. A yes lets that exact action run for the rest of the session without asking again; for an action your own promise caps, a yes leaves that promise (policy.widen). A denied action cannot be requested.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string"},
-                    "reason": {"type": "string", "description": "why the task needs it"}
-                },
-                "required": ["action", "reason"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 #[cfg(test)]

@@ -2,24 +2,33 @@
 //! the rest of the session. The session carries it out itself: it changes
 //! the session's fold of the policy.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::ToolError;
 use crate::tool::Tool;
 
 /// One rule of the promise, as the model wrote it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+// The doc comment above is for Rust readers; the model reads the tool's.
+#[schemars(description = "")]
 pub struct PromiseRuleArg {
     pub action: String,
+    // The names `chock_policy::Decision` parses.
+    #[schemars(extend("enum" = ["deny", "agent_then_human", "ask", "agent_review", "allow"]))]
     pub decision: String,
 }
 
-/// The model's arguments.
-#[derive(Debug, Clone, Deserialize)]
+/// Promise to hold yourself to stricter rules for the rest of the session: each
+/// rule names an action or a class (call.write_file, exec.path.*,
+/// net.connect.*) and a decision (deny, agent_then_human, ask, agent_review). A
+/// promise can only narrow what the policy allows; leaving it later needs
+/// policy.widen (request_action).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    #[schemars(length(min = 1))]
     pub rules: Vec<PromiseRuleArg>,
     #[serde(default)]
     pub reason: String,
@@ -28,33 +37,6 @@ pub struct Args {
 impl Tool for Args {
     const NAME: &'static str = "restrict_self";
     const BY_SESSION: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Promise to hold yourself to stricter rules for the rest of the session: each rule names an action or a class (call.write_file, exec.path.*, net.connect.*) and a decision (deny, agent_then_human, ask, agent_review). A promise can only narrow what the policy allows; leaving it later needs policy.widen (request_action).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "rules": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "action": {"type": "string"},
-                                "decision": {"type": "string", "enum": ["deny", "agent_then_human", "ask", "agent_review", "allow"]}
-                            },
-                            "required": ["action", "decision"],
-                            "additionalProperties": false
-                        }
-                    },
-                    "reason": {"type": "string"}
-                },
-                "required": ["rules"],
-                "additionalProperties": false
-            }),
-        )
-    }
 
     fn check(self) -> Result<Self, ToolError> {
         if self.rules.is_empty() {

@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use chock_policy::{Action, ExecContext};
 use chock_sandbox::{ExitStatus, Sandbox, SandboxChild, SandboxSpec, SpawnError, Stdio};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
@@ -54,54 +54,33 @@ pub(crate) const MAX_TIMEOUT_SECS: u64 = 600;
 /// Bytes of each stream (stdout, stderr) kept; the rest is counted.
 pub(crate) const CAPTURE_LIMIT: usize = 1024 * 1024;
 
-/// The model's arguments.
-#[derive(Debug, Clone, Deserialize)]
+/// Run a program in a sandbox whose only writable directory is the workspace
+/// (and a fresh /tmp). The command is an argument vector, not a shell line: use
+/// ["sh", "-c", "..."] for pipes and redirections. The result gives the exit
+/// status, then stdout and stderr. Network: where the policy gives one,
+/// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at a router that decides each
+/// host, and a refused connection says which rule would permit it; otherwise
+/// there is loopback only. With "background": true the command starts as a job
+/// and the call answers at once with its id (read it with job_output); a
+/// background command's connections get only what the policy allows outright.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// The program and its arguments, e.g. ["cargo", "test"]
+    #[schemars(length(min = 1))]
     pub command: Vec<String>,
-    #[serde(default)]
+    /// Kill the command after this many seconds (default 120; not for
+    /// background jobs)
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
     pub timeout_secs: Option<u64>,
+    /// Start it as a background job (a server, a watcher) and answer at once
+    /// with the job id
     #[serde(default)]
     pub background: bool,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "run_command";
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Run a program in a sandbox whose only writable directory is the workspace (and a fresh /tmp). \
-    The command is an argument vector, not a shell line: use [\"sh\", \"-c\", \"...\"] for pipes and redirections. \
-    The result gives the exit status, then stdout and stderr. \
-    Network: where the policy gives one, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at a router that decides each host, \
-    and a refused connection says which rule would permit it; otherwise there is loopback only. \
-    With \"background\": true the command starts as a job and the call answers at once with its id (read it with job_output); \
-    a background command's connections get only what the policy allows outright.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "command": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "minItems": 1,
-                        "description": "The program and its arguments, e.g. [\"cargo\", \"test\"]"
-                    },
-                    "timeout_secs": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_TIMEOUT_SECS,
-                        "description": "Kill the command after this many seconds (default 120; not for background jobs)"
-                    },
-                    "background": {
-                        "type": "boolean",
-                        "description": "Start it as a background job (a server, a watcher) and answer at once with the job id"
-                    }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
-        )
-    }
 
     fn check(self) -> Result<Self, ToolError> {
         if self.command.first().is_none_or(String::is_empty) {

@@ -6,42 +6,30 @@
 //! port something on the host already listens on, more than a sandbox may
 //! publish (chock-sandbox's `PublishError`).
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use chock_policy::Action;
 
 use super::{Decide, ToolError};
 use crate::tool::{Offered, Tool};
 
-/// The model's arguments.
-#[derive(Debug, Clone, Deserialize)]
+/// Publish a port a background job's server listens on (inside its sandbox, on
+/// 127.0.0.1) as 127.0.0.1:<port> on the person's machine, so they can open it.
+/// Start the server with run_command and "background": true first, and call
+/// this once it listens. Decided by the policy at net.serve.<port>.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// The port the server listens on
+    #[schemars(range(min = 1))]
     pub port: u16,
-    #[serde(default)]
+    /// The background job serving it (default: the latest one running)
     pub job: Option<String>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "serve_port";
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Publish a port a background job's server listens on (inside its sandbox, on 127.0.0.1) as 127.0.0.1:<port> \
-    on the person's machine, so they can open it. Start the server with run_command and \"background\": true first, \
-    and call this once it listens. Decided by the policy at net.serve.<port>.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "The port the server listens on"},
-                    "job": {"type": "string", "description": "The background job serving it (default: the latest one running)"}
-                },
-                "required": ["port"],
-                "additionalProperties": false
-            }),
-        )
-    }
 
     fn check(self) -> Result<Self, ToolError> {
         if self.port == 0 {

@@ -1,34 +1,25 @@
 //! `set_title`: a short title for the session, shown in session lists. Like
 //! the plan, it is handed back as an [`Effect`] for the loop to record.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{Effect, ToolError, ToolOutput};
 use crate::tool::Tool;
 
 pub(super) const MAX_TITLE_CHARS: usize = 80;
 
-#[derive(Debug, Deserialize)]
+/// Give the session a short title (one line, at most 80 characters) saying what
+/// it is about.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    #[schemars(length(max = MAX_TITLE_CHARS))]
     title: String,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "set_title";
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Give the session a short title (one line, at most 80 characters) saying what it is about.",
-            json!({
-                "type": "object",
-                "properties": {"title": {"type": "string", "maxLength": MAX_TITLE_CHARS}},
-                "required": ["title"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(args: Args) -> Result<ToolOutput, ToolError> {

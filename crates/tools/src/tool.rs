@@ -3,15 +3,24 @@
 //! what its arguments must be beyond their types, and where a call of it is
 //! decided. How it runs is that file's `run`, reached from
 //! [`crate::carry_out`]'s one exhaustive match.
+//!
+//! The description and schema are derived from the argument type
+//! ([`schema_of`]), so the schema's names, required fields and types are the
+//! type's own: the type's doc comment is the tool's description, each
+//! field's doc comment that argument's, and bounds are `#[schemars(...)]`
+//! attributes beside the field.
 
 use chock_policy::Action;
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{Decide, ToolError};
 
 /// One built-in tool, implemented by its argument type.
-pub(crate) trait Tool: DeserializeOwned {
+pub(crate) trait Tool: DeserializeOwned + JsonSchema {
     /// The name the model calls the tool by.
     const NAME: &'static str;
 
@@ -22,9 +31,6 @@ pub(crate) trait Tool: DeserializeOwned {
     /// Whether the session carries the call out itself (it asks a person or
     /// changes the session's own policy).
     const BY_SESSION: bool = false;
-
-    /// The description and the JSON schema the model is given.
-    fn schema() -> (&'static str, Value);
 
     /// Checks what the types cannot say (an empty command, port 0).
     fn check(self) -> Result<Self, ToolError> {
@@ -64,11 +70,47 @@ pub(crate) fn arguments<T: Tool>(text: &str) -> Result<T, ToolError> {
     args.check()
 }
 
+/// The description and the JSON schema of the arguments the model is given
+/// for `T`, both derived from the type. The schema is inlined whole (no
+/// `$defs`), an optional argument is just left out of `required` (no `null`
+/// type), and it carries no `$schema`, `title`, `format` or `default`: the
+/// models read only the shape, and the defaults are said in the descriptions.
+/// A description's lines are joined by spaces, so a doc comment may wrap.
+pub(crate) fn schema_of<T: JsonSchema>() -> (String, Value) {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    settings.inline_subschemas = true;
+    let tidy = RecursiveTransform(|schema: &mut Schema| {
+        for key in ["title", "format", "default"] {
+            schema.remove(key);
+        }
+        if let Some(Value::Array(types)) = schema.get("type")
+            && let [kind, null] = types.as_slice()
+            && null == "null"
+        {
+            let kind = kind.clone();
+            schema.insert("type".to_owned(), kind);
+        }
+        if let Some(Value::String(text)) = schema.get_mut("description") {
+            *text = text.replace('\n', " ");
+        }
+    });
+    let mut schema = settings
+        .with_transform(tidy)
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let description = match schema.remove("description") {
+        Some(Value::String(text)) => text,
+        _ => String::new(),
+    };
+    (description, schema.to_value())
+}
+
 /// A tool's facts as values, for the lists over every tool.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Facts {
     pub(crate) name: &'static str,
-    pub(crate) schema: fn() -> (&'static str, Value),
+    pub(crate) schema: fn() -> (String, Value),
     pub(crate) at_call: bool,
     pub(crate) by_session: bool,
 }
@@ -77,7 +119,7 @@ impl Facts {
     pub(crate) fn of<T: Tool>() -> Facts {
         Facts {
             name: T::NAME,
-            schema: T::schema,
+            schema: schema_of::<T>,
             at_call: T::AT_CALL,
             by_session: T::BY_SESSION,
         }

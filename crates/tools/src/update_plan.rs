@@ -2,15 +2,17 @@
 //! hands it back as an [`Effect`]; the loop records it as a `plan.update`
 //! event, which is where the plan lives.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{Effect, PlanItem, PlanStatus, ToolError, ToolOutput};
 use crate::tool::Tool;
 
 const MAX_STEPS: usize = 50;
 
-#[derive(Debug, Deserialize)]
+/// Replace the plan shown to the person: the steps of the task and their
+/// status. At most one step is in_progress.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     items: Vec<PlanItem>,
@@ -18,31 +20,6 @@ pub struct Args {
 
 impl Tool for Args {
     const NAME: &'static str = "update_plan";
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Replace the plan shown to the person: the steps of the task and their status. At most one step is in_progress.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "items": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "step": {"type": "string"},
-                                "status": {"type": "string", "enum": ["pending", "in_progress", "done"]}
-                            },
-                            "required": ["step", "status"],
-                            "additionalProperties": false
-                        }
-                    }
-                },
-                "required": ["items"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(args: Args) -> Result<ToolOutput, ToolError> {

@@ -10,8 +10,9 @@
 use std::time::Duration;
 
 use reqwest::Url;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::time::Instant;
 
 use super::fetch_url::{GetError, Web};
@@ -50,32 +51,20 @@ const MAX_BYTES: usize = 2 * 1024 * 1024;
 const DEFAULT_COUNT: usize = 8;
 const MAX_COUNT: usize = 20;
 
-#[derive(Debug, Deserialize)]
+/// Search the web with the search engine the person configured. Returns titles,
+/// URLs and snippets; read a result with fetch_url.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// What to search for
     query: String,
-    #[serde(default)]
+    /// How many results to return (default 8)
+    #[schemars(range(min = 1, max = MAX_COUNT))]
     count: Option<usize>,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "web_search";
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Search the web with the search engine the person configured. Returns titles, URLs and snippets; read a result with fetch_url.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "What to search for"},
-                    "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT,
-                              "description": "How many results to return (default 8)"}
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
-        )
-    }
 
     /// Decided at `web.search` where an engine is configured; elsewhere the
     /// tool answers that there is none.
@@ -256,6 +245,19 @@ mod tests {
         }
     }
 
+    /// The answer to a search for "q" with `engine`.
+    async fn search_q(engine: &SearchConfig) -> Result<ToolOutput, ToolError> {
+        run(&Web::default(), Some(engine), args("q")).await
+    }
+
+    /// A Brave engine at `site` whose key is in the variable `key_env`.
+    fn brave(key_env: &str, site: &Site) -> SearchConfig {
+        SearchConfig::Brave {
+            key_env: key_env.to_owned(),
+            base_url: Some(site.url()),
+        }
+    }
+
     #[tokio::test(flavor = "current_thread")]
     async fn a_searxng_engine_answers_with_numbered_results() {
         let site = Site::start([(
@@ -289,25 +291,14 @@ mod tests {
                 r#"{"web":{"results":[{"title":"R","url":"https://r.example/","description":"d"}]}}"#,
             ),
         )]);
-        let engine = SearchConfig::Brave {
-            key_env: "PATH".to_owned(),
-            base_url: Some(site.url()),
-        };
-        let out = run(&Web::default(), Some(&engine), args("q"))
-            .await
-            .unwrap();
+        let out = search_q(&brave("PATH", &site)).await.unwrap();
         assert!(
             out.text.contains("1. R\n   https://r.example/\n   d"),
             "{}",
             out.text
         );
-        let missing = SearchConfig::Brave {
-            key_env: "CHOCK_TEST_NO_SUCH_KEY".to_owned(),
-            base_url: Some(site.url()),
-        };
-        let err = run(&Web::default(), Some(&missing), args("q"))
-            .await
-            .unwrap_err();
+        let missing = brave("CHOCK_TEST_NO_SUCH_KEY", &site);
+        let err = search_q(&missing).await.unwrap_err();
         assert!(err.to_string().contains("$CHOCK_TEST_NO_SUCH_KEY"), "{err}");
     }
 
@@ -326,16 +317,12 @@ mod tests {
         let engine = SearchConfig::Searxng {
             base_url: site.url(),
         };
-        let err = run(&Web::default(), Some(&engine), args("q"))
-            .await
-            .unwrap_err();
+        let err = search_q(&engine).await.unwrap_err();
         assert!(err.to_string().contains("not its JSON"), "{err}");
         let down = SearchConfig::Searxng {
             base_url: format!("{}/down", site.url()),
         };
-        let err = run(&Web::default(), Some(&down), args("q"))
-            .await
-            .unwrap_err();
+        let err = search_q(&down).await.unwrap_err();
         assert!(err.to_string().contains("status 502"), "{err}");
     }
 }

@@ -1,37 +1,26 @@
 //! `write_file`: creates or replaces a file of the workspace, creating its
 //! parent directories.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, Workspace, io_error};
 use crate::tool::Tool;
 
-#[derive(Debug, Deserialize)]
+/// Write a file of the workspace, replacing it if it exists and creating
+/// missing parent directories.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// Path relative to the workspace root
     path: String,
+    /// The file's whole new content
     content: String,
 }
 
 impl Tool for Args {
     const NAME: &'static str = "write_file";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Write a file of the workspace, replacing it if it exists and creating missing parent directories.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path relative to the workspace root"},
-                    "content": {"type": "string", "description": "The file's whole new content"}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {

@@ -3,16 +3,22 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{ToolError, ToolOutput, memory};
 use crate::tool::Tool;
 
-#[derive(Debug, Deserialize)]
+/// Save notes for later sessions of this project: facts worth remembering, the
+/// person's preferences, unfinished work. The text is added to the end of the
+/// notes; set replace to true to rewrite them whole (read_memory first). The
+/// notes hold at most 64 KiB.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
+    /// The notes to save, in Markdown
     text: String,
+    /// Replace all notes instead of adding to them (default false)
     #[serde(default)]
     replace: bool,
 }
@@ -20,21 +26,6 @@ pub struct Args {
 impl Tool for Args {
     const NAME: &'static str = "write_memory";
     const AT_CALL: bool = true;
-
-    fn schema() -> (&'static str, Value) {
-        (
-            "Save notes for later sessions of this project: facts worth remembering, the person's preferences, unfinished work. The text is added to the end of the notes; set replace to true to rewrite them whole (read_memory first). The notes hold at most 64 KiB.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string", "description": "The notes to save, in Markdown"},
-                    "replace": {"type": "boolean", "description": "Replace all notes instead of adding to them (default false)"}
-                },
-                "required": ["text"],
-                "additionalProperties": false
-            }),
-        )
-    }
 }
 
 pub(super) fn run(file: &Path, args: Args) -> Result<ToolOutput, ToolError> {

@@ -7,6 +7,8 @@ use std::time::Duration;
 use chock_policy::{Decision, Layers, Policy, Rule, RuleSet};
 use chock_testkit::{Page, Site};
 
+use serde_json::json;
+
 use super::*;
 use crate::Decide;
 use crate::tool::{Offered, Tool};
@@ -47,6 +49,33 @@ async fn fetch_text(web: &Web, policy: &Policy, url: &str) -> ToolOutput {
     .await
 }
 
+/// fetch_url's answer for the page at `path` of `site`.
+async fn fetch_page(web: &Web, policy: &Policy, site: &Site, path: &str) -> ToolOutput {
+    fetch_text(web, policy, &format!("{}{path}", site.url())).await
+}
+
+/// Fails, showing the text, unless the text of `out` contains `part`.
+#[track_caller]
+fn assert_says(out: &ToolOutput, part: &str) {
+    assert!(out.text.contains(part), "{}", out.text);
+}
+
+/// Fails, showing the text, unless `out` is an error whose text contains
+/// `part`.
+#[track_caller]
+fn assert_refused(out: &ToolOutput, part: &str) {
+    assert!(out.is_error, "{}", out.text);
+    assert_says(out, part);
+}
+
+/// Fails, showing the text, unless `out` is no error and its text ends with
+/// `end`.
+#[track_caller]
+fn assert_read(out: &ToolOutput, end: &str) {
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.ends_with(end), "{}", out.text);
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn an_allowed_page_comes_back_as_text() {
     let site = Site::start([
@@ -58,20 +87,15 @@ async fn an_allowed_page_comes_back_as_text() {
     ]);
     let web = Web::default();
     let policy = allow_loopback();
-    let out = fetch_text(&web, &policy, &format!("{}/", site.url())).await;
-    assert!(!out.is_error, "{}", out.text);
+    let out = fetch_page(&web, &policy, &site, "/").await;
+    assert_read(&out, "# T\n\nHello [there](/b)");
     assert!(
         out.text
             .starts_with(&format!("url: {}/\nstatus: 200\n", site.url())),
         "{}",
         out.text
     );
-    assert!(
-        out.text.ends_with("# T\n\nHello [there](/b)"),
-        "{}",
-        out.text
-    );
-    let plain = fetch_text(&web, &policy, &format!("{}/plain", site.url())).await;
+    let plain = fetch_page(&web, &policy, &site, "/plain").await;
     assert!(plain.text.ends_with("\njust text"), "{}", plain.text);
     // robots.txt was asked for once for the two pages.
     let robots = site
@@ -94,18 +118,11 @@ async fn loopback_needs_a_rule_that_names_the_address() {
     let site = Site::start([("/", Page::text("secret"))]);
     let web = Web::default();
     let wide = policy(&[("net.fetch.*", Decision::Allow)]);
-    let out = fetch_text(&web, &wide, &format!("{}/", site.url())).await;
-    assert!(out.is_error);
-    assert!(
-        out.text.contains("only a rule that names the address"),
-        "{}",
-        out.text
-    );
-    assert!(
-        out.text
-            .contains(".{ .action = \"net.fetch.127.0.0.1\", .decision = .allow }"),
-        "{}",
-        out.text
+    let out = fetch_page(&web, &wide, &site, "/").await;
+    assert_refused(&out, "only a rule that names the address");
+    assert_says(
+        &out,
+        ".{ .action = \"net.fetch.127.0.0.1\", .decision = .allow }",
     );
     assert!(
         site.requests().is_empty(),
@@ -126,17 +143,14 @@ async fn a_redirect_to_an_unallowed_host_is_refused_naming_the_rule() {
         ("net.fetch.127.0.0.1", Decision::Allow),
         ("net.fetch.invalid.*", Decision::Deny),
     ]);
-    let same = fetch_text(&web, &policy, &format!("{}/same", site.url())).await;
-    assert!(!same.is_error, "{}", same.text);
-    assert!(same.text.contains("redirected from: "), "{}", same.text);
-    assert!(same.text.ends_with("arrived"), "{}", same.text);
+    let same = fetch_page(&web, &policy, &site, "/same").await;
+    assert_read(&same, "arrived");
+    assert_says(&same, "redirected from: ");
 
-    let away = fetch_text(&web, &policy, &format!("{}/away", site.url())).await;
-    assert!(away.is_error);
-    assert!(
-        away.text.contains("net.fetch.invalid.elsewhere is deny there, by the rule .{ .action = \"net.fetch.invalid.*\", .decision = .deny }"),
-        "{}",
-        away.text
+    let away = fetch_page(&web, &policy, &site, "/away").await;
+    assert_refused(
+        &away,
+        "net.fetch.invalid.elsewhere is deny there, by the rule .{ .action = \"net.fetch.invalid.*\", .decision = .deny }",
     );
     let Some(Effect::Decisions(verdicts)) = away.effect else {
         panic!("the hop's decision is kept for the log");
@@ -155,18 +169,9 @@ async fn an_unnamed_hop_is_refused_not_asked() {
         Page::redirect("http://nobody-named-this.example/x"),
     )]);
     let web = Web::default();
-    let out = fetch_text(&web, &allow_loopback(), &format!("{}/away", site.url())).await;
-    assert!(out.is_error);
-    assert!(
-        out.text.contains("is ask there, by no rule names it"),
-        "{}",
-        out.text
-    );
-    assert!(
-        out.text.contains("to permit it, add this rule"),
-        "{}",
-        out.text
-    );
+    let out = fetch_page(&web, &allow_loopback(), &site, "/away").await;
+    assert_refused(&out, "is ask there, by no rule names it");
+    assert_says(&out, "to permit it, add this rule");
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -181,29 +186,18 @@ async fn robots_txt_is_honoured() {
     ]);
     let web = Web::default();
     let policy = allow_loopback();
-    let out = fetch_text(&web, &policy, &format!("{}/private/page", site.url())).await;
-    assert!(out.is_error);
-    assert!(
-        out.text.contains("robots.txt forbids /private/page"),
-        "{}",
-        out.text
-    );
+    let out = fetch_page(&web, &policy, &site, "/private/page").await;
+    assert_refused(&out, "robots.txt forbids /private/page");
     assert!(!site.requests().contains(&"/private/page".to_owned()));
-    let open = fetch_text(&web, &policy, &format!("{}/public", site.url())).await;
+    let open = fetch_page(&web, &policy, &site, "/public").await;
     assert!(!open.is_error, "{}", open.text);
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_server_error_on_robots_txt_refuses_the_host() {
     let site = Site::start([("/robots.txt", Page::status(503)), ("/", Page::text("x"))]);
-    let out = fetch_text(
-        &Web::default(),
-        &allow_loopback(),
-        &format!("{}/", site.url()),
-    )
-    .await;
-    assert!(out.is_error);
-    assert!(out.text.contains("status 503"), "{}", out.text);
+    let out = fetch_page(&Web::default(), &allow_loopback(), &site, "/").await;
+    assert_refused(&out, "status 503");
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -229,14 +223,8 @@ async fn binary_and_bad_urls_are_refused_with_a_reason() {
     let site = Site::start([("/img", Page::new("image/png", vec![0x89, b'P', 0, 0]))]);
     let web = Web::default();
     let policy = allow_loopback();
-    let img = fetch_text(&web, &policy, &format!("{}/img", site.url())).await;
-    assert!(img.is_error);
-    assert!(
-        img.text
-            .contains("fetch_url reads text, and this is image/png"),
-        "{}",
-        img.text
-    );
+    let img = fetch_page(&web, &policy, &site, "/img").await;
+    assert_refused(&img, "fetch_url reads text, and this is image/png");
     for (url, says) in [
         ("ftp://x.org/a", "http and https only"),
         ("not a url", "is not a URL"),
@@ -268,12 +256,7 @@ fn the_action_is_the_reversed_host() {
 async fn a_huge_page_is_cut_at_the_size_bound() {
     let body = "a".repeat(MAX_BYTES + 1000);
     let site = Site::start([("/big", Page::text(&body))]);
-    let out = fetch_text(
-        &Web::default(),
-        &allow_loopback(),
-        &format!("{}/big", site.url()),
-    )
-    .await;
+    let out = fetch_page(&Web::default(), &allow_loopback(), &site, "/big").await;
     assert!(!out.is_error, "{}", &out.text[..200]);
     assert!(out.text.ends_with("only that much was read]"));
     assert!(out.is_truncated(), "the model sees a cut version");
@@ -289,16 +272,10 @@ async fn a_loopback_address_a_person_was_asked_about_is_read() {
     ]);
     let web = Web::default();
     let nobody = policy(&[]);
-    let out = fetch_text(&web, &nobody, &format!("{}/", site.url())).await;
-    assert!(!out.is_error, "{}", out.text);
-    assert!(out.text.ends_with("local"), "{}", out.text);
+    let out = fetch_page(&web, &nobody, &site, "/").await;
+    assert_read(&out, "local");
     // A name that is not the asked-about address still needs a rule.
     let named = policy(&[("net.fetch.localhost", Decision::Allow)]);
-    let hop = fetch_text(&web, &named, &format!("{}/to-name", site.url())).await;
-    assert!(hop.is_error);
-    assert!(
-        hop.text.contains("fetch_url does not read localhost at "),
-        "{}",
-        hop.text
-    );
+    let hop = fetch_page(&web, &named, &site, "/to-name").await;
+    assert_refused(&hop, "fetch_url does not read localhost at ");
 }

@@ -169,27 +169,16 @@ mod tests {
 
     #[test]
     fn the_repository_word_skips_options_and_their_values() {
-        assert_eq!(repository_word(&words("git push")), None);
-        assert_eq!(
-            repository_word(&words("git push -u origin main")),
-            Some("origin".into())
-        );
-        assert_eq!(
-            repository_word(&words("git --no-pager push -o ci.skip --force up HEAD")),
-            Some("up".into())
-        );
-        assert_eq!(
-            repository_word(&words("git push --repo=mine")),
-            Some("mine".into())
-        );
-        assert_eq!(
-            repository_word(&words("git push --repo mine")),
-            Some("mine".into())
-        );
-        assert_eq!(
-            repository_word(&words("git push -- origin")),
-            Some("origin".into())
-        );
+        for (line, word) in [
+            ("git push", None),
+            ("git push -u origin main", Some("origin")),
+            ("git --no-pager push -o ci.skip --force up HEAD", Some("up")),
+            ("git push --repo=mine", Some("mine")),
+            ("git push --repo mine", Some("mine")),
+            ("git push -- origin", Some("origin")),
+        ] {
+            assert_eq!(repository_word(&words(line)).as_deref(), word, "{line}");
+        }
     }
 
     #[test]

@@ -26,6 +26,11 @@ fn repo_with_store() -> tempfile::TempDir {
     tmp
 }
 
+/// [`repo_with_store`], and a directory for the push sockets.
+fn store_and_sockets() -> (tempfile::TempDir, tempfile::TempDir) {
+    (repo_with_store(), tempfile::tempdir().unwrap())
+}
+
 fn remote(host: &str) -> HttpRemote {
     HttpRemote {
         protocol: "http".into(),
@@ -45,8 +50,7 @@ use chock_testkit::runtime;
 
 #[test]
 fn get_for_the_pushed_remote_is_answered_from_the_persons_helpers() {
-    let repo = repo_with_store();
-    let parent = tempfile::tempdir().unwrap();
+    let (repo, parent) = store_and_sockets();
     runtime().block_on(async {
         let socket = open_socket(parent.path(), repo.path());
         let answer = socket
@@ -58,8 +62,7 @@ fn get_for_the_pushed_remote_is_answered_from_the_persons_helpers() {
 
 #[test]
 fn a_request_for_another_host_or_protocol_gets_nothing() {
-    let repo = repo_with_store();
-    let parent = tempfile::tempdir().unwrap();
+    let (repo, parent) = store_and_sockets();
     runtime().block_on(async {
         // The socket answers for other.test; the store only knows allowed.test.
         let socket = PushSocket::open(
@@ -69,19 +72,14 @@ fn a_request_for_another_host_or_protocol_gets_nothing() {
             repo.path(),
         )
         .unwrap();
-        assert_eq!(
-            socket
-                .answer("get\nprotocol=http\nhost=other.test:8080\n")
-                .await,
-            ""
-        );
-        // And git asking it about the host the store knows gets nothing.
-        assert_eq!(
-            socket
-                .answer("get\nprotocol=http\nhost=allowed.test:8080\n")
-                .await,
-            ""
-        );
+        // It gets nothing for its own host, and nothing when git asks it
+        // about the host the store knows.
+        for request in [
+            "get\nprotocol=http\nhost=other.test:8080\n",
+            "get\nprotocol=http\nhost=allowed.test:8080\n",
+        ] {
+            assert_eq!(socket.answer(request).await, "", "{request}");
+        }
         let socket = PushSocket::open(
             parent.path(),
             "push-2",
@@ -89,31 +87,19 @@ fn a_request_for_another_host_or_protocol_gets_nothing() {
             repo.path(),
         )
         .unwrap();
-        assert_eq!(
-            socket
-                .answer("get\nprotocol=https\nhost=allowed.test:8080\n")
-                .await,
-            ""
-        );
-        assert_eq!(
-            socket
-                .answer("get\nprotocol=http\nhost=allowed.test:8080\npath=elsewhere.git\n")
-                .await,
-            ""
-        );
-        assert_eq!(
-            socket
-                .answer("frobnicate\nprotocol=http\nhost=allowed.test:8080\n")
-                .await,
-            ""
-        );
+        for request in [
+            "get\nprotocol=https\nhost=allowed.test:8080\n",
+            "get\nprotocol=http\nhost=allowed.test:8080\npath=elsewhere.git\n",
+            "frobnicate\nprotocol=http\nhost=allowed.test:8080\n",
+        ] {
+            assert_eq!(socket.answer(request).await, "", "{request}");
+        }
     });
 }
 
 #[test]
 fn the_helper_asks_through_the_socket_and_the_directory_goes_with_the_socket() {
-    let repo = repo_with_store();
-    let parent = tempfile::tempdir().unwrap();
+    let (repo, parent) = store_and_sockets();
     runtime().block_on(async {
         let socket = open_socket(parent.path(), repo.path());
         let dir = socket.dir().to_owned();
@@ -171,9 +157,8 @@ fn the_helper_line_quotes_both_paths_for_the_shell() {
 
 #[test]
 fn store_and_erase_reach_the_persons_helpers_only_for_the_pushed_remote() {
-    let repo = repo_with_store();
+    let (repo, parent) = store_and_sockets();
     let store = repo.path().join("creds");
-    let parent = tempfile::tempdir().unwrap();
     runtime().block_on(async {
         let socket = open_socket(parent.path(), repo.path());
         // An erase naming another host is not passed on.

@@ -6,4 +6,5 @@
 )]
 
 mod paths;
+mod specs;
 mod tools;

@@ -23,6 +23,19 @@ fn call(workspace: &Workspace, name: &str, args: &serde_json::Value) -> ToolOutp
     tools::run(name, workspace, &args.to_string())
 }
 
+/// Fails unless `out` is an error result whose text is `text`.
+#[track_caller]
+fn assert_error(out: &ToolOutput, text: &str) {
+    assert!(out.is_error, "{}", out.text);
+    assert_eq!(out.text, text);
+}
+
+/// Fails, showing the text, unless the text of `out` contains `part`.
+#[track_caller]
+fn assert_says(out: &ToolOutput, part: &str) {
+    assert!(out.text.contains(part), "{}", out.text);
+}
+
 #[test]
 fn every_tool_has_an_object_schema_and_a_unique_name() {
     let specs = tools::specs();
@@ -66,11 +79,7 @@ fn read_file_reads_whole_files_and_line_ranges() {
         "read_file",
         &json!({"path": "src/main.rs", "offset": 9}),
     );
-    assert!(past.is_error);
-    assert_eq!(
-        past.text,
-        "'src/main.rs' has 3 lines; offset 9 is past the end"
-    );
+    assert_error(&past, "'src/main.rs' has 3 lines; offset 9 is past the end");
 }
 
 #[test]
@@ -109,23 +118,14 @@ fn wrong_typed_arguments_are_an_error_result_naming_the_problem() {
         "write_file",
         &json!({"path": "src/main.rs", "content": 42}),
     );
-    assert!(out.is_error);
-    assert_eq!(
-        out.text,
-        "the arguments for write_file are not valid: invalid type: integer `42`, expected a string at line 1 column 13. Send a JSON object matching the tool's schema"
+    assert_error(
+        &out,
+        "the arguments for write_file are not valid: invalid type: integer `42`, expected a string at line 1 column 13. Send a JSON object matching the tool's schema",
     );
     let missing = call(&ws, "edit_file", &json!({"path": "src/main.rs"}));
-    assert!(
-        missing.text.contains("missing field `old_text`"),
-        "{}",
-        missing.text
-    );
+    assert_says(&missing, "missing field `old_text`");
     let unknown = call(&ws, "read_file", &json!({"path": "a", "paht": "b"}));
-    assert!(
-        unknown.text.contains("unknown field `paht`"),
-        "{}",
-        unknown.text
-    );
+    assert_says(&unknown, "unknown field `paht`");
     let not_json = tools::run("read_file", &ws, "{\"path\": ");
     assert!(not_json.is_error);
     assert!(
@@ -146,10 +146,9 @@ fn wrong_typed_arguments_are_an_error_result_naming_the_problem() {
 fn an_unknown_tool_lists_the_real_ones() {
     let (_project, ws) = setup();
     let out = tools::run("delete_everything", &ws, "{}");
-    assert!(out.is_error);
-    assert_eq!(
-        out.text,
-        "there is no tool named 'delete_everything'; the tools are: read_file, list_directory, glob, grep, write_file, edit_file, read_guidance, update_plan, set_title, run_command, job_output, serve_port, fetch_url, web_search, read_image, read_memory, write_memory, ask_user, restrict_self, request_action"
+    assert_error(
+        &out,
+        "there is no tool named 'delete_everything'; the tools are: read_file, list_directory, glob, grep, write_file, edit_file, read_guidance, update_plan, set_title, run_command, job_output, serve_port, fetch_url, web_search, read_image, read_memory, write_memory, ask_user, restrict_self, request_action",
     );
 }
 
@@ -171,22 +170,20 @@ fn list_directory_shows_kinds_and_depth() {
 #[test]
 fn glob_matches_within_and_across_directories() {
     let (_project, ws) = setup();
-    assert_eq!(
-        call(&ws, "glob", &json!({"pattern": "**/*.rs"})).text,
-        "src/lib.rs\nsrc/main.rs\n"
-    );
-    assert_eq!(
-        call(&ws, "glob", &json!({"pattern": "*.md"})).text,
-        "README.md\n"
-    );
-    assert_eq!(
-        call(&ws, "glob", &json!({"pattern": "*.rs", "path": "src"})).text,
-        "src/lib.rs\nsrc/main.rs\n"
-    );
-    assert_eq!(
-        call(&ws, "glob", &json!({"pattern": "*.py"})).text,
-        "no path under '.' matches '*.py'\n"
-    );
+    for (args, listed) in [
+        (json!({"pattern": "**/*.rs"}), "src/lib.rs\nsrc/main.rs\n"),
+        (json!({"pattern": "*.md"}), "README.md\n"),
+        (
+            json!({"pattern": "*.rs", "path": "src"}),
+            "src/lib.rs\nsrc/main.rs\n",
+        ),
+        (
+            json!({"pattern": "*.py"}),
+            "no path under '.' matches '*.py'\n",
+        ),
+    ] {
+        assert_eq!(call(&ws, "glob", &args).text, listed, "{args}");
+    }
     let bad = call(&ws, "glob", &json!({"pattern": "a[b"}));
     assert!(
         bad.is_error && bad.text.starts_with("'a[b' is not a glob pattern"),
@@ -352,11 +349,7 @@ fn update_plan_checks_the_plan_and_hands_it_back() {
         "update_plan",
         &json!({"items": [{"step": "a", "status": "started"}]}),
     );
-    assert!(
-        bad_status.text.contains("unknown variant `started`"),
-        "{}",
-        bad_status.text
-    );
+    assert_says(&bad_status, "unknown variant `started`");
 }
 
 #[test]
