@@ -513,26 +513,14 @@ fn core_ssh_command_planted_runs_nowhere_on_the_host() {
 
 #[test]
 fn the_git_section_holds_for_an_unprivileged_user() {
-    let rerun = match chock_testkit::Rerun::prepare() {
-        Ok(rerun) => rerun,
-        Err(why) => return println!("{why}"),
+    let Some((passed, _)) = super::rerun_unprivileged(&[
+        "suite::git_metadata::",
+        "--test-threads=2",
+        "--skip",
+        "unprivileged_user",
+    ]) else {
+        return;
     };
-    // The test binary finds chock beside itself.
-    let bin = super::chock_bin();
-    for name in ["chock", "chock-full"] {
-        rerun.copy(&bin.with_file_name(name), name, 0o755);
-    }
-    let home = rerun.home();
-    let (passed, shown) = rerun.run(
-        &[("HOME", home.display().to_string())],
-        &[
-            "suite::git_metadata::",
-            "--test-threads=2",
-            "--skip",
-            "unprivileged_user",
-        ],
-    );
-    println!("{shown}");
     assert!(passed >= 12, "only {passed} attempts ran unprivileged");
 }
 

@@ -186,6 +186,28 @@ pub(crate) fn path_with_chock() -> std::ffi::OsString {
     std::env::join_paths(paths).unwrap()
 }
 
+/// The suite's tests that `filter` names run again as an unprivileged
+/// user, with `chock` beside them and a home of their own: how many passed
+/// and what they printed, or `None` (said why) where nothing can rerun.
+pub(crate) fn rerun_unprivileged(filter: &[&str]) -> Option<(usize, String)> {
+    let rerun = match chock_testkit::Rerun::prepare() {
+        Ok(rerun) => rerun,
+        Err(why) => {
+            println!("{why}");
+            return None;
+        }
+    };
+    // The test binary finds chock beside itself.
+    let bin = chock_bin();
+    for name in ["chock", "chock-full"] {
+        rerun.copy(&bin.with_file_name(name), name, 0o755);
+    }
+    let home = rerun.home();
+    let (passed, shown) = rerun.run(&[("HOME", home.display().to_string())], filter);
+    println!("{shown}");
+    Some((passed, shown))
+}
+
 /// `command` run under a pseudo-terminal on which `answer` is typed once
 /// `prompt` shows; the screen is the output's stdout.
 pub(crate) fn on_a_terminal(command: &Command, prompt: &str, answer: &str) -> std::process::Output {

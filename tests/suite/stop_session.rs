@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use chock_log::event::EndReason;
 use chock_log::{SessionId, StateDir, fold_log};
-use chock_testkit::{Reply, Turn, wait_for};
+use chock_testkit::{FakeModel, Reply, Turn, wait_for};
 use serde_json::{Value, json};
 
 use super::kit::{
@@ -36,6 +36,19 @@ fn held_then(id: &str, then: &str) -> Reply {
 /// The model's turn that runs `echo <word>`.
 fn echo(id: &str, word: &str) -> Reply {
     call_turn(id, "run_command", json!({"command": ["echo", word]}))
+}
+
+/// A model on `m` whose first call is [`held`] and whose second, `c2`, runs
+/// `echo`, then says it is done.
+fn held_then_echo(m: &Machine) -> FakeModel {
+    fake_model(
+        &m.state(),
+        [
+            held("c1"),
+            echo("c2", "refused"),
+            Turn::text("Done.").into(),
+        ],
+    )
 }
 
 /// `chock run . work` in `repo` as a person on `m`, started in the
@@ -327,14 +340,7 @@ fn a_bad_stop_file_written_mid_session_refuses_with_its_reason_and_the_log_stays
     }
     for (says, make) in bad {
         let (m, repo) = Machine::with_shop();
-        let _fake = fake_model(
-            &m.state(),
-            [
-                held("c1"),
-                echo("c2", "refused"),
-                Turn::text("Done.").into(),
-            ],
-        );
+        let _fake = held_then_echo(&m);
         let child = start(&m, &repo);
         let (_, log, workspace) = wait_held(&m);
         std::fs::create_dir_all(repo.join(".chock")).unwrap();
@@ -454,14 +460,7 @@ fn commit_as(m: &Machine, repo: &Path, id: &str) -> Output {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_session_the_daemon_runs_obeys_a_stop_written_mid_session() {
     let (m, repo) = Machine::with_shop();
-    let _fake = fake_model(
-        &m.state(),
-        [
-            held("c1"),
-            echo("c2", "refused"),
-            Turn::text("Done.").into(),
-        ],
-    );
+    let _fake = held_then_echo(&m);
     let mut command = m.chock(&repo);
     command.arg("daemon");
     let mut daemon = super::kit::Running::spawn(command);
@@ -518,19 +517,10 @@ fn a_directory_in_place_of_a_stop_file_gets_a_hint_to_remove_it_by_hand() {
 
 #[test]
 fn a_bad_stop_file_refuses_for_an_unprivileged_user_too() {
-    let rerun = match chock_testkit::Rerun::prepare() {
-        Ok(rerun) => rerun,
-        Err(why) => return println!("{why}"),
+    let Some((passed, _)) =
+        super::rerun_unprivileged(&["suite::stop_session::a_bad_stop_file_written_mid_session"])
+    else {
+        return;
     };
-    let bin = super::chock_bin();
-    for name in ["chock", "chock-full"] {
-        rerun.copy(&bin.with_file_name(name), name, 0o755);
-    }
-    let home = rerun.home();
-    let (passed, shown) = rerun.run(
-        &[("HOME", home.display().to_string())],
-        &["suite::stop_session::a_bad_stop_file_written_mid_session"],
-    );
-    println!("{shown}");
     assert_eq!(passed, 1, "the bad stop files were not tried unprivileged");
 }

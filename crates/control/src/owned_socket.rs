@@ -5,7 +5,7 @@
 //! way on each.
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -46,17 +46,42 @@ pub async fn refuse(mut stream: UnixStream, line: &str, max: usize) {
     let _ = tokio::time::timeout(REFUSAL_DRAIN, drain).await;
 }
 
-/// The next connection on `listener` (bound at `path`, named `name` in the
-/// warnings): a failed accept (out of descriptors, say) is logged and tried
-/// again shortly, never the end of the session's socket.
-pub async fn accept(listener: &UnixListener, path: &Path, name: &str) -> UnixStream {
-    loop {
-        match listener.accept().await {
-            Ok((stream, _)) => return stream,
-            Err(err) => {
-                tracing::warn!(path = %path.display(), %err, "accept on {name} failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+/// A session's socket, bound with [`bind`] and removed when dropped.
+#[derive(Debug)]
+pub struct OwnedSocket {
+    listener: UnixListener,
+    path: PathBuf,
+    /// What the warnings call it (`approve.sock`).
+    name: &'static str,
+}
+
+impl OwnedSocket {
+    /// Binds `path` (see [`bind`]); `name` is how warnings call it.
+    pub fn bind(path: &Path, name: &'static str) -> std::io::Result<OwnedSocket> {
+        Ok(OwnedSocket {
+            listener: bind(path)?,
+            path: path.to_owned(),
+            name,
+        })
+    }
+
+    /// The next connection: a failed accept (out of descriptors, say) is
+    /// logged and tried again shortly, never the end of the socket.
+    pub async fn accept(&self) -> UnixStream {
+        loop {
+            match self.listener.accept().await {
+                Ok((stream, _)) => return stream,
+                Err(err) => {
+                    tracing::warn!(path = %self.path.display(), %err, "accept on {} failed", self.name);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
             }
         }
+    }
+}
+
+impl Drop for OwnedSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }

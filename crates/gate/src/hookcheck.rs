@@ -150,21 +150,7 @@ pub fn run(client: Agent, input: &[u8], paths: &StopPaths, log: Option<&Path>) -
             let message = format!(
                 "refused: {problem}; chock cannot tell whether a stop is in force, so the call does not run"
             );
-            let mut outcome = deny(client, &message);
-            note_log(
-                log,
-                &mut outcome,
-                Line::Block {
-                    at: decisions::now(),
-                    reason: BlockReason::BadHookInput,
-                    source: BlockSource::StopCheck,
-                    agent: Some(client.name().into()),
-                    action: None,
-                    project: None,
-                    detail: message,
-                },
-            );
-            return outcome;
+            return refuse(client, log, BlockReason::BadHookInput, None, message);
         }
     };
     let caller = Caller {
@@ -173,25 +159,47 @@ pub fn run(client: Agent, input: &[u8], paths: &StopPaths, log: Option<&Path>) -
     };
     match reader::read(paths, &caller) {
         StopVerdict::Clear => allow(client),
-        StopVerdict::Stopped(stopped) => {
-            let message = stopped.to_string();
-            let mut outcome = deny(client, &message);
-            note_log(
-                log,
-                &mut outcome,
-                Line::Block {
-                    at: decisions::now(),
-                    reason: BlockReason::Stopped,
-                    source: BlockSource::StopCheck,
-                    agent: Some(client.name().into()),
-                    action: Some(call.tool),
-                    project: call.project.map(|p| p.display().to_string()),
-                    detail: message,
-                },
-            );
-            outcome
-        }
+        StopVerdict::Stopped(stopped) => refuse(
+            client,
+            log,
+            BlockReason::Stopped,
+            Some(call),
+            stopped.to_string(),
+        ),
     }
+}
+
+/// Refuses the call with `message` and logs the `block` line, saying on
+/// stderr when the line could not be written.
+fn refuse(
+    client: Agent,
+    log: Option<&Path>,
+    reason: BlockReason,
+    call: Option<HookCall>,
+    message: String,
+) -> HookOutcome {
+    let mut outcome = deny(client, &message);
+    let (action, project) = match call {
+        Some(call) => (
+            Some(call.tool),
+            call.project.map(|p| p.display().to_string()),
+        ),
+        None => (None, None),
+    };
+    note_log(
+        log,
+        &mut outcome,
+        Line::Block {
+            at: decisions::now(),
+            reason,
+            source: BlockSource::StopCheck,
+            agent: Some(client.name().into()),
+            action,
+            project,
+            detail: message,
+        },
+    );
+    outcome
 }
 
 fn note_log(log: Option<&Path>, outcome: &mut HookOutcome, line: Line) {

@@ -182,7 +182,7 @@ impl ToolName {
 
 /// The specs of every tool here, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
-    ToolName::ALL.into_iter().map(ToolName::spec).collect()
+    every_spec().to_vec()
 }
 
 /// The specs of the tools this session offers, in a stable order
@@ -190,9 +190,17 @@ pub fn specs() -> Vec<ToolSpec> {
 pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
     ToolName::ALL
         .into_iter()
-        .filter(|tool| commands.offers(*tool))
-        .map(ToolName::spec)
+        .zip(every_spec())
+        .filter(|(tool, _)| commands.offers(*tool))
+        .map(|(_, spec)| spec.clone())
         .collect()
+}
+
+/// Every tool's spec in [`ToolName::ALL`]'s order, derived from the argument
+/// types once per process.
+fn every_spec() -> &'static [ToolSpec] {
+    static SPECS: std::sync::OnceLock<Vec<ToolSpec>> = std::sync::OnceLock::new();
+    SPECS.get_or_init(|| ToolName::ALL.into_iter().map(ToolName::spec).collect())
 }
 
 pub use call::carry_out;

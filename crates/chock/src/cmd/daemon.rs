@@ -1,6 +1,5 @@
 //! `chock daemon`: adapts the command line to `chock_daemon::run`.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,13 +38,12 @@ pub(crate) struct DaemonArgs {
 }
 
 pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
-    if args.port.is_some() && args.host.is_none() {
-        anyhow::bail!(
-            "--port was given without --host: the daemon opens no TCP listener unless --host \
-             names an address (for example --host 127.0.0.1 --port {})",
-            args.port.unwrap_or(chock_daemon::DEFAULT_PORT)
-        );
-    }
+    let tcp = super::output::tcp_address(
+        args.host,
+        args.port,
+        chock_daemon::DEFAULT_PORT,
+        "the daemon opens no TCP listener",
+    )?;
     let state = chock_log::StateDir::resolve().context("cannot start the daemon")?;
     let chock_exe = match args.run_exe {
         Some(path) => path,
@@ -54,15 +52,9 @@ pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
     };
     let mut config = chock_daemon::Config::new(state.root().to_owned(), chock_exe);
     config.socket = args.socket;
-    config.tcp = args
-        .host
-        .map(|host| (host, args.port.unwrap_or(chock_daemon::DEFAULT_PORT)));
+    config.tcp = tcp;
     chock_daemon::run(config, |addresses| {
-        let mut out = std::io::stdout().lock();
-        for address in addresses {
-            let _ = writeln!(out, "listening on {address}");
-        }
-        let _ = out.flush();
+        super::output::announce(addresses, None);
     })?;
     Ok(ExitCode::from(exit::SUCCESS))
 }

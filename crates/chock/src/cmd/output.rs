@@ -48,3 +48,34 @@ pub(crate) fn print_result(written: std::io::Result<()>) -> anyhow::Result<bool>
         Err(e) => Err(anyhow::Error::new(e).context("cannot write to stdout")),
     }
 }
+
+/// `--host` and `--port` as the TCP address a server listens on (`default`
+/// the port when only `--host` is given). `--port` alone is refused:
+/// `without` says what the server listens on then.
+pub(crate) fn tcp_address(
+    host: Option<String>,
+    port: Option<u16>,
+    default: u16,
+    without: &str,
+) -> anyhow::Result<Option<(String, u16)>> {
+    match (host, port) {
+        (None, Some(port)) => anyhow::bail!(
+            "--port was given without --host: {without} unless --host names an address \
+             (for example --host 127.0.0.1 --port {port})"
+        ),
+        (host, port) => Ok(host.map(|host| (host, port.unwrap_or(default)))),
+    }
+}
+
+/// Prints a server's addresses, a line each, as it starts listening.
+pub(crate) fn announce(addresses: &[chock_control::Address], then: Option<&str>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    for address in addresses {
+        let _ = writeln!(out, "listening on {address}");
+    }
+    if let Some(line) = then {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = out.flush();
+}

@@ -1,6 +1,5 @@
 //! `chock serve`: adapts the command line to `chock_serve::run`.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -45,13 +44,12 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    if args.port.is_some() && args.host.is_none() {
-        anyhow::bail!(
-            "--port was given without --host: serve listens on its unix socket unless --host \
-             names an address (for example --host 127.0.0.1 --port {})",
-            args.port.unwrap_or(chock_serve::DEFAULT_PORT)
-        );
-    }
+    let tcp = super::output::tcp_address(
+        args.host,
+        args.port,
+        chock_serve::DEFAULT_PORT,
+        "serve listens on its unix socket",
+    )?;
     let state = chock_log::StateDir::resolve().context("cannot start chock serve")?;
     let daemon = match &args.daemon {
         Some(text) => Address::parse(text).context("--daemon")?,
@@ -62,16 +60,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .socket
         .unwrap_or_else(|| state.root().join("serve.sock"));
     let mut config = chock_serve::Config::new(daemon.clone(), socket);
-    config.tcp = args
-        .host
-        .map(|host| (host, args.port.unwrap_or(chock_serve::DEFAULT_PORT)));
+    config.tcp = tcp;
     chock_serve::run(config, |addresses| {
-        let mut out = std::io::stdout().lock();
-        for address in addresses {
-            let _ = writeln!(out, "listening on {address}");
-        }
-        let _ = writeln!(out, "serving the daemon at {daemon}");
-        let _ = out.flush();
+        super::output::announce(addresses, Some(&format!("serving the daemon at {daemon}")));
     })?;
     Ok(ExitCode::from(exit::SUCCESS))
 }

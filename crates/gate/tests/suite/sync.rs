@@ -57,6 +57,18 @@ fn run(w: &World, check: bool, user_level: bool) -> Vec<Row> {
     })
 }
 
+/// Sync wires `client` alone into the project (no user level, no check).
+fn sync_client(w: &World, client: Agent) -> Vec<Row> {
+    sync::run(&SyncRequest {
+        project: &w.project,
+        home: &w.home,
+        clients: vec![client],
+        user_level: false,
+        check: false,
+        git: false,
+    })
+}
+
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_owned()];
@@ -197,80 +209,48 @@ fn user_level_installs_in_the_home_configs_too() {
     );
 }
 
-#[test]
-fn an_invalid_json_config_is_refused_with_line_and_column_and_left_untouched() {
-    let w = world();
-    let path = w.project.join(".claude/settings.json");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let broken = "{\n  \"model\": \"opus\",\n  \"hooks\": {},\n}\n";
-    fs::write(&path, broken).unwrap();
-    let rows = sync::run(&SyncRequest {
-        project: &w.project,
-        home: &w.home,
-        clients: vec![Agent::ClaudeCode],
-        user_level: false,
-        check: false,
-        git: false,
-    });
-    match &rows[0].state {
-        State::Invalid(msg) => assert!(
-            msg.contains("line 5, column 1") || msg.contains("line 4"),
-            "{msg}"
-        ),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(fs::read_to_string(&path).unwrap(), broken);
-}
+/// A file sync must refuse and leave as it is: the client, where the file
+/// is (from the project or the home), what it holds, and what the refusal
+/// must say.
+type Unusable = (Agent, fn(&World) -> PathBuf, &'static str, fn(&str) -> bool);
 
 #[test]
-fn an_invalid_codex_config_toml_is_reported_with_its_position() {
-    let w = world();
-    fs::create_dir_all(w.home.join(".codex")).unwrap();
-    let broken = "model = \"gpt-5\"\n[projects\ntrust = 1\n";
-    fs::write(w.home.join(".codex/config.toml"), broken).unwrap();
-    let rows = sync::run(&SyncRequest {
-        project: &w.project,
-        home: &w.home,
-        clients: vec![Agent::Codex],
-        user_level: false,
-        check: false,
-        git: false,
-    });
-    match &rows[0].state {
-        State::Invalid(msg) => assert!(
-            msg.contains("not valid TOML") && msg.contains("line 2"),
-            "{msg}"
+fn a_config_sync_cannot_use_is_refused_with_its_position_and_left_untouched() {
+    let cases: [Unusable; 3] = [
+        // Invalid JSON: line and column.
+        (
+            Agent::ClaudeCode,
+            |w| w.project.join(".claude/settings.json"),
+            "{\n  \"model\": \"opus\",\n  \"hooks\": {},\n}\n",
+            |msg| msg.contains("line 5, column 1") || msg.contains("line 4"),
         ),
-        other => panic!("{other:?}"),
+        // Invalid TOML in Codex's own config: its line.
+        (
+            Agent::Codex,
+            |w| w.home.join(".codex/config.toml"),
+            "model = \"gpt-5\"\n[projects\ntrust = 1\n",
+            |msg| msg.contains("not valid TOML") && msg.contains("line 2"),
+        ),
+        // A Cline hook somebody else wrote is not overwritten.
+        (
+            Agent::Cline,
+            |w| w.project.join(".clinerules/hooks/PreToolUse"),
+            "#!/bin/sh\necho '{\"cancel\":false}'\n",
+            |msg| msg.contains("not written by chock"),
+        ),
+    ];
+    for (client, place, text, says) in cases {
+        let w = world();
+        let path = place(&w);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, text).unwrap();
+        let rows = sync_client(&w, client);
+        match &rows[0].state {
+            State::Invalid(msg) => assert!(says(msg), "{client:?}: {msg}"),
+            other => panic!("{client:?}: {other:?}"),
+        }
+        assert_eq!(fs::read_to_string(&path).unwrap(), text, "{client:?}");
     }
-    assert_eq!(
-        fs::read_to_string(w.home.join(".codex/config.toml")).unwrap(),
-        broken
-    );
-}
-
-#[test]
-fn a_cline_hook_somebody_else_wrote_is_not_overwritten() {
-    let w = world();
-    let path = w.project.join(".clinerules/hooks/PreToolUse");
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(&path, "#!/bin/sh\necho '{\"cancel\":false}'\n").unwrap();
-    let rows = sync::run(&SyncRequest {
-        project: &w.project,
-        home: &w.home,
-        clients: vec![Agent::Cline],
-        user_level: false,
-        check: false,
-        git: false,
-    });
-    assert!(
-        matches!(&rows[0].state, State::Invalid(m) if m.contains("not written by chock")),
-        "{rows:?}"
-    );
-    assert_eq!(
-        fs::read_to_string(&path).unwrap(),
-        "#!/bin/sh\necho '{\"cancel\":false}'\n"
-    );
 }
 
 #[test]
@@ -282,14 +262,7 @@ fn a_symlinked_config_is_edited_at_its_target_and_stays_a_symlink() {
     let link = w.project.join(".claude/settings.json");
     fs::create_dir_all(link.parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    sync::run(&SyncRequest {
-        project: &w.project,
-        home: &w.home,
-        clients: vec![Agent::ClaudeCode],
-        user_level: false,
-        check: false,
-        git: false,
-    });
+    sync_client(&w, Agent::ClaudeCode);
     assert!(
         fs::symlink_metadata(&link)
             .unwrap()

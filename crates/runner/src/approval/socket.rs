@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chock_control::approve::{Incoming, MAX_APPROVE_LINE, reply_line};
+use chock_control::owned_socket::OwnedSocket;
 use chock_control::{Answer, LineReader, check_peer, own_uid};
 use tokio::io::{AsyncWriteExt as _, BufReader};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixStream;
 
 /// How long one client may take to send its line before it is dropped, so
 /// a stuck client cannot keep a second one from answering.
@@ -44,23 +45,19 @@ pub(crate) enum Given {
 /// A bound `approve.sock`; the file is removed when this is dropped.
 #[derive(Debug)]
 pub(crate) struct ApproveSocket {
-    listener: UnixListener,
-    path: PathBuf,
+    socket: OwnedSocket,
 }
 
 impl ApproveSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its socket) and makes it 0600.
     pub(crate) fn bind(path: &Path) -> Result<Self, SocketError> {
-        let listener =
-            chock_control::owned_socket::bind(path).map_err(|source| SocketError::Bind {
+        let socket =
+            OwnedSocket::bind(path, "approve.sock").map_err(|source| SocketError::Bind {
                 path: path.to_owned(),
                 source,
             })?;
-        Ok(Self {
-            listener,
-            path: path.to_owned(),
-        })
+        Ok(Self { socket })
     }
 
     /// Serves the socket until a permitted peer answers `request`, and
@@ -79,21 +76,13 @@ impl ApproveSocket {
     /// a line of the other kind is refused by name and the wait goes on.
     pub(crate) async fn wait_for_kind(&self, request: &str, wants: Wants) -> Given {
         loop {
-            let stream =
-                chock_control::owned_socket::accept(&self.listener, &self.path, "approve.sock")
-                    .await;
+            let stream = self.socket.accept().await;
             match tokio::time::timeout(CLIENT_DEADLINE, serve_one(stream, request, wants)).await {
                 Ok(Some(answer)) => return answer,
                 Ok(None) => {}
                 Err(_) => tracing::info!("an approve.sock client sent nothing in time"),
             }
         }
-    }
-}
-
-impl Drop for ApproveSocket {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chock_control::handover::{ASK, CONFIRM, Holdings, MAX_HANDOVER_LINE, SessionLine};
+use chock_control::owned_socket::OwnedSocket;
 use chock_control::{LineReader, check_peer, own_uid, sanitize};
 use tokio::io::{AsyncWriteExt as _, BufReader};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixStream;
 
 /// How long a client may take to send its ask, so a stuck client cannot keep
 /// another from asking.
@@ -77,8 +78,7 @@ impl Confirmed {
 /// A bound `handover.sock`; the file is removed when this is dropped.
 #[derive(Debug)]
 pub(crate) struct HandoverSocket {
-    listener: UnixListener,
-    path: PathBuf,
+    socket: OwnedSocket,
     pending: RefCell<Option<Asker>>,
     confirmed: RefCell<Option<Confirmed>>,
     /// A boundary is talking to the asker right now.
@@ -89,15 +89,14 @@ impl HandoverSocket {
     /// Binds `path` (a stale socket left by a crashed session is replaced:
     /// whoever holds the log's lock owns its sockets) and makes it 0600.
     pub(crate) fn bind(path: &Path) -> Result<Self, HandoverSocketError> {
-        let listener = chock_control::owned_socket::bind(path).map_err(|source| {
+        let socket = OwnedSocket::bind(path, "handover.sock").map_err(|source| {
             HandoverSocketError::Bind {
                 path: path.to_owned(),
                 source,
             }
         })?;
         Ok(Self {
-            listener,
-            path: path.to_owned(),
+            socket,
             pending: RefCell::new(None),
             confirmed: RefCell::new(None),
             busy: Cell::new(false),
@@ -113,9 +112,7 @@ impl HandoverSocket {
     /// (`select!`); it never returns.
     pub(crate) async fn serve(&self) -> Infallible {
         loop {
-            let stream =
-                chock_control::owned_socket::accept(&self.listener, &self.path, "handover.sock")
-                    .await;
+            let stream = self.socket.accept().await;
             if tokio::time::timeout(ASK_DEADLINE, self.take_ask(stream))
                 .await
                 .is_err()
@@ -289,12 +286,6 @@ enum Answered {
     Keep,
     Drop,
     Confirmed,
-}
-
-impl Drop for HandoverSocket {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 async fn send(conn: &mut Conn, line: &str) -> std::io::Result<()> {
