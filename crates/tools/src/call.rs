@@ -10,9 +10,7 @@
 //! [`Call::External`], carrying their source and tool name; they are
 //! decided at `mcp.<server>.tool.<tool>` and `plugin.<name>.tool.<tool>`.
 
-use chock_policy::Action;
-
-use crate::tool::{Offered, Tool, arguments};
+use crate::tool::{Decide, Offered, Tool, arguments};
 use crate::{
     Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
     fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
@@ -199,21 +197,6 @@ impl Call {
     }
 }
 
-/// Where a call is decided before it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decide {
-    /// Nobody is asked: it reads, or it will say itself why it cannot run.
-    Nothing,
-    /// At this action.
-    At(Action),
-    /// At this action, and even when permitted it is not carried out: the
-    /// text says what is missing (git fetch and the like).
-    NotRun(Action, String),
-    /// Not at all: the call names no action it could be decided at (a
-    /// run-time tool whose name cannot be one), and is refused with the text.
-    Refuse(String),
-}
-
 impl Call {
     /// The action the call is decided at, as the tool's own file says
     /// (`Tool::decided_at`): a command at its program's `exec.*` action
@@ -278,8 +261,21 @@ pub async fn carry_out(
     result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
 }
 
+/// Runs one of the in-place tools the model named (for tests and for a
+/// person's own use), or answers that there is no such tool or that it
+/// needs a session.
+pub fn run(name: &str, workspace: &Workspace, arguments: &str) -> ToolOutput {
+    match Call::parse(name, arguments) {
+        Err(unparsed) => ToolOutput::error(unparsed.error),
+        Ok(Call::Local(local)) => local.run(workspace),
+        Ok(_) => ToolOutput::error(format!("{name} needs a session; it was not run")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use chock_policy::Action;
+
     use super::*;
 
     #[test]

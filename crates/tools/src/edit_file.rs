@@ -5,7 +5,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolOutput, Workspace, io_error};
+use super::{ToolError, ToolOutput, Workspace};
+use crate::error::io_error;
 use crate::tool::Tool;
 
 /// Replace exact text in a file of the workspace. old_text must appear exactly

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolOutput, Workspace, io_error};
+use super::{ToolError, ToolOutput, Workspace};
+use crate::error::io_error;
 use crate::tool::Tool;
 
 const MAX_DEPTH: usize = 5;

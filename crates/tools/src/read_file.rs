@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolOutput, WholeFile, Workspace};
+use super::{ToolError, ToolOutput, Workspace};
+use crate::error::WholeFile;
 use crate::tool::Tool;
 
 /// Files larger than this are refused rather than read into memory.

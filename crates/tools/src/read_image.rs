@@ -10,7 +10,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Image, ImageSupport, ToolError, ToolOutput, WholeFile, Workspace};
+use super::{Image, ImageSupport, ToolError, ToolOutput, Workspace};
+use crate::error::WholeFile;
 use crate::tool::Tool;
 
 /// The file read_image reads, and what it suggests instead. The largest is

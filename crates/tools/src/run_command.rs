@@ -38,7 +38,7 @@ use super::jobs::Jobs;
 use super::pidfd::{PidFd, wait_exit};
 use super::push_call::{self, PushCall};
 use super::workspace::SANDBOX_ROOT;
-use super::{Decide, Effect, ToolError, ToolName, ToolOutput, serve_port};
+use super::{Decide, Effect, ToolError, ToolOutput, serve_port};
 use crate::command_git::CommandGit;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::net::NetSetup;
@@ -252,31 +252,10 @@ impl Commands {
         self
     }
 
-    /// Whether the model is offered `tool` in this session: serve_port only
-    /// where some rule could permit a port.
-    pub fn offers(&self, tool: ToolName) -> bool {
-        match tool {
-            ToolName::ServePort => self.net.as_ref().is_some_and(NetSetup::could_serve),
-            ToolName::ReadFile
-            | ToolName::ListDirectory
-            | ToolName::Glob
-            | ToolName::Grep
-            | ToolName::WriteFile
-            | ToolName::EditFile
-            | ToolName::ReadGuidance
-            | ToolName::UpdatePlan
-            | ToolName::SetTitle
-            | ToolName::RunCommand
-            | ToolName::JobOutput
-            | ToolName::FetchUrl
-            | ToolName::WebSearch
-            | ToolName::ReadImage
-            | ToolName::ReadMemory
-            | ToolName::WriteMemory
-            | ToolName::AskUser
-            | ToolName::RestrictSelf
-            | ToolName::RequestAction => true,
-        }
+    /// Whether some rule could let a port be published (serve_port is
+    /// offered only then).
+    pub fn could_serve(&self) -> bool {
+        self.net.as_ref().is_some_and(NetSetup::could_serve)
     }
 
     fn sandbox(&self, routed: bool) -> Result<&Sandbox, String> {
@@ -338,7 +317,7 @@ impl Commands {
     /// Publishes a port of a background job (serve_port), where the
     /// session offers the tool at all.
     pub(crate) fn serve_port(&self, args: &serve_port::Args) -> ToolOutput {
-        if !self.offers(ToolName::ServePort) {
+        if !self.could_serve() {
             return ToolOutput::error(
                 "serve_port is not offered in this session: no rule could permit a net.serve.<port>",
             );

@@ -17,7 +17,7 @@ use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{Decide, ToolError};
+use crate::error::ToolError;
 
 /// One built-in tool, implemented by its argument type.
 pub(crate) trait Tool: DeserializeOwned + JsonSchema {
@@ -46,6 +46,21 @@ pub(crate) trait Tool: DeserializeOwned + JsonSchema {
             Decide::Nothing
         }
     }
+}
+
+/// Where a call is decided before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decide {
+    /// Nobody is asked: it reads, or it will say itself why it cannot run.
+    Nothing,
+    /// At this action.
+    At(Action),
+    /// At this action, and even when permitted it is not carried out: the
+    /// text says what is missing (git fetch and the like).
+    NotRun(Action, String),
+    /// Not at all: the call names no action it could be decided at (a
+    /// run-time tool whose name cannot be one), and is refused with the text.
+    Refuse(String),
 }
 
 /// What the session offers that changes where a call is decided.

@@ -4,7 +4,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolOutput, Workspace, io_error};
+use super::{ToolError, ToolOutput, Workspace};
+use crate::error::io_error;
 use crate::tool::Tool;
 
 /// Write a file of the workspace, replacing it if it exists and creating

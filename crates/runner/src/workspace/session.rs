@@ -17,7 +17,7 @@ use chock_log::event::{EndReason, Event, SessionEnd, SessionOpen, ToolResult, Us
 use chock_log::fold::Message as Folded;
 use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after};
 
-use super::takeover::{TakeoverError, check_takeover};
+use super::takeover::{Takeover, TakeoverError, check_takeover};
 use super::{CreateOptions, GitPaths, Opened, WorkspaceError, check, toplevel};
 use crate::history;
 use crate::provider::Message;
@@ -152,32 +152,10 @@ pub async fn run_carried_on(
         .project
         .clone()
         .unwrap_or_else(|| setup.project.to_owned());
-    let branch = taken
-        .branch
-        .clone()
-        .unwrap_or_else(|| super::branch_name(id.as_str()));
-    if !taken.dir.is_dir() {
-        return Err(WorkspaceError::Missing {
-            session: id.as_str().to_owned(),
-            dir: taken.dir,
-            branch,
-            repo: project,
-        }
-        .into());
-    }
-    // A stop in force: nothing it would do could run, so the model is not
-    // called. A session the daemon adopts ends `stopped` in its log; one a
-    // person carries on is refused and its log left as it is.
+    let branch = workspace_branch(&id, &taken, &project)?;
     if let Err(stopped) = chock_gate::check_stop(&project) {
-        if carry.adopt {
-            writer.append(open_event(setup, &id, &project))?;
-            return Ok((stopped_ending(writer, id, &stopped)?, taken.dir));
-        }
-        return Err(StartError::Refused(format!(
-            "{stopped}; session {} was not carried on: once a person has lifted the stop, carry it on with `chock run --continue {}`",
-            id.as_str(),
-            id.as_str()
-        )));
+        let outcome = stopped_before_turn(setup, carry.adopt, writer, id, &project, &stopped)?;
+        return Ok((outcome, taken.dir));
     }
     let mut conversation = history::from_fold(&folded.state.conversation);
     let cut = unanswered_calls(&folded.state.conversation);
@@ -268,7 +246,7 @@ fn ended_events(
 /// never from the checkout's `.git`, which a command wrote.
 fn recorded_paths(
     session_dir: &Path,
-    taken: &super::Takeover,
+    taken: &Takeover,
     project: &Path,
     branch: &str,
 ) -> Option<GitPaths> {
@@ -321,12 +299,47 @@ fn idle_ending(mut writer: LogWriter, id: SessionId) -> Result<SessionOutcome, W
     })
 }
 
-/// The ending of a session a stop refused before its first turn.
-fn stopped_ending(
+/// The branch of the session's workspace, which must still exist.
+fn workspace_branch(
+    id: &SessionId,
+    taken: &Takeover,
+    project: &Path,
+) -> Result<String, WorkspaceError> {
+    let branch = taken
+        .branch
+        .clone()
+        .unwrap_or_else(|| super::branch_name(id.as_str()));
+    if !taken.dir.is_dir() {
+        return Err(WorkspaceError::Missing {
+            session: id.as_str().to_owned(),
+            dir: taken.dir.clone(),
+            branch,
+            repo: project.to_owned(),
+        });
+    }
+    Ok(branch)
+}
+
+/// A session a stop in force reaches before its first turn: nothing it
+/// would do could run, so the model is not called. One a person carries on
+/// is refused and its log left as it is; one the daemon adopts ends
+/// `stopped` in its log.
+fn stopped_before_turn(
+    setup: &SessionSetup<'_>,
+    adopt: bool,
     mut writer: LogWriter,
     id: SessionId,
+    project: &Path,
     stopped: &chock_gate::Stopped,
-) -> Result<SessionOutcome, WriteError> {
+) -> Result<SessionOutcome, StartError> {
+    if !adopt {
+        return Err(StartError::Refused(format!(
+            "{stopped}; session {} was not carried on: once a person has lifted the stop, carry it on with `chock run --continue {}`",
+            id.as_str(),
+            id.as_str()
+        )));
+    }
+    writer.append(open_event(setup, &id, project))?;
     let detail = format!("{stopped}; the session was not carried on and its workspace is kept");
     writer.append(SessionEnd {
         reason: EndReason::Stopped,
