@@ -12,7 +12,7 @@
 //!
 //! A turn always ends with a [`TurnEnd`]; nothing here can spin for ever:
 //! the number of model calls per turn is capped, and a model that repeats a
-//! failing call is stopped by the [`RepeatGuard`].
+//! failing call is stopped by the repeat guard (`guard.rs`).
 
 use crate::guard::{RepeatGuard, Verdict};
 pub use crate::handover::Boundary;

@@ -3,7 +3,7 @@
 //!
 //! Each client keeps hooks somewhere else and in its own shape; the
 //! per-client tables live in [`clients`]. Every edit is surgical (see
-//! [`crate::jsonedit`]) and idempotent: a second run changes no byte. A
+//! `jsonedit.rs`) and idempotent: a second run changes no byte. A
 //! config that is not valid JSON or TOML is reported with the line and column
 //! where it broke and left untouched. Codex and Gemini read a project's hooks
 //! only in a project the person trusts, so a project-only install there is
