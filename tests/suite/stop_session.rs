@@ -524,3 +524,63 @@ fn a_bad_stop_file_refuses_for_an_unprivileged_user_too() {
     };
     assert_eq!(passed, 1, "the bad stop files were not tried unprivileged");
 }
+
+#[test]
+fn a_session_detached_to_the_daemon_while_a_stop_is_written_ends_stopped_without_a_model_call() {
+    use std::io::BufRead as _;
+    let (m, repo) = Machine::with_shop();
+    let fake = held_then_echo(&m);
+    let mut command = m.chock(&repo);
+    command.arg("daemon");
+    let _daemon = super::kit::Running::spawn(command);
+    let session = start(&m, &repo);
+    let (id, log, workspace) = wait_held(&m);
+    let mut detach = m
+        .chock(&repo)
+        .args(["detach", id.as_str()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = std::io::BufReader::new(detach.stderr.take().unwrap()).lines();
+    let waiting = said
+        .find(|line| {
+            line.as_ref()
+                .is_ok_and(|l| l.contains("waiting for its next turn boundary"))
+        })
+        .expect("detach waits for the boundary");
+    assert!(waiting.is_ok());
+    m.ok(&repo, &["stop", "--reason", "handed over into a stop"]);
+    release(&workspace);
+    assert_eq!(detach.wait().unwrap().code(), Some(0));
+    assert_eq!(session.wait_with_output().unwrap().status.code(), Some(8));
+    wait_for(Duration::from_secs(30), "the adopted session's end", || {
+        let folded = fold_log(&log).ok()?;
+        matches!(
+            folded.state.status,
+            chock_log::Status::Ended {
+                reason: EndReason::Stopped,
+                ..
+            }
+        )
+        .then_some(())
+    });
+    let events = log_values(&log);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let handover = kinds.iter().position(|k| *k == "handover").unwrap();
+    assert_eq!(
+        &kinds[handover + 1..handover + 3],
+        ["session.end", "session.open"]
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["reason"], "stopped", "{kinds:?}");
+    assert!(
+        end["detail"]
+            .as_str()
+            .unwrap()
+            .contains("handed over into a stop"),
+        "{end}"
+    );
+    assert_eq!(fake.requests().len(), 1, "the daemon's run called no model");
+}
