@@ -217,10 +217,17 @@ fn attempt(
     let apply = chock_out(&state, &["workspace", "apply", "--yes", &sid]);
     assert!(apply.status.success(), "{}", show(&apply));
     outside.untouched("after apply");
+    // The session's own commit lands, with what it left uncommitted (a
+    // plant's edit), which the session's end committed on its branch.
+    let landed = project.read("work.txt");
+    assert!(
+        landed.starts_with("work\n"),
+        "the session's own commit lands: {landed}"
+    );
     assert_eq!(
-        project.read("work.txt"),
-        "work\n",
-        "the session's own commit lands"
+        landed,
+        std::fs::read_to_string(st.workspace_dir(&id).join("work.txt")).unwrap(),
+        "what lands is what the workspace holds"
     );
     let discard = chock_out(&state, &["workspace", "discard", &sid]);
     assert!(discard.status.success(), "{}", show(&discard));

@@ -67,7 +67,10 @@ fn a_command_writes_in_the_workspace_and_cannot_write_outside_it() {
     assert!(text.contains("said"), "{text}");
     let second = of_call(&events, "tool.result", "c2");
     assert_eq!(second["ok"], false, "{second}");
-    let notices: Vec<_> = events.iter().filter(|e| e["type"] == "notice").collect();
+    let notices: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "notice" && e["subject"] != "workspace")
+        .collect();
     assert_eq!(notices.len(), 1, "the sandbox report is logged once");
     assert_eq!(notices[0]["subject"], "sandbox");
     let jit = events
@@ -239,4 +242,70 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
             .contains("check.sh: hello.txt is right"),
         "{ran}"
     );
+    // The tour's last steps, word for word: the diff shows the file the
+    // agent wrote, and apply, answered at a terminal, carries it back.
+    let readme = |args: &[&str]| {
+        let mut command = chock(&state);
+        command
+            .env("XDG_CONFIG_HOME", demo.path().join("config"))
+            .args(args);
+        command
+    };
+    assert_success(&readme(&["sessions"]).output().unwrap());
+    let diff = readme(&["workspace", "diff", id.as_str()])
+        .output()
+        .unwrap();
+    assert_success(&diff);
+    let shown = String::from_utf8_lossy(&diff.stdout);
+    assert!(shown.contains("hello.txt"), "{shown}");
+    assert!(shown.contains("+hello, world"), "{shown}");
+    let applied = super::on_a_terminal(
+        &readme(&["workspace", "apply", id.as_str()]),
+        "Apply? [y/N]",
+        "y",
+    );
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("hello.txt")).unwrap(),
+        "hello, world\n",
+        "the tour ends with hello.txt in the project"
+    );
+    assert_success(&readme(&["log", id.as_str()]).output().unwrap());
+}
+
+#[test]
+fn a_background_jobs_start_is_logged_before_the_result_that_reports_it() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let _fake = fake_model(
+        state.path(),
+        one_call_a_turn(&[
+            (
+                "b1",
+                "run_command",
+                json!({"command": ["sh", "-c", "echo started"], "background": true}),
+            ),
+            ("j1", "job_output", json!({"job": "1", "wait_secs": 10})),
+        ]),
+    );
+    run_ok(state.path(), project.path(), "start a job");
+    let events = log_values(&only_log(state.path()));
+    let at = |kind: &str, key: &str, value: &str| {
+        events
+            .iter()
+            .position(|e| e["type"] == kind && e[key] == value)
+            .unwrap_or_else(|| panic!("no {kind} with {key} {value}: {events:#?}"))
+    };
+    let start = at("background.start", "job_id", "1");
+    let result = at("tool.result", "call_id", "b1");
+    let end = at("background.end", "job_id", "1");
+    assert!(
+        start < result,
+        "the start comes before the result that reports it"
+    );
+    assert!(start < end, "and before the job's end");
 }

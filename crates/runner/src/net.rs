@@ -120,12 +120,17 @@ async fn apply(
             let verdict = decide(&host, background, judge, can_ask).await?;
             let _ = reply.send(verdict);
         }
-        Record::JobStart { job_id, command } => {
+        Record::JobStart {
+            job_id,
+            command,
+            recorded,
+        } => {
             log.borrow_mut().append(BackgroundStart {
                 job_id,
                 kind: "command".to_owned(),
                 command,
             })?;
+            let _ = recorded.send(());
         }
         Record::JobEnd {
             job_id,

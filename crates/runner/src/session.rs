@@ -235,7 +235,7 @@ pub(crate) async fn drive(
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
-    let commands = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
+    let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
     let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
@@ -287,7 +287,8 @@ pub(crate) async fn drive(
     };
     let (end, opened) = hooks.settled(end)?;
     drop(hooks);
-    wind_down(&commands, &mut net_records, &writer, &judge).await?;
+    let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
+    wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
     Ok((outcome, opened))
 }
@@ -296,12 +297,15 @@ pub(crate) async fn drive(
 /// killed, and its end recorded (a session that hands over holds none: it
 /// said ready only once the log showed every job ended); the connections
 /// still queued are decided without asking; what the sandbox's git left
-/// is brought back and said.
+/// is brought back and said; and a session that ends (rather than hands
+/// over) has what it left uncommitted committed on its branch (`git`).
 async fn wind_down(
     commands: &Commands,
     net_records: &mut tokio::sync::mpsc::UnboundedReceiver<chock_tools::net::Record>,
     writer: &RefCell<LogWriter>,
     judge: &Judge<'_>,
+    git: Option<crate::workspace::SandboxGit>,
+    id: &SessionId,
 ) -> Result<(), SessionError> {
     let said = commands.finish().await;
     net::drain(net_records, writer, judge).await?;
@@ -309,6 +313,21 @@ async fn wind_down(
         writer.borrow_mut().append(Notice {
             subject: "sandbox".to_owned(),
             text: said.join("\n"),
+        })?;
+    }
+    if let Some(git) = git.filter(|git| git.paths.work_tree.is_dir()) {
+        let text = match git.commit_leftovers(id.as_str()) {
+            Ok(None) => return Ok(()),
+            Ok(Some(tip)) => format!(
+                "what the session left uncommitted was committed on {} as {}",
+                git.branch,
+                tip.get(..7).unwrap_or(&tip)
+            ),
+            Err(err) => err.to_string(),
+        };
+        writer.borrow_mut().append(Notice {
+            subject: "workspace".to_owned(),
+            text,
         })?;
     }
     Ok(())
@@ -327,7 +346,7 @@ pub(crate) struct Opening {
 
 /// The session's command runner: its workspace, jit as decided, the
 /// network, push credentials and the private git directory of its
-/// checkout.
+/// checkout, which is also handed back for the session's end.
 fn commands_for(
     setup: &SessionSetup<'_>,
     id: &SessionId,
@@ -335,15 +354,18 @@ fn commands_for(
     checkout: &Checkout,
     jit: Decision,
     records: chock_tools::net::Records,
-) -> Commands {
+) -> (Commands, Option<crate::workspace::SandboxGit>) {
     let session_dir = setup.state.session_dir(id);
     let commands = Commands::new(workspace.root(), jit == Decision::Allow)
         .with_session(id.as_str())
         .with_network(NetSetup::new(setup.policy, records))
         .with_push_credentials(&session_dir);
     match checkout.sandbox_git(&session_dir, id) {
-        Some(git) => commands.with_git(crate::workspace::BringBack::new(git)),
-        None => commands,
+        Some(git) => (
+            commands.with_git(crate::workspace::BringBack::new(git.clone())),
+            Some(git),
+        ),
+        None => (commands, None),
     }
 }
 

@@ -113,7 +113,9 @@ impl Jobs {
             .count()
     }
 
-    /// Starts watching `child`; answers the tool result the model reads.
+    /// Starts watching `child`; answers the tool result the model reads,
+    /// and what is answered once the start is in the log (`None` where
+    /// nothing records it).
     pub(super) fn start(
         &mut self,
         mut child: SandboxChild,
@@ -121,25 +123,29 @@ impl Jobs {
         link: Option<Arc<RouterLink>>,
         router: Option<RouterTask>,
         records: Option<Records>,
-    ) -> ToolOutput {
+    ) -> (ToolOutput, Option<oneshot::Receiver<()>>) {
         if self.running() >= MAX_JOBS {
             let _ = child.kill();
-            return ToolOutput::error(format!(
+            let refused = ToolOutput::error(format!(
                 "not started: this session already runs {MAX_JOBS} background jobs, the most it may; \
                  wait for one to end (job_output with wait_secs) first"
             ));
+            return (refused, None);
         }
         self.next += 1;
         let id = self.next.to_string();
         let state = Arc::new(Mutex::new(JobState::default()));
         let (kill, killed) = oneshot::channel();
         let (done_tx, done) = watch::channel(false);
-        if let Some(records) = &records {
+        let recorded = records.as_ref().map(|records| {
+            let (recorded, is_recorded) = oneshot::channel();
             let _ = records.send(Record::JobStart {
                 job_id: id.clone(),
                 command: command.clone(),
+                recorded,
             });
-        }
+            is_recorded
+        });
         let task = tokio::spawn(watch_job(
             child,
             Arc::clone(&state),
@@ -158,10 +164,11 @@ impl Jobs {
             done,
             task: Some(task),
         });
-        ToolOutput::ok(format!(
+        let started = ToolOutput::ok(format!(
             "started background job {id}; read its output with job_output {{\"job\": \"{id}\"}}. \
              It is killed when the session ends. Its connections get only what the policy allows outright."
-        ))
+        ));
+        (started, recorded)
     }
 
     /// The job's output and status, after waiting up to `wait_secs`.

@@ -36,8 +36,14 @@ pub enum Record {
         background: bool,
         reply: oneshot::Sender<HostVerdict>,
     },
-    /// A background job started.
-    JobStart { job_id: String, command: String },
+    /// A background job started; `recorded` is answered once its
+    /// `background.start` is in the log, so the call's result, which says
+    /// the job started, comes after it.
+    JobStart {
+        job_id: String,
+        command: String,
+        recorded: oneshot::Sender<()>,
+    },
     /// A background job ended: `done`, `failed` or `killed`.
     JobEnd {
         job_id: String,

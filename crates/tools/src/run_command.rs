@@ -372,9 +372,16 @@ impl Commands {
         };
         let mut output = if args.background {
             let records = self.net.as_ref().map(|net| net.records.clone());
-            self.jobs
-                .borrow_mut()
-                .start(child, args.command.join(" "), link, router, records)
+            let (started, recorded) =
+                self.jobs
+                    .borrow_mut()
+                    .start(child, args.command.join(" "), link, router, records);
+            // The log says the job started before the result does (a session
+            // that is ending answers by dropping the sender).
+            if let Some(recorded) = recorded {
+                let _ = recorded.await;
+            }
+            started
         } else {
             let ran = match &push {
                 // The sockets answer while the push runs, and only then.

@@ -215,7 +215,22 @@ pub fn catch_up(
         &entry.branch,
         &entry.commit,
     );
-    Ok(BringBack::new(git).run())
+    let (moved, mut said) = BringBack::new(git.clone()).run();
+    match git.commit_leftovers(entry.session.as_str()) {
+        Ok(None) => Ok((moved, said)),
+        Ok(Some(tip)) => {
+            said.push(format!(
+                "committed what the session left uncommitted on {} as {}",
+                git.branch,
+                tip.get(..7).unwrap_or(&tip)
+            ));
+            Ok((Some(tip), said))
+        }
+        Err(err) => {
+            said.push(err.to_string());
+            Ok((moved, said))
+        }
+    }
 }
 
 /// What a discard did.

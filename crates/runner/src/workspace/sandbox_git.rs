@@ -217,6 +217,46 @@ impl SandboxGit {
         binds
     }
 
+    /// After the session (or, for one no process holds, before a person
+    /// looks at its workspace): commits what it left uncommitted in its
+    /// workspace on its branch, the message naming the session, so that
+    /// `chock workspace diff` shows every change and apply carries it. Only
+    /// once every commit of the private directory is on the branch; the
+    /// private directory is then removed, and the next command of a carried
+    /// on session starts from the branch as it now is. The new tip, or
+    /// `None` when nothing was left.
+    pub fn commit_leftovers(&self, session: &str) -> Result<Option<String>, WorkspaceError> {
+        let real = self.real_tip()?;
+        if let Some(private) = self.private_tip()?
+            && private != real
+        {
+            return Err(WorkspaceError::Refused(format!(
+                "the session's uncommitted files stay uncommitted: its sandbox's git directory holds commits not on {} ({}); look at them with `chock workspace show {session}`",
+                self.branch,
+                private.get(..7).unwrap_or(&private)
+            )));
+        }
+        self.paths.ensure_view(&self.branch)?;
+        if super::changed_files_in(&self.paths)?.is_empty() {
+            return Ok(None);
+        }
+        self.paths.run(&["add", "--all", "--", "."])?;
+        let mut commit = super::identity_args(&self.paths.common);
+        let message = format!("chock: what session {session} left uncommitted");
+        commit
+            .extend(["commit", "--quiet", "--no-verify", "--message", &message].map(str::to_owned));
+        let commit: Vec<&str> = commit.iter().map(String::as_str).collect();
+        self.paths.run(&commit)?;
+        if fs::symlink_metadata(&self.dir).is_ok() {
+            fs::remove_dir_all(&self.dir).map_err(|source| WorkspaceError::Io {
+                what: "remove",
+                path: self.dir.clone(),
+                source,
+            })?;
+        }
+        self.real_tip().map(Some)
+    }
+
     /// The session branch's tip in the person's repository.
     pub fn real_tip(&self) -> Result<String, WorkspaceError> {
         let text = self.paths.run(&[
