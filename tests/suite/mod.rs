@@ -14,6 +14,7 @@ mod git_push_ssh;
 mod git_shim;
 mod kit;
 mod log;
+mod new_user;
 mod network;
 mod nix_zon;
 mod plan;

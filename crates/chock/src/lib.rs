@@ -22,6 +22,8 @@
 //! No behaviour lives here; see `cmd/` for the one file per subcommand that
 //! adapts clap arguments to a library call.
 
+#![deny(clippy::print_stdout)]
+
 mod cmd;
 mod exit;
 mod front;
@@ -50,7 +52,11 @@ fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
             // `{:#}` prints the whole context chain on one line, which is the
             // shape every error a person sees takes: what failed, then why.
             eprintln!("chock: {err:#}");
-            ExitCode::from(exit::FAILURE)
+            if err.downcast_ref::<exit::Usage>().is_some() {
+                ExitCode::from(exit::USAGE)
+            } else {
+                ExitCode::from(exit::FAILURE)
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `chock decisions`: print the decision log.
 
+use super::output::outln;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -25,9 +26,9 @@ pub(crate) fn run(args: DecisionsArgs) -> anyhow::Result<ExitCode> {
     loop {
         for line in tail.poll().context("cannot read the decision log")? {
             if args.json {
-                println!("{line}");
+                outln!("{line}");
             } else {
-                println!("{}", decisions::render(&line));
+                outln!("{}", decisions::render(&line));
             }
         }
         if !args.follow {

@@ -1,5 +1,6 @@
 //! `chock detach`: hand a running session to the daemon.
 
+use super::output::outln;
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -34,8 +35,8 @@ pub(crate) struct Args {
     session: Option<String>,
     /// The daemon, as unix:/path or host:port [default: $CHOCK_DAEMON, else
     /// daemon.sock in the state directory].
-    #[arg(long, value_name = "ADDRESS", conflicts_with = "port")]
-    daemon: Option<String>,
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "port", value_parser = Address::parse)]
+    daemon: Option<Address>,
     /// Shorthand for --daemon 127.0.0.1:<N> (a `chock daemon --host`).
     #[arg(long, value_name = "N")]
     port: Option<u16>,
@@ -49,7 +50,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let state = StateDir::resolve().context("cannot find the state directory")?;
     let daemon = match (&args.daemon, args.port) {
-        (Some(text), _) => Address::parse(text).context("--daemon")?,
+        (Some(address), _) => address.clone(),
         (None, Some(port)) => Address::Tcp {
             host: "127.0.0.1".to_owned(),
             port,
@@ -69,7 +70,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = detach(&options, |progress| display.show(progress));
     display.finish();
     let detached = result?;
-    println!(
+    outln!(
         "handed session {} over to the daemon at {}: it carries on there; follow it with `chock log -f {}`",
         detached.session.as_str(),
         detached.address,

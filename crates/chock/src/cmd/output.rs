@@ -79,3 +79,26 @@ pub(crate) fn announce(addresses: &[chock_control::Address], then: Option<&str>)
     }
     let _ = out.flush();
 }
+
+/// `println!` for a subcommand's output that never panics on a closed
+/// pipe: a reader that went away (`| head`, `| true`) ends nothing, and the
+/// command's exit code stays its own (`chock sync --check | true` still
+/// exits 3 when a client is not wired).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// [`outln!`] without the newline, flushed (a prompt).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout();
+        let _ = write!(stdout, $($arg)*);
+        let _ = stdout.flush();
+    }};
+}
+
+pub(crate) use {out, outln};

@@ -1,6 +1,7 @@
 //! `chock policy`: explain how the policy answers an action, and check a
 //! policy file. Both are thin: chock-policy does the reading and the fold.
 
+use super::output::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -84,9 +85,9 @@ fn explain(args: ExplainArgs) -> anyhow::Result<ExitCode> {
         policy.decide(&action)
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&verdict)?);
+        outln!("{}", serde_json::to_string_pretty(&verdict)?);
     } else {
-        print!("{}", verdict.render());
+        out!("{}", verdict.render());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -102,14 +103,14 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let path = args.file.display();
     if checked.problems.is_empty() {
         let n = checked.rules.rules.len();
-        println!(
+        outln!(
             "{path}: no problems ({n} rule{})",
             if n == 1 { "" } else { "s" }
         );
         return Ok(ExitCode::SUCCESS);
     }
     for p in &checked.problems {
-        println!("{path}:{p}");
+        outln!("{path}:{p}");
     }
     let n = checked.problems.len();
     eprintln!(

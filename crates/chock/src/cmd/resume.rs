@@ -1,5 +1,6 @@
 //! `chock resume`: a person at a terminal lifts a stop.
 
+use super::output::{out, outln};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,7 +58,7 @@ pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             );
             return Ok(ExitCode::from(exit::FAILURE));
         }
-        println!("no stop is in force for {place}; nothing to resume");
+        outln!("no stop is in force for {place}; nothing to resume");
         return Ok(ExitCode::SUCCESS);
     }
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -66,11 +67,11 @@ pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(exit::FAILURE));
     }
-    println!("agents are stopped for {place}:");
+    outln!("agents are stopped for {place}:");
     for stop in &pending.stops {
-        println!("  {}: {}", stop.source.display(), describe(stop));
+        outln!("  {}: {}", stop.source.display(), describe(stop));
     }
-    print!("type {:?} to resume agents: ", pending.word);
+    out!("type {:?} to resume agents: ", pending.word);
     std::io::stdout()
         .flush()
         .context("could not write the prompt")?;
@@ -87,9 +88,9 @@ pub(crate) fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(exit::FAILURE));
     }
     let (removed, warning) = ops::lift(&env, &pending).context("could not lift the stop")?;
-    println!("resumed agents for {place}");
+    outln!("resumed agents for {place}");
     for file in removed {
-        println!("  removed {}", file.display());
+        outln!("  removed {}", file.display());
     }
     if let Some(warning) = warning {
         eprintln!("chock: {warning}");

@@ -75,13 +75,21 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (project, message) = match (&carry, args.project, args.message) {
         (Some(_), None, None) => (PathBuf::from("."), String::new()),
         (Some(_), Some(word), None) => (PathBuf::from("."), word.to_string_lossy().into_owned()),
-        (Some(_), Some(_), Some(_)) => anyhow::bail!(
-            "with --continue or --adopt give at most one word, the message: the project is the session's own"
-        ),
+        (Some(_), Some(_), Some(_)) => {
+            return Err(exit::Usage(
+                "with --continue or --adopt give at most one word, the message: the project is the session's own"
+                    .to_owned(),
+            )
+            .into());
+        }
         (None, Some(project), Some(message)) => (project, message),
-        (_, _, _) => anyhow::bail!(
-            "give the project directory and the message: chock run <project dir> <message>"
-        ),
+        (_, _, _) => {
+            return Err(exit::Usage(
+                "give the project directory and the message: chock run <project dir> <message>"
+                    .to_owned(),
+            )
+            .into());
+        }
     };
     if carry.is_none() {
         for note in kept_notes(&state, &project) {

@@ -25,8 +25,8 @@ use crate::exit;
 pub(crate) struct ServeArgs {
     /// The daemon to serve, as unix:/path or host:port [default: $CHOCK_DAEMON,
     /// else daemon.sock in the state directory].
-    #[arg(long, value_name = "ADDR")]
-    daemon: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = Address::parse)]
+    daemon: Option<Address>,
 
     /// The unix socket to listen on [default: serve.sock in the state directory].
     #[arg(long, value_name = "PATH", conflicts_with = "host")]
@@ -52,7 +52,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     )?;
     let state = chock_log::StateDir::resolve().context("cannot start chock serve")?;
     let daemon = match &args.daemon {
-        Some(text) => Address::parse(text).context("--daemon")?,
+        Some(address) => address.clone(),
         None => Address::from_env_or_default(state.root())
             .context(format!("${}", chock_control::DAEMON_ENV))?,
     };

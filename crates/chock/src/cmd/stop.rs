@@ -1,5 +1,6 @@
 //! `chock stop`: a person stops agents in this repository, or everywhere.
 
+use super::output::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,16 +52,16 @@ pub(crate) fn run(args: StopArgs) -> anyhow::Result<ExitCode> {
         (Some(repo), None) => format!("every agent in {repo}"),
         (None, _) => "every agent on this machine".to_owned(),
     };
-    println!("stopped {scope}: {}", report.stop.reason);
+    outln!("stopped {scope}: {}", report.stop.reason);
     for file in &report.files {
-        println!("  wrote {}", file.display());
+        outln!("  wrote {}", file.display());
     }
     let resume = if args.everywhere {
         "chock resume --everywhere"
     } else {
         "chock resume"
     };
-    println!("a person lifts it at a terminal with '{resume}'");
+    outln!("a person lifts it at a terminal with '{resume}'");
     if let Some(warning) = report.warning {
         eprintln!("chock: {warning}");
     }

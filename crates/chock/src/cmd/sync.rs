@@ -1,5 +1,6 @@
 //! `chock sync`: wire the pre-tool stop check into every agent client.
 
+use super::output::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -75,7 +76,7 @@ pub(crate) fn run(args: SyncArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or(0);
     for row in &rows {
         let changed = if row.changed { " (written)" } else { "" };
-        println!(
+        outln!(
             "{:<12} {:<8} {:<width$}  {}{changed}",
             row.client,
             row.level.to_string(),

@@ -1,0 +1,63 @@
+//! What a new user trips on: exit codes that say what happened, output into
+//! a pipe whose reader has gone, and the signals a terminal or a service
+//! manager sends.
+
+use std::process::{Output, Stdio};
+
+use super::Machine;
+
+/// `command` run with its stdout a pipe whose reading end is already
+/// closed: every write to it fails with EPIPE.
+fn into_a_closed_pipe(mut command: std::process::Command) -> Output {
+    let (read, write) = rustix::pipe::pipe().unwrap();
+    drop(read);
+    command
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+fn assert_no_panic(out: &Output) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_nothing_and_keeps_the_exit_code() {
+    let (m, repo) = Machine::with_shop();
+    let mut stop = m.chock(&repo);
+    stop.args(["stop", "--reason", "piped"]);
+    let out = into_a_closed_pipe(stop);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0), "the stop was written");
+    assert!(repo.join(".chock/stop.json").is_file());
+
+    // Nothing is wired: --check says so with 3, whoever reads its output.
+    let mut check = m.chock(&repo);
+    check.args(["sync", "--check"]);
+    let out = into_a_closed_pipe(check);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(3));
+
+    let mut decisions = m.chock(&repo);
+    decisions.arg("decisions");
+    let out = into_a_closed_pipe(decisions);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_command_line_that_does_not_say_what_to_do_exits_2() {
+    let (m, repo) = Machine::with_shop();
+    for (args, says) in [
+        (&["run", "."][..], "give the project directory and the message"),
+        (&["serve", "--daemon", "bogus::"], "is not a daemon address"),
+        (&["detach", "--daemon", "bogus::"], "is not a daemon address"),
+    ] {
+        let out = m.run(&repo, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
