@@ -23,7 +23,7 @@ use super::{Machine, git, on_a_terminal};
 
 /// A command that says it runs (`ready` in its workspace) and waits until
 /// the test puts `go` there: the session is mid-call while the test acts.
-fn held(id: &str) -> Reply {
+pub(super) fn held(id: &str) -> Reply {
     held_then(id, "true")
 }
 
@@ -40,7 +40,7 @@ fn echo(id: &str, word: &str) -> Reply {
 
 /// A model on `m` whose first call is [`held`] and whose second, `c2`, runs
 /// `echo`, then says it is done.
-fn held_then_echo(m: &Machine) -> FakeModel {
+pub(super) fn held_then_echo(m: &Machine) -> FakeModel {
     fake_model(
         &m.state(),
         [
@@ -53,7 +53,7 @@ fn held_then_echo(m: &Machine) -> FakeModel {
 
 /// `chock run . work` in `repo` as a person on `m`, started in the
 /// background with its output piped.
-fn start(m: &Machine, repo: &Path) -> Child {
+pub(super) fn start(m: &Machine, repo: &Path) -> Child {
     m.chock(repo)
         .args(["run", ".", "work"])
         .stdin(Stdio::null())
@@ -65,7 +65,7 @@ fn start(m: &Machine, repo: &Path) -> Child {
 
 /// The only session on `m` once its held command runs: its id, log and
 /// workspace.
-fn wait_held(m: &Machine) -> (SessionId, PathBuf, PathBuf) {
+pub(super) fn wait_held(m: &Machine) -> (SessionId, PathBuf, PathBuf) {
     let state = m.state();
     wait_for(Duration::from_secs(30), "the held command", || {
         let id = sessions(&state).into_iter().next()?;

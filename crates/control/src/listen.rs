@@ -106,6 +106,16 @@ impl Listener {
     }
 }
 
+/// A socket file this process created goes with its listener, however the
+/// server ends (a failure after binding included); systemd's stays.
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Some(path) = self.created_path() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// Bind the unix socket at `path`, creating its directory (mode 0700) when
 /// missing. A socket file whose listener is gone is replaced.
 pub fn bind_unix(path: &Path) -> Result<Listener, ListenError> {

@@ -17,7 +17,7 @@ use crate::verbs::{self, Conn, VerbError};
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 pub(crate) async fn accept_loop(listener: Listener, shared: Arc<Shared>) {
-    match listener {
+    match &listener {
         Listener::Unix { listener, .. } => loop {
             match listener.accept().await {
                 Ok((stream, _)) => {

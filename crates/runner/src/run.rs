@@ -130,16 +130,32 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         context_tokens,
         foreground: true,
     };
-    // A failure to install the handler leaves Ctrl-C with its default
-    // effect (the process dies, and the log shows no ending): the session is
-    // still worth running.
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+    // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
+    // terminal) end the session interrupted, its log ended and its sockets
+    // removed. A failure to install a handler leaves that signal with its
+    // default effect (the process dies, and the log shows no ending): the
+    // session is still worth running.
+    let interrupt = interrupted();
     let session = start(&setup, options, carried.as_ref(), on_text, interrupt);
     Ok(runtime.block_on(session)?)
+}
+
+/// Completes when the person presses Ctrl-C or the process gets SIGTERM or
+/// SIGHUP, saying which.
+async fn interrupted() -> crate::turn::Interruption {
+    use crate::turn::Interruption;
+    use tokio::signal::unix::{SignalKind, signal};
+    let wait = |kind| async move {
+        match signal(kind) {
+            Ok(mut signal) => signal.recv().await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        Ok(()) = tokio::signal::ctrl_c() => Interruption::Person,
+        _ = wait(SignalKind::terminate()) => Interruption::Signal("SIGTERM"),
+        _ = wait(SignalKind::hangup()) => Interruption::Signal("SIGHUP"),
+    }
 }
 
 /// The reviewer config.zon names, as its model, label and provider, once
@@ -204,7 +220,7 @@ async fn start(
     options: &RunOptions,
     carried: Option<&crate::workspace::session::Resolved>,
     on_text: impl FnMut(&str),
-    interrupt: impl Future<Output = ()>,
+    interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<SessionOutcome, crate::workspace::session::StartError> {
     let outcome = match carried {
         Some(c) => {

@@ -34,7 +34,7 @@ use crate::net;
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
 use crate::stop::StopCheck;
-use crate::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
+use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
     Call, Commands, Decide, Effect, Offered, PlanStatus, SessionTools, ToolName, ToolOutput,
@@ -106,7 +106,7 @@ pub async fn run_new(
     setup: &SessionSetup<'_>,
     message: &str,
     on_text: impl FnMut(&str),
-    interrupt: impl Future<Output = ()>,
+    interrupt: impl Future<Output = impl Into<Interruption>>,
 ) -> Result<SessionOutcome, SessionError> {
     let workspace = Workspace::new(setup.project).map_err(|err| SessionError::Workspace {
         path: setup.project.to_owned(),
@@ -217,7 +217,7 @@ pub(crate) async fn drive(
     setup: &SessionSetup<'_>,
     opening: Opening,
     on_text: impl FnMut(&str),
-    interrupt: impl Future<Output = ()>,
+    interrupt: impl Future<Output = impl Into<Interruption>>,
 ) -> Result<(SessionOutcome, Option<Opened>), SessionError> {
     let Opening {
         writer,
@@ -272,14 +272,14 @@ pub(crate) async fn drive(
         let _ = hooks.settle();
         return Err(err);
     }
-    // Ctrl-C abandons the turn at its next wait and the session ends
-    // interrupted; tools run between waits, so no call is half recorded.
+    // Ctrl-C (or SIGTERM, SIGHUP) abandons the turn at its next wait and
+    // the session ends interrupted; tools run between waits, so no call is half recorded.
     // The network's records are appended as they come, beside the turn.
     // Handover asks are taken beside the turn and answered at its
     // boundaries.
     let end = tokio::select! {
         end = run_turn(&cx, &mut conversation, &mut hooks) => end.map(Some),
-        () = interrupt => Ok(None),
+        why = interrupt => Ok(Some(TurnEnd::Interrupted(why.into()))),
         recorded = net::record(&mut net_records, &writer, &judge) => {
             recorded.map(|()| None).map_err(SessionError::from)
         }
@@ -521,6 +521,14 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
         TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
+        TurnEnd::Interrupted(Interruption::Person) => (
+            EndReason::Interrupted,
+            "interrupted by the person; the turn was abandoned".to_owned(),
+        ),
+        TurnEnd::Interrupted(Interruption::Signal(signal)) => (
+            EndReason::Interrupted,
+            format!("interrupted by {signal}; the turn was abandoned"),
+        ),
         TurnEnd::Stopped(text) => (
             EndReason::Stopped,
             format!("{text}; the workspace is kept"),

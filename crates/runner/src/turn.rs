@@ -72,6 +72,24 @@ pub enum TurnEnd {
     HandOver,
     /// A stop refused an action; the text is the refusal.
     Stopped(String),
+    /// The session was interrupted while the turn ran (Ctrl-C, a signal);
+    /// the turn was abandoned at its next wait.
+    Interrupted(Interruption),
+}
+
+/// What interrupted a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// The person, with Ctrl-C (or a test's own future that completes).
+    Person,
+    /// A signal a terminal or a service manager sent (`SIGTERM`, `SIGHUP`).
+    Signal(&'static str),
+}
+
+impl From<()> for Interruption {
+    fn from((): ()) -> Interruption {
+        Interruption::Person
+    }
 }
 
 /// Where a turn's steps go. Every method may fail (a log that cannot be

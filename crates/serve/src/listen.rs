@@ -22,7 +22,7 @@ use tokio::net::UnixStream;
 /// a slow or broken browser holds up nobody else.
 pub(crate) async fn accept_loop(listener: Listener, router: Router) {
     let own = chock_control::own_uid();
-    match listener {
+    match &listener {
         Listener::Unix { listener, .. } => loop {
             match listener.accept().await {
                 Ok((stream, _)) => {

@@ -68,7 +68,7 @@ pub async fn run_new_in_workspace(
     allow_dirty: bool,
     id: Option<SessionId>,
     on_text: impl FnMut(&str),
-    interrupt: impl Future<Output = ()>,
+    interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<(SessionOutcome, Opened), StartError> {
     let integrate = integrate_decision(setup.policy);
     let id = id.unwrap_or_default();
@@ -137,7 +137,7 @@ pub async fn run_carried_on(
     setup: &SessionSetup<'_>,
     carry: &Carry<'_>,
     on_text: impl FnMut(&str),
-    interrupt: impl Future<Output = ()>,
+    interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<(SessionOutcome, PathBuf), StartError> {
     let (id, log) = setup
         .state
