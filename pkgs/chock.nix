@@ -10,6 +10,7 @@
 # .ci/run runs every one of them outside Nix.
 {
   lib,
+  stdenv,
   rustPlatform,
   git,
   sandboxBoundPackages ? [
@@ -46,10 +47,20 @@ rustPlatform.buildRustPackage {
 
   # `chock` is a small front that runs `chock sandbox` itself and hands
   # every other command to chock-full, which it looks for beside itself or
-  # in ../libexec/chock: keep the second one off PATH.
+  # in ../libexec/chock: keep the second one off PATH. Then the shell
+  # completions and the man pages, which the built program writes from its
+  # own command line (so not when it cannot run on the build machine).
   postInstall = ''
     mkdir -p $out/libexec/chock
     mv $out/bin/chock-full $out/libexec/chock/chock-full
+  ''
+  + lib.optionalString (stdenv.buildPlatform.canExecute stdenv.hostPlatform) ''
+    mkdir -p $out/share/bash-completion/completions $out/share/zsh/site-functions \
+      $out/share/fish/vendor_completions.d
+    $out/bin/chock completions bash > $out/share/bash-completion/completions/chock
+    $out/bin/chock completions zsh > $out/share/zsh/site-functions/_chock
+    $out/bin/chock completions fish > $out/share/fish/vendor_completions.d/chock.fish
+    $out/bin/chock man --dir $out/share/man/man1
   '';
 
   nativeCheckInputs = [ git ];

@@ -132,6 +132,13 @@ let
         main = package.meta.mainProgram;
         # The front finds the full program in ../libexec/chock.
         libexec = builtins.match ".*mv [$]out/bin/chock-full [$]out/libexec/chock/chock-full.*" package.postInstall != null;
+        # The completions and man pages, where each shell and man look.
+        share = map (line: builtins.match ".*\n *[$]out/bin/chock ${line}\n.*" package.postInstall != null) [
+          "completions bash > [$]out/share/bash-completion/completions/chock"
+          "completions zsh > [$]out/share/zsh/site-functions/_chock"
+          "completions fish > [$]out/share/fish/vendor_completions.d/chock.fish"
+          "man --dir [$]out/share/man/man1"
+        ];
       };
       want = {
         pname = "chock";
@@ -144,6 +151,12 @@ let
         source = true;
         main = "chock";
         libexec = true;
+        share = [
+          true
+          true
+          true
+          true
+        ];
       };
     };
     package-skips-what-the-build-sandbox-cannot-run = {

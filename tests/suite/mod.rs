@@ -3,6 +3,7 @@
 mod agentic;
 mod approvals;
 mod cli;
+mod completions;
 mod daemon;
 mod daemon_run;
 mod detach;

@@ -22,3 +22,17 @@ fn plan_of_a_session_written_by_the_writer() {
     let out = chock_out(state.path(), &["plan", id.as_str()]);
     assert_eq!(stdout(&out), "[x] first\n[ ] second\n");
 }
+
+#[test]
+fn plan_json_of_the_fixture_sessions() {
+    let (state, plan) = on_fixtures(&["plan", FIXTURE_RUNNING, "--json"]);
+    assert_eq!(plan.lines().count(), 1, "{plan}");
+    let report: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(report["items"][1]["status"], "in_progress");
+    insta::assert_snapshot!(plan);
+    let out = chock_out(state.path(), &["plan", FIXTURE_ENDED, "--json"]);
+    assert_eq!(
+        stdout(&out),
+        format!("{{\"session\":\"{FIXTURE_ENDED}\",\"items\":[]}}\n")
+    );
+}

@@ -532,3 +532,22 @@ fn a_taken_branch_ends_the_session_with_its_error_in_the_log_and_moves_nothing()
     assert_eq!(project.head(), head);
     assert_eq!(project.run_git(&["status", "--porcelain"]).trim(), "");
 }
+
+/// `chock workspace list --json` on the fixture sessions: one line per
+/// workspace (the running fixture's; the ended one has none).
+#[test]
+fn workspace_list_json_of_the_fixture_sessions() {
+    use super::session_logs::{FIXTURE_RUNNING, on_fixtures};
+    let (state, list) = on_fixtures(&["workspace", "list", "--json"]);
+    assert_eq!(list.lines().count(), 1, "{list}");
+    let row: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(row["session"], FIXTURE_RUNNING);
+    insta::assert_snapshot!(list);
+    let empty = tempfile::tempdir().unwrap();
+    let out = chock(empty.path())
+        .args(["workspace", "list", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out), "exit Some(0)\nstdout: \nstderr: ");
+    drop(state);
+}

@@ -2,6 +2,7 @@
 //! adding a variant to [`Command`] is a compile error until it is handled.
 
 mod approve;
+mod completions;
 mod daemon;
 mod decisions;
 mod detach;
@@ -72,6 +73,8 @@ pub(crate) enum Command {
     GitCredential(git_credential::Args),
     #[command(hide = true, name = "ssh-connect")]
     SshConnect(ssh_connect::Args),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
@@ -96,5 +99,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Detach(args) => detach::run(args),
         Command::GitCredential(args) => git_credential::run(args),
         Command::SshConnect(args) => ssh_connect::run(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man(args) => completions::man(args),
     }
 }

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::event::PlanStatus;
+use chock_log::event::{PlanItem, PlanStatus};
 use chock_log::{StateDir, fold_log};
 
 use crate::exit;
@@ -17,6 +17,17 @@ use crate::exit;
 pub(crate) struct Args {
     /// The session id (see `chock sessions`).
     session: String,
+
+    /// One JSON object (the items and their statuses) on one line, stable for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `chock plan --json`.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    session: &'a str,
+    items: &'a [PlanItem],
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -25,6 +36,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let folded = fold_log(&path)?;
     for problem in &folded.problems {
         eprintln!("chock: warning: {}: {problem}", path.display());
+    }
+    if args.json {
+        let report = Report {
+            session: id.as_str(),
+            items: &folded.state.plan,
+        };
+        let line = serde_json::to_string(&report)?;
+        super::output::print_result(writeln!(std::io::stdout().lock(), "{line}"))?;
+        return Ok(ExitCode::from(exit::SUCCESS));
     }
     let mut text = String::new();
     if folded.state.plan.is_empty() {

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::{StateDir, fold_log};
+use chock_log::{StateDir, Timestamp, fold_log};
 
 use crate::exit;
 
@@ -13,16 +13,72 @@ use crate::exit;
 pub(crate) struct Args {
     /// The session id (see `chock sessions`).
     session: String,
+
+    /// One JSON object (the calls and the total) on one line, stable for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `chock usage --json`.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    session: &'a str,
+    calls: Vec<Call<'a>>,
+    total: Total,
+}
+
+#[derive(serde::Serialize)]
+struct Call<'a> {
+    event: u64,
+    at: Timestamp,
+    model: &'a str,
+    input_tokens: u64,
+    output_tokens: u64,
+    total_tokens: u64,
+}
+
+#[derive(serde::Serialize)]
+struct Total {
+    calls: usize,
+    input_tokens: u64,
+    output_tokens: u64,
+    total_tokens: u64,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let state = StateDir::resolve().context("cannot read the session log")?;
-    let (_, path) = state.find_session(&args.session)?;
+    let (id, path) = state.find_session(&args.session)?;
     let folded = fold_log(&path)?;
     for problem in &folded.problems {
         eprintln!("chock: warning: {}: {problem}", path.display());
     }
     let s = folded.state;
+    if args.json {
+        let report = Report {
+            session: id.as_str(),
+            calls: s
+                .model_calls
+                .iter()
+                .map(|c| Call {
+                    event: c.event_id.0,
+                    at: c.at,
+                    model: &c.model,
+                    input_tokens: c.usage.input_tokens,
+                    output_tokens: c.usage.output_tokens,
+                    total_tokens: c.usage.total(),
+                })
+                .collect(),
+            total: Total {
+                calls: s.model_calls.len(),
+                input_tokens: s.usage.input_tokens,
+                output_tokens: s.usage.output_tokens,
+                total_tokens: s.usage.total(),
+            },
+        };
+        let line = serde_json::to_string(&report)?;
+        super::output::print_result(writeln!(std::io::stdout().lock(), "{line}"))?;
+        return Ok(ExitCode::from(exit::SUCCESS));
+    }
     let mut rows: Vec<[String; 6]> = s
         .model_calls
         .iter()

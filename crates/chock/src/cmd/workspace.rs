@@ -1,11 +1,12 @@
 //! `chock workspace`: the sessions' git worktrees, found by session id.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use chock_log::Status;
-use chock_log::event::SessionEnd;
+use chock_log::event::{EndReason, SessionEnd};
 use chock_log::{LogWriter, StateDir, fold_log};
 use chock_policy::{Action, Decision, Policy};
 use chock_runner::workspace::{self, ApplyMode, ApplyPlan, Entry, Landing, recorded_integrate};
@@ -26,7 +27,11 @@ pub(crate) struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Verb {
     /// Every session's workspace: id, status, directory, branch.
-    List,
+    List {
+        /// One JSON object per line, one per workspace, stable for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// One workspace: directory, branch, starting commit, the session's
     /// commits and uncommitted files.
     Show {
@@ -63,7 +68,7 @@ enum Verb {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let state = StateDir::resolve().context("cannot find the state directory")?;
     match args.verb {
-        Verb::List => list(&state),
+        Verb::List { json } => list(&state, json),
         Verb::Show { session } => {
             let entry = workspace::find(&state, &session)?;
             caught_up(&state, &entry);
@@ -94,9 +99,51 @@ fn print(text: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit::SUCCESS))
 }
 
-fn list(state: &StateDir) -> anyhow::Result<ExitCode> {
+/// A workspace as `chock workspace list --json` prints it.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    session: &'a str,
+    project: Option<&'a Path>,
+    status: &'static str,
+    reason: Option<&'a EndReason>,
+    owned: bool,
+    applied: bool,
+    branch: &'a str,
+    dir: &'a Path,
+    commit: &'a str,
+    exists: bool,
+}
+
+impl<'a> Row<'a> {
+    fn of(e: &'a Entry) -> Row<'a> {
+        Row {
+            session: e.session.as_str(),
+            project: e.project.as_deref(),
+            status: e.session_status.as_str(),
+            reason: match &e.session_status {
+                Status::Ended { reason, .. } => Some(reason),
+                _ => None,
+            },
+            owned: e.owned,
+            applied: e.applied,
+            branch: &e.branch,
+            dir: &e.dir,
+            commit: &e.commit,
+            exists: e.exists,
+        }
+    }
+}
+
+fn list(state: &StateDir, json: bool) -> anyhow::Result<ExitCode> {
     let entries = workspace::list(state);
     let mut text = String::new();
+    if json {
+        for e in &entries {
+            text.push_str(&serde_json::to_string(&Row::of(e))?);
+            text.push('\n');
+        }
+        return print(&text);
+    }
     if entries.is_empty() {
         text.push_str("no session has a workspace\n");
     }

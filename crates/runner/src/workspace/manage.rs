@@ -30,6 +30,10 @@ pub struct Entry {
     pub applied: bool,
     /// `running`, `waiting`, `ended: <reason>` or `crashed` (not ended, no owner).
     pub status: String,
+    /// Where the session stands, as its log says.
+    pub session_status: Status,
+    /// Whether a process holds the session's log.
+    pub owned: bool,
     /// The repository's common git directory, as the log recorded it.
     pub common_dir: Option<PathBuf>,
 }
@@ -81,6 +85,8 @@ fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
         exists: ws.dir.is_dir(),
         applied: ws.applied,
         status,
+        session_status: state.status.clone(),
+        owned,
         common_dir: ws.common_dir.clone(),
         session: id,
     })
