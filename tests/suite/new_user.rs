@@ -133,3 +133,32 @@ fn a_daemon_that_fails_after_binding_leaves_no_socket_file() {
     );
     assert!(!socket.exists(), "the daemon left {}", socket.display());
 }
+
+#[test]
+fn sandbox_net_background_publishes_a_port_where_only_net_serve_allows_as_a_session_would() {
+    let (m, repo) = Machine::with_shop();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        repo.join("chock.zon"),
+        super::kit::rules_zon(&[(&format!("net.serve.{port}"), "allow")]),
+    )
+    .unwrap();
+    let out = m.run(&repo, &["sandbox", "--net", "--background", "--", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("no router"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("published 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+    // In the foreground the same policy gives no router, and says where a
+    // port is published instead.
+    let out = m.run(&repo, &["sandbox", "--net", "--", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no router"), "{stderr}");
+    assert!(stderr.contains("only for a background command"), "{stderr}");
+}

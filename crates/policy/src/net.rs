@@ -18,6 +18,15 @@ pub enum NetMode {
 }
 
 impl NetMode {
+    /// The word a policy file writes (without the dot).
+    pub fn word(self) -> &'static str {
+        match self {
+            NetMode::None => "none",
+            NetMode::Auto => "auto",
+            NetMode::Filtered => "filtered",
+        }
+    }
+
     /// Reads the word as a policy file writes it (without the dot).
     pub fn parse(word: &str) -> Option<NetMode> {
         match word {

@@ -430,6 +430,32 @@ impl Policy {
         }
     }
 
+    /// Whether a command gets a router: a foreground one per
+    /// `.policy.net.router`; a background one per `.policy.net.background`,
+    /// or, refusing every host ([`Self::background_refusal`]), where some
+    /// rule could publish a port from it. The one rule a session and `chock
+    /// sandbox --net` share.
+    pub fn command_gets_router(&self, background: bool) -> bool {
+        if background {
+            self.background_wants_router() || self.could_permit("net.serve")
+        } else {
+            self.wants_router()
+        }
+    }
+
+    /// Why every connection of a background command is refused, when its
+    /// router is there only to publish ports: `None` where the policy gives
+    /// background commands a network.
+    pub fn background_refusal(&self) -> Option<String> {
+        (!self.background_wants_router()).then(|| {
+            format!(
+                "a background command has no network here: .policy.net.background is .{}; \
+                 run it in the foreground, or set .policy.net.background in chock.zon",
+                self.background.word()
+            )
+        })
+    }
+
     fn person_rules(&self) -> impl Iterator<Item = &Rule> {
         let op = self.operator.iter().flat_map(|l| l.rules.iter());
         let pr = self.project.iter().flat_map(|l| l.rules.iter());

@@ -14,7 +14,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use chock_policy::{Action, NetMode, Policy, ResolverMode};
+use chock_policy::{Action, Policy, ResolverMode};
 use chock_sandbox::net::{
     BoxFuture, Decider, FakeConfig, FakeResolver, HostVerdict, Proxy, ProxyConfig, RouterLink,
 };
@@ -94,13 +94,9 @@ impl NetSetup {
 
     /// The decider for a command's connections.
     pub fn decider(&self, background: bool) -> Arc<dyn Decider> {
-        let closed = (background && !self.background_router()).then(|| {
-            format!(
-                "a background command has no network here: .policy.net.background is .{}; \
-                 run it in the foreground, or set .policy.net.background in chock.zon",
-                mode_word(self.policy.net_background_mode())
-            )
-        });
+        let closed = background
+            .then(|| self.policy.background_refusal())
+            .flatten();
         Arc::new(SessionDecider {
             policy: Arc::clone(&self.policy),
             background,
@@ -157,14 +153,6 @@ impl NetSetup {
             tokio::join!(route, resolve);
         });
         Ok(RouterTask(task))
-    }
-}
-
-fn mode_word(mode: NetMode) -> &'static str {
-    match mode {
-        NetMode::None => "none",
-        NetMode::Auto => "auto",
-        NetMode::Filtered => "filtered",
     }
 }
 

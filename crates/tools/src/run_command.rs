@@ -292,13 +292,9 @@ impl Commands {
     /// `.policy.net.router`; a background one per `.policy.net.background`,
     /// or (refusing every host) where a port could be published from it.
     fn routed(&self, background: bool) -> bool {
-        self.net.as_ref().is_some_and(|net| {
-            if background {
-                net.background_router() || net.could_serve()
-            } else {
-                net.foreground_router()
-            }
-        })
+        self.net
+            .as_ref()
+            .is_some_and(|net| net.policy.command_gets_router(background))
     }
 
     /// Reads a job's output (job_output), after waiting as asked.

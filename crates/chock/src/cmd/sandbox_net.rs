@@ -80,28 +80,21 @@ pub(crate) fn prepare(
     }
     let policy = Policy::load(workspace)
         .with_context(|| format!("reading the policy for {}", workspace.display()))?;
-    let wants = if args.background {
-        policy.background_wants_router()
-    } else {
-        policy.wants_router()
-    };
-    if !wants {
+    if !policy.command_gets_router(args.background) {
+        let (key, mode) = if args.background {
+            ("background", policy.net_background_mode())
+        } else {
+            ("router", policy.net_router_mode())
+        };
+        let ports = if args.background || policy.published_ports().is_empty() {
+            String::new()
+        } else {
+            "; net.serve.<port> is published only for a background command (--background)"
+                .to_owned()
+        };
         eprintln!(
-            "chock: no router: .policy.net.{} is .{} and no rule permits a host under net.connect; the command has loopback only",
-            if args.background {
-                "background"
-            } else {
-                "router"
-            },
-            format!(
-                "{:?}",
-                if args.background {
-                    policy.net_background_mode()
-                } else {
-                    policy.net_router_mode()
-                }
-            )
-            .to_lowercase()
+            "chock: no router: .policy.net.{key} is .{} and no rule permits a host under net.connect; the command has loopback only{ports}",
+            mode.word()
         );
         return Ok((spec, None));
     }

@@ -104,6 +104,13 @@ impl Decider for PolicyDecider {
                 Ok(a) => a,
                 Err(e) => return HostVerdict::Refuse(format!("malformed host: {e}")),
             };
+            // A background command whose router is there only to publish
+            // ports: every host is refused, as a session refuses it.
+            if self.background
+                && let Some(closed) = self.policy.background_refusal()
+            {
+                return HostVerdict::Refuse(closed);
+            }
             let v = if self.background {
                 self.policy.decide_background(&action)
             } else {
