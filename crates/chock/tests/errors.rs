@@ -400,3 +400,45 @@ fn stop_in_a_missing_directory_says_the_cause_once() {
         "chock: could not stop agents: cannot resolve /nonexistent/shop: No such file or directory (os error 2)"
     );
 }
+
+/// The rule itself, over the sources of every crate: no `#[error]` message
+/// interpolates a field `thiserror` also returns as `source()` (a field
+/// named `source`, or one marked `#[source]` or `#[from]`).
+#[test]
+fn no_error_says_its_source_in_its_message() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    let mut dirs = vec![crates];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.ends_with("tests") && !path.ends_with("target") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut said_twice = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (at, _) in text.match_indices("#[error(") {
+            let rest = &text[at..];
+            let attr_end = rest.find(")]\n").unwrap_or(rest.len());
+            let attr = &rest[..attr_end];
+            let body = &rest[attr_end..];
+            let body_end = body[1..]
+                .find("#[error(")
+                .or_else(|| body.find("\n}"))
+                .unwrap_or(body.len());
+            let body = &body[..body_end];
+            let marked = body.contains("#[source]") || body.contains("#[from]");
+            if attr.contains("{source") || (marked && attr.contains("{0")) {
+                let line = text[..at].lines().count() + 1;
+                said_twice.push(format!("{}:{line}", file.display()));
+            }
+        }
+    }
+    assert!(files.len() > 100, "only {} source files found", files.len());
+    assert!(said_twice.is_empty(), "{said_twice:#?}");
+}
