@@ -474,8 +474,17 @@ fn bad_inputs_are_one_line_errors_and_never_stop_the_session() {
         }
     };
 
-    // With no daemon listening: refused, saying to start one.
+    // With no daemon listening: refused, saying to start one, the cause
+    // said once.
     fails(&[id.as_str()], 1, "start one with 'chock daemon'");
+    let out = detach(state.path(), project.path())
+        .arg(id.as_str())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr)
+        .replace(&state.path().display().to_string(), "[state]")
+        .replace(id.as_str(), "[session]");
+    insta::assert_snapshot!("detach_with_no_daemon", said);
     fails(
         &["20261129-192736-123-7f3a9c1e"],
         1,

@@ -28,12 +28,14 @@ mod cmd;
 mod exit;
 mod front;
 mod logging;
+mod report;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 pub use front::main as front_main;
+pub use report::error_line;
 
 /// The full program's `main`: every subcommand.
 #[must_use]
@@ -49,9 +51,7 @@ fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(err) => {
-            // `{:#}` prints the whole context chain on one line, which is the
-            // shape every error a person sees takes: what failed, then why.
-            eprintln!("chock: {err:#}");
+            eprintln!("{}", error_line(&err));
             if err.downcast_ref::<exit::Usage>().is_some() {
                 ExitCode::from(exit::USAGE)
             } else {

@@ -126,17 +126,17 @@ pub fn reply_line(result: &Result<(), String>) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum ApproveError {
     #[error(
-        "could not deliver the answer: nothing is listening on {path} ({source}); \
+        "could not deliver the answer: nothing is listening on {path} ({error}); \
          the session is not running on this machine or has ended"
     )]
     Connect {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("could not deliver the answer over {path}: {source}")]
+    #[error("could not deliver the answer over {path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("the session closed {path} without saying whether it took the answer")]
     NoReply { path: PathBuf },
@@ -176,13 +176,13 @@ async fn exchange(path: &Path, request: &str, line: &str) -> Result<(), ApproveE
     }
     let io = |source| ApproveError::Io {
         path: path.to_owned(),
-        source,
+        error: source,
     };
     let mut stream = UnixStream::connect(path)
         .await
         .map_err(|source| ApproveError::Connect {
             path: path.to_owned(),
-            source,
+            error: source,
         })?;
     stream.write_all(line.as_bytes()).await.map_err(io)?;
     let mut reader = LineReader::new(BufReader::new(stream), MAX_APPROVE_LINE);

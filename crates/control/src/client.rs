@@ -23,20 +23,20 @@ type Conn = LineReader<BufReader<Box<dyn Io>>>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("no daemon is listening on {address} ({source}): start one with 'chock daemon'")]
+    #[error("no daemon is listening on {address} ({error}): start one with 'chock daemon'")]
     NotListening {
         address: Address,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("could not reach the daemon at {address}: {source}")]
+    #[error("could not reach the daemon at {address}: {error}")]
     Connect {
         address: Address,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("daemon at {address}: {source}")]
+    #[error("daemon at {address}: {error}")]
     Greeting {
         address: Address,
-        source: GreetingError,
+        error: GreetingError,
     },
     #[error("the daemon at {address} said: {message}")]
     Daemon { address: Address, message: String },
@@ -46,12 +46,12 @@ pub enum ClientError {
     Closed { address: Address },
     #[error("the daemon at {address} did not reply within {seconds} s")]
     Timeout { address: Address, seconds: u64 },
-    #[error("reading from the daemon at {address}: {source}")]
-    Line { address: Address, source: LineError },
-    #[error("writing to the daemon at {address}: {source}")]
+    #[error("reading from the daemon at {address}: {error}")]
+    Line { address: Address, error: LineError },
+    #[error("writing to the daemon at {address}: {error}")]
     Write {
         address: Address,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(transparent)]
     Request(#[from] RequestError),
@@ -275,7 +275,7 @@ impl Client {
             })?;
         check_greeting_reply(&line, self.protocol).map_err(|source| ClientError::Greeting {
             address: self.address.clone(),
-            source,
+            error: source,
         })?;
         Ok(conn)
     }
@@ -298,7 +298,7 @@ impl Client {
         .await;
         result.map_err(|source| ClientError::Write {
             address: self.address.clone(),
-            source,
+            error: source,
         })
     }
 
@@ -308,7 +308,7 @@ impl Client {
             .await?
             .map_err(|source| ClientError::Line {
                 address: self.address.clone(),
-                source,
+                error: source,
             })
     }
 
@@ -364,10 +364,14 @@ impl Client {
         use std::io::ErrorKind;
         let address = self.address.clone();
         match source.kind() {
-            ErrorKind::NotFound | ErrorKind::ConnectionRefused => {
-                ClientError::NotListening { address, source }
-            }
-            _ => ClientError::Connect { address, source },
+            ErrorKind::NotFound | ErrorKind::ConnectionRefused => ClientError::NotListening {
+                address,
+                error: source,
+            },
+            _ => ClientError::Connect {
+                address,
+                error: source,
+            },
         }
     }
 }
@@ -415,7 +419,7 @@ impl Watch {
             .await
             .map_err(|source| ClientError::Line {
                 address: self.client.address.clone(),
-                source,
+                error: source,
             })?;
         let Some(line) = line else {
             return Ok(None);

@@ -129,17 +129,17 @@ impl SessionLine {
 #[derive(Debug, thiserror::Error)]
 pub enum HandoverError {
     #[error(
-        "nothing is listening on {path} ({source}): the session is not running on this machine, \
+        "nothing is listening on {path} ({error}): the session is not running on this machine, \
          has just ended, or runs a chock that cannot hand over"
     )]
     Connect {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("the handover socket {path} failed: {source}")]
+    #[error("the handover socket {path} failed: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("the session closed {path} without answering")]
     Closed { path: PathBuf },
@@ -164,7 +164,7 @@ impl HandoverClient {
             .await
             .map_err(|source| HandoverError::Connect {
                 path: path.to_owned(),
-                source,
+                error: source,
             })?;
         let (read, writer) = stream.into_split();
         let mut client = HandoverClient {
@@ -194,7 +194,7 @@ impl HandoverClient {
             }),
             Err(LineError::Io(source)) => Err(HandoverError::Io {
                 path: self.path.clone(),
-                source,
+                error: source,
             }),
             Err(other) => Err(HandoverError::Garbled {
                 path: self.path.clone(),
@@ -211,7 +211,7 @@ impl HandoverClient {
     async fn send(&mut self, line: &str) -> Result<(), HandoverError> {
         let io = |source| HandoverError::Io {
             path: self.path.clone(),
-            source,
+            error: source,
         };
         self.writer
             .write_all(format!("{line}\n").as_bytes())

@@ -18,7 +18,15 @@ pub enum LineError {
     #[error("connection closed in the middle of a line (after {0} bytes)")]
     Unterminated(usize),
     #[error("reading the connection failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+/// A failed read of the connection; its message says the cause, so the
+/// cause is not its `source()` as well.
+impl From<std::io::Error> for LineError {
+    fn from(error: std::io::Error) -> Self {
+        LineError::Io(error)
+    }
 }
 
 /// Reads lines of at most `limit` bytes (newline excluded) from a buffered stream.

@@ -29,12 +29,12 @@ use crate::Address;
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
     /// Binding or preparing the address failed.
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}: {error}")]
     Bind {
         /// `unix:<path>` or `<host>:<port>`.
         address: String,
         /// What the system said.
-        source: io::Error,
+        error: io::Error,
     },
     /// A live listener answers on the socket path.
     #[error(
@@ -121,7 +121,7 @@ impl Drop for Listener {
 pub fn bind_unix(path: &Path) -> Result<Listener, ListenError> {
     let err = |source| ListenError::Bind {
         address: format!("unix:{}", path.display()),
-        source,
+        error: source,
     };
     if let Some(parent) = path
         .parent()
@@ -161,7 +161,7 @@ pub async fn bind_tcp(host: &str, port: u16) -> Result<Listener, ListenError> {
         .await
         .map_err(|source| ListenError::Bind {
             address: format!("{host}:{port}"),
-            source,
+            error: source,
         })?;
     Ok(Listener::Tcp(listener))
 }

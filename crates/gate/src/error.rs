@@ -16,12 +16,11 @@ pub enum GateError {
     NotARepo { path: PathBuf },
     #[error("cannot read git metadata at {path}: {detail}; check the repository with 'git status'")]
     BadGitDir { path: PathBuf, detail: String },
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}: {error}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
     #[error(
         "{path} is not valid JSON at line {line}, column {column}: {message}; fix it by hand, chock will not touch it"
@@ -49,7 +48,7 @@ impl GateError {
         GateError::Io {
             action,
             path: path.into(),
-            source,
+            error: source,
         }
     }
 }

@@ -51,18 +51,17 @@ pub enum GatewayError {
         "no MCP server command given: put it after `--`, e.g. chock gateway -- mcp-server-time"
     )]
     NoCommand,
-    #[error("cannot start the MCP server {command:?}: {source}; check the command and PATH")]
+    #[error("cannot start the MCP server {command:?}: {error}; check the command and PATH")]
     Spawn {
         command: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("cannot start the async runtime: {0}")]
-    Runtime(#[source] std::io::Error),
+    Runtime(std::io::Error),
     #[error("{0}")]
     Server(String),
     #[error("i/o error talking to the MCP client: {0}")]
-    Client(#[source] std::io::Error),
+    Client(std::io::Error),
 }
 
 /// Run the gateway until the client or the server is done. `Ok(0)` is a clean

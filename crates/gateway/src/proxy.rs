@@ -33,7 +33,7 @@ pub(crate) async fn serve(config: Config) -> Result<u8, GatewayError> {
         .spawn()
         .map_err(|source| GatewayError::Spawn {
             command: program.to_string_lossy().into_owned(),
-            source,
+            error: source,
         })?;
     let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(GatewayError::Server(

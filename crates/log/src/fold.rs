@@ -356,7 +356,7 @@ pub fn fold_log(path: &Path) -> Result<FoldedLog, ReadError> {
     let file = reader::open(path)?;
     let io_err = |source| ReadError::Io {
         path: path.to_owned(),
-        source,
+        error: source,
     };
     let len = file.metadata().map_err(io_err)?.len();
     fold_file(&file, len, Split::for_len(len)).map_err(io_err)

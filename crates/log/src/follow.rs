@@ -107,7 +107,7 @@ impl Follower {
         self.drain_inotify();
         let io_err = |source| ReadError::Io {
             path: self.path.clone(),
-            source,
+            error: source,
         };
         let batch = if self.started {
             let len = self.file.metadata().map_err(io_err)?.len();

@@ -32,12 +32,12 @@ pub enum PathError {
         value: PathBuf,
     },
     /// A directory could not be created or its mode set.
-    #[error("cannot create {path}: {source}; check the permissions of its parent")]
+    #[error("cannot create {path}: {error}; check the permissions of its parent")]
     Create {
         /// The directory.
         path: PathBuf,
         /// What the system said.
-        source: io::Error,
+        error: io::Error,
     },
 }
 
@@ -206,7 +206,7 @@ pub fn create_private_dir(dir: &Path) -> Result<(), PathError> {
         .create(dir)
         .map_err(|source| PathError::Create {
             path: dir.to_owned(),
-            source,
+            error: source,
         })
 }
 
@@ -215,7 +215,7 @@ pub fn create_private_dir(dir: &Path) -> Result<(), PathError> {
 fn ensure_private_dir(dir: &Path) -> Result<(), PathError> {
     let create = |source| PathError::Create {
         path: dir.to_owned(),
-        source,
+        error: source,
     };
     create_private_dir(dir)?;
     let meta = fs::metadata(dir).map_err(create)?;

@@ -46,12 +46,12 @@ pub enum ReadError {
         path: PathBuf,
     },
     /// The log could not be opened or read.
-    #[error("cannot read the session log {}: {source}; check its permissions", path.display())]
+    #[error("cannot read the session log {}: {error}; check its permissions", path.display())]
     Io {
         /// The path.
         path: PathBuf,
         /// What the system said.
-        source: io::Error,
+        error: io::Error,
     },
 }
 
@@ -124,7 +124,7 @@ pub fn read_after(path: &Path, after: EventId) -> Result<ReadBatch, ReadError> {
     let file = open(path)?;
     let io_err = |source| ReadError::Io {
         path: path.to_owned(),
-        source,
+        error: source,
     };
     let len = file.metadata().map_err(io_err)?.len();
     let mut batch = ReadBatch::default();
@@ -151,12 +151,12 @@ pub(crate) fn open(path: &Path) -> Result<File, ReadError> {
         },
         _ => ReadError::Io {
             path: path.to_owned(),
-            source,
+            error: source,
         },
     })?;
     let meta = file.metadata().map_err(|source| ReadError::Io {
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     if !meta.is_file() {
         return Err(ReadError::NotAFile {

@@ -51,36 +51,36 @@ pub enum WriteError {
     #[error(transparent)]
     Dir(#[from] PathError),
     /// The log could not be opened, locked, read or repaired.
-    #[error("cannot open the session log {}: {source}", path.display())]
+    #[error("cannot open the session log {}: {error}", path.display())]
     Open {
         /// The log.
         path: PathBuf,
         /// What the system said.
-        source: io::Error,
+        error: io::Error,
     },
     /// An event could not be written; nothing of it is left in the log.
-    #[error("cannot append to {}: {source}; the event was not written, check free space and permissions", path.display())]
+    #[error("cannot append to {}: {error}; the event was not written, check free space and permissions", path.display())]
     Append {
         /// The log.
         path: PathBuf,
         /// What the system said.
-        source: io::Error,
+        error: io::Error,
     },
     /// An event was written but could not be flushed to disk.
-    #[error("cannot flush {} to disk: {source}; the last events may not survive a crash", path.display())]
+    #[error("cannot flush {} to disk: {error}; the last events may not survive a crash", path.display())]
     Sync {
         /// The log.
         path: PathBuf,
         /// What the system said.
-        source: io::Error,
+        error: io::Error,
     },
     /// An event could not be encoded as JSON.
-    #[error("cannot encode a {type_name} event: {source}")]
+    #[error("cannot encode a {type_name} event: {error}")]
     Encode {
         /// The event type.
         type_name: String,
         /// What serde said.
-        source: serde_json::Error,
+        error: serde_json::Error,
     },
 }
 
@@ -117,7 +117,7 @@ impl LogWriter {
                 io::ErrorKind::AlreadyExists => WriteError::Exists { path: path.clone() },
                 _ => WriteError::Open {
                     path: path.clone(),
-                    source,
+                    error: source,
                 },
             })?;
         let writer = Self::lock(file, path)?;
@@ -137,7 +137,7 @@ impl LogWriter {
             .open(&path)
             .map_err(|source| WriteError::Open {
                 path: path.clone(),
-                source,
+                error: source,
             })?;
         Self::lock(file, path)
     }
@@ -145,7 +145,7 @@ impl LogWriter {
     fn lock(file: File, path: PathBuf) -> Result<LogWriter, WriteError> {
         let open_err = |source: io::Error| WriteError::Open {
             path: path.clone(),
-            source,
+            error: source,
         };
         match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
@@ -195,7 +195,7 @@ impl LogWriter {
             .write_line(&mut self.buf)
             .map_err(|source| WriteError::Encode {
                 type_name: event.body.type_name().to_owned(),
-                source,
+                error: source,
             })?;
         self.write_buf()?;
         self.last_id = event.id;
@@ -226,7 +226,7 @@ impl LogWriter {
         let _ = rustix::fs::ftruncate(&self.file, self.len);
         WriteError::Append {
             path: self.path.clone(),
-            source,
+            error: source,
         }
     }
 
@@ -234,7 +234,7 @@ impl LogWriter {
     pub fn sync(&mut self) -> Result<(), WriteError> {
         rustix::fs::fdatasync(&self.file).map_err(|e| WriteError::Sync {
             path: self.path.clone(),
-            source: e.into(),
+            error: e.into(),
         })
     }
 }

@@ -60,12 +60,12 @@ impl Sources {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file exists and could not be read.
-    #[error("cannot read the policy file {}: {source}; fix its permissions or move it away", path.display())]
+    #[error("cannot read the policy file {}: {error}; fix its permissions or move it away", path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: io::Error,
+        error: io::Error,
     },
     /// The operator's own config can be written by every user.
     #[error(
@@ -122,7 +122,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, LoadError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(LoadError::Read {
             path: path.to_owned(),
-            source,
+            error: source,
         }),
     }
 }
@@ -191,7 +191,7 @@ fn load_org(path: &Path, required: bool) -> Org {
             path: path.to_owned(),
             reason: err.to_string(),
         },
-        Err(LoadError::Read { source, .. }) => Org::Unreadable {
+        Err(LoadError::Read { error: source, .. }) => Org::Unreadable {
             path: path.to_owned(),
             reason: source.to_string(),
         },

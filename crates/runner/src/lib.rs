@@ -31,18 +31,20 @@ pub mod turn;
 pub mod workspace;
 
 /// `chock run`.
-pub use run::{CarryOn, RunOptions, default_config_path, run};
+pub use run::{CarryOn, RunError, RunOptions, default_config_path, run};
 
 /// `chock detach`.
 pub mod detach {
-    pub use crate::handover::detach::{DetachOptions, detach};
+    pub use crate::handover::detach::{DetachError, DetachOptions, detach};
     pub use crate::handover::progress::Progress;
+    pub use crate::handover::socket::HandoverSocketError;
 }
 
 /// `chock approve`.
 pub mod approve {
     pub use crate::approval::Answer;
-    pub use crate::approval::client::{deliver, deliver_text, pending};
+    pub use crate::approval::client::{ClientError, deliver, deliver_text, pending};
+    pub use crate::approval::socket::SocketError;
 }
 
 /// The hidden helpers a push runs inside its sandbox: `chock git-credential`

@@ -49,7 +49,10 @@ pub use crate::workspace::session::CarryOn;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("cannot use the project directory {}: {detail}", path.display())]
+    #[error(
+        "cannot use the project directory {}: {detail}; give an existing directory, a git repository: chock run <project dir> <message>",
+        path.display()
+    )]
     Project { path: PathBuf, detail: String },
     #[error(transparent)]
     Config(#[from] ConfigError),

@@ -58,12 +58,12 @@ pub enum SpawnError {
         program: String,
     },
     /// The program exists but could not be executed.
-    #[error("cannot execute {program} in the sandbox (exit status 126): {source}")]
+    #[error("cannot execute {program} in the sandbox (exit status 126): {error}")]
     NotExecutable {
         /// The program as given.
         program: String,
         /// Why execve refused.
-        source: io::Error,
+        error: io::Error,
     },
     /// Neither user namespaces nor landlock are available: running would be
     /// unsandboxed, which only a person's policy may allow.
@@ -77,19 +77,19 @@ pub enum SpawnError {
         missing: String,
     },
     /// A step of building the sandbox failed in the child.
-    #[error("building the sandbox failed at '{step}': {source}")]
+    #[error("building the sandbox failed at '{step}': {error}")]
     Setup {
         /// The step, in words (e.g. `bind /usr read-only`).
         step: String,
         /// The errno the kernel gave.
-        source: io::Error,
+        error: io::Error,
     },
     /// A system call in the caller failed (pipe, clone, read).
-    #[error("cannot start a sandboxed process ({what}): {source}")]
+    #[error("cannot start a sandboxed process ({what}): {error}")]
     Os {
         /// The call that failed.
         what: &'static str,
         /// The error.
-        source: io::Error,
+        error: io::Error,
     },
 }

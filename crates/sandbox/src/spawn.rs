@@ -159,7 +159,7 @@ unsafe impl Sync for Spawned {}
 fn os(what: &'static str) -> SpawnError {
     SpawnError::Os {
         what,
-        source: io::Error::last_os_error(),
+        error: io::Error::last_os_error(),
     }
 }
 
@@ -301,7 +301,7 @@ impl Sandbox {
             match self.spawn_mode(argv, true, landlock, NO_USERNS) {
                 Err(SpawnError::Os {
                     what: "clone",
-                    source,
+                    error: source,
                 }) if refused(&source) => {}
                 other => return other,
             }
@@ -366,7 +366,7 @@ impl Sandbox {
                 Some(
                     ll::create(&rules, !namespaces).map_err(|e| SpawnError::Setup {
                         step: "create the landlock ruleset".to_owned(),
-                        source: io::Error::other(e),
+                        error: io::Error::other(e),
                     })?,
                 )
             }
@@ -380,7 +380,7 @@ impl Sandbox {
                 None => {
                     let f = filters(self.prep.jit, false).map_err(|e| SpawnError::Setup {
                         step: "compile the seccomp filter".to_owned(),
-                        source: io::Error::other(e.to_string()),
+                        error: io::Error::other(e.to_string()),
                     })?;
                     Arc::clone(self.prep.filters_degraded.get_or_init(|| f))
                 }
@@ -408,7 +408,7 @@ impl Sandbox {
                         .open("/dev/null")
                         .map_err(|source| SpawnError::Os {
                             what: "open /dev/null",
-                            source,
+                            error: source,
                         })?;
                     let fd = OwnedFd::from(fd);
                     stdio[i] = Some(fd.as_raw_fd());
@@ -433,7 +433,7 @@ impl Sandbox {
             NetworkMode::Router { port, resolver } if namespaces => {
                 let (h, c) = crate::net::link_pair().map_err(|source| SpawnError::Os {
                     what: "socketpair for the router",
-                    source,
+                    error: source,
                 })?;
                 (Some(h), Some(c), port, resolver)
             }
@@ -538,7 +538,7 @@ impl Sandbox {
                 }
                 step::EXEC => SpawnError::NotExecutable {
                     program: name,
-                    source,
+                    error: source,
                 },
                 step::UID_MAP | step::PRIVATE | step::BASE | step::NETNS
                     if namespaces && refused(&source) =>
@@ -561,7 +561,7 @@ impl Sandbox {
                 }
                 _ => SpawnError::Setup {
                     step: self.describe(st),
-                    source,
+                    error: source,
                 },
             });
         }

@@ -59,7 +59,7 @@ impl From<ClientError> for ApiError {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "daemon_down", text)
             }
             ClientError::Greeting {
-                source: GreetingError::Mismatch { daemon, client },
+                error: GreetingError::Mismatch { daemon, client },
                 ..
             } => ApiError {
                 daemon_protocol: Some(*daemon),
@@ -147,7 +147,7 @@ mod tests {
     fn a_protocol_mismatch_carries_both_numbers() {
         let err = ApiError::from(ClientError::Greeting {
             address: chock_control::Address::Unix("/d.sock".into()),
-            source: GreetingError::Mismatch {
+            error: GreetingError::Mismatch {
                 daemon: 2,
                 client: 1,
             },

@@ -41,10 +41,22 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N")]
     port: Option<u16>,
     /// Seconds each wait of the exchange may take (for the turn boundary,
-    /// then for background work); at the bound the session keeps running.
-    #[arg(long, value_name = "SECONDS", default_value_t = 300,
-          value_parser = clap::value_parser!(u64).range(1..))]
+    /// then for background work), 1 or more; at the bound the session
+    /// keeps running.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = wait_seconds)]
     wait: u64,
+}
+
+/// `--wait`: a whole number of seconds, at least one; there is no upper
+/// bound (a wait longer than the machine runs is a wait without end).
+fn wait_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("0 seconds leaves no time to answer: give 1 or more".to_owned()),
+        Ok(seconds) => Ok(seconds),
+        Err(_) => Err(format!(
+            "'{text}' is not a whole number of seconds: give 1 or more, e.g. --wait 600"
+        )),
+    }
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -55,7 +55,7 @@ async fn a_daemon_with_another_number_is_refused_and_asked_nothing() {
         matches!(
             &err,
             ClientError::Greeting {
-                source: GreetingError::Mismatch {
+                error: GreetingError::Mismatch {
                     daemon: 9,
                     client: 1
                 },

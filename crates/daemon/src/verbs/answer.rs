@@ -60,11 +60,11 @@ pub(crate) async fn deliver(
 /// without the socket's path, which means nothing on another machine.
 fn undelivered(session: &str, err: &ApproveError) -> String {
     match err {
-        ApproveError::Connect { source, .. } => format!(
+        ApproveError::Connect { error: source, .. } => format!(
             "the answer was not delivered: session {session} is not taking answers ({source}); \
              it has ended or runs elsewhere"
         ),
-        ApproveError::Io { source, .. } => {
+        ApproveError::Io { error: source, .. } => {
             format!(
                 "the answer was not delivered: the connection to session {session} failed ({source})"
             )

@@ -21,10 +21,10 @@ const CLIENT_DEADLINE: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SocketError {
-    #[error("cannot listen for approvals on {}: {source}; check that the session directory is writable", path.display())]
+    #[error("cannot listen for approvals on {}: {error}; check that the session directory is writable", path.display())]
     Bind {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -55,7 +55,7 @@ impl ApproveSocket {
         let socket =
             OwnedSocket::bind(path, "approve.sock").map_err(|source| SocketError::Bind {
                 path: path.to_owned(),
-                source,
+                error: source,
             })?;
         Ok(Self { socket })
     }

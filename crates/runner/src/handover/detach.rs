@@ -96,11 +96,8 @@ pub enum DetachError {
         address: Address,
         pid: u64,
     },
-    #[error("session {session} was not asked and carries on: {source}")]
-    Daemon {
-        session: String,
-        source: ClientError,
-    },
+    #[error("session {session} was not asked and carries on: {error}")]
+    Daemon { session: String, error: ClientError },
     #[error(
         "the daemon at {address} does not see session {session} (it keeps its sessions in another state directory): name the daemon of {} with --daemon, or start one there with `chock daemon`; the session was not asked and carries on",
         state.display()
@@ -110,10 +107,10 @@ pub enum DetachError {
         address: Address,
         state: PathBuf,
     },
-    #[error("cannot ask session {session} to hand over: {source}")]
+    #[error("cannot ask session {session} to hand over: {error}")]
     Ask {
         session: String,
-        source: HandoverError,
+        error: HandoverError,
     },
     #[error("session {session} refused the handover: {message}")]
     Refused { session: String, message: String },
@@ -132,31 +129,31 @@ pub enum DetachError {
     )]
     EndedWhileAsked { session: String, how: String },
     #[error(
-        "the exchange with session {session} failed ({source}): nothing was handed over; `chock sessions` shows how it stands"
+        "the exchange with session {session} failed ({error}): nothing was handed over; `chock sessions` shows how it stands"
     )]
     Lost {
         session: String,
-        source: HandoverError,
+        error: HandoverError,
     },
     #[error(
-        "the daemon at {address} went away while session {session} was being asked ({source}): the handover was not confirmed, so the session carries on here, unchanged; start the daemon and run `chock detach {session}` again"
+        "the daemon at {address} went away while session {session} was being asked ({error}): the handover was not confirmed, so the session carries on here, unchanged; start the daemon and run `chock detach {session}` again"
     )]
     DaemonGone {
         session: String,
         address: Address,
-        source: ClientError,
+        error: ClientError,
     },
     #[error(
         "session {session} was told to hand over but did not say it let go ({why}); `chock log {session}` shows how it stands: when it ends with a handover, `chock detach {session}` again gives it to the daemon, or take it back with `chock run --continue {session}`"
     )]
     Unconfirmed { session: String, why: String },
     #[error(
-        "session {session} has handed itself over, but the daemon at {address} did not take it ({source}): take it back with `chock run --continue {session}`, or run `chock detach {session}` again once a daemon is listening"
+        "session {session} has handed itself over, but the daemon at {address} did not take it ({error}): take it back with `chock run --continue {session}`, or run `chock detach {session}` again once a daemon is listening"
     )]
     AdoptFailed {
         session: String,
         address: Address,
-        source: ClientError,
+        error: ClientError,
     },
     #[error("cannot start a runtime for the handover: {0}")]
     Runtime(std::io::Error),
@@ -240,7 +237,7 @@ async fn detach_async(
         .map_err(|source| DetachError::AdoptFailed {
             session: session.clone(),
             address: options.daemon.clone(),
-            source,
+            error: source,
         })?;
     Ok(Detached {
         session: id,
@@ -284,7 +281,7 @@ async fn prove(
         .await
         .map_err(|source| DetachError::Daemon {
             session: session.clone(),
-            source,
+            error: source,
         })?;
     let row = rows
         .iter()
@@ -321,7 +318,7 @@ async fn exchange(
         .await
         .map_err(|source| DetachError::Ask {
             session: session.clone(),
-            source,
+            error: source,
         })?;
     let mut stage = Stage::Boundary;
     let mut holding = Holdings::default();
@@ -366,7 +363,12 @@ async fn exchange(
             Err(HandoverError::Closed { .. }) => {
                 return Err(ended_while_asked(session, log));
             }
-            Err(source) => return Err(DetachError::Lost { session, source }),
+            Err(source) => {
+                return Err(DetachError::Lost {
+                    session,
+                    error: source,
+                });
+            }
         }
     }
     confirm(
@@ -404,7 +406,7 @@ async fn confirm(
         return Err(DetachError::DaemonGone {
             session,
             address: client.address().clone(),
-            source,
+            error: source,
         });
     }
     let unconfirmed = |why: String| DetachError::Unconfirmed {

@@ -34,10 +34,10 @@ pub(crate) const LAST_BOUNDARY_POLL: Duration = Duration::from_millis(250);
 
 #[derive(Debug, thiserror::Error)]
 pub enum HandoverSocketError {
-    #[error("cannot listen for handovers on {}: {source}; check that the session directory is writable", path.display())]
+    #[error("cannot listen for handovers on {}: {error}; check that the session directory is writable", path.display())]
     Bind {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -92,7 +92,7 @@ impl HandoverSocket {
         let socket = OwnedSocket::bind(path, "handover.sock").map_err(|source| {
             HandoverSocketError::Bind {
                 path: path.to_owned(),
-                source,
+                error: source,
             }
         })?;
         Ok(Self {

@@ -75,7 +75,7 @@ impl ApplyMode {
                 return Err(WorkspaceError::Io {
                     what: "read",
                     path,
-                    source,
+                    error: source,
                 });
             }
         };

@@ -57,7 +57,7 @@ pub(super) fn read_private(
     let io = |source| WorkspaceError::Io {
         what: "read",
         path: root.join(rel),
-        source,
+        error: source,
     };
     let Some(fd) = open_beneath(root, rel, OFlags::RDONLY | OFlags::NONBLOCK).map_err(io)? else {
         return Ok(None);
@@ -83,7 +83,7 @@ pub(super) fn copy_objects(
     to: &Path,
     imported: &BTreeSet<String>,
 ) -> Result<Vec<String>, WorkspaceError> {
-    let io = |what, path: PathBuf| move |source| WorkspaceError::Io { what, path, source };
+    let io = |what, path: PathBuf| move |error| WorkspaceError::Io { what, path, error };
     let Some(root) = open_beneath(from, "", OFlags::DIRECTORY | OFlags::RDONLY)
         .map_err(io("open", from.to_owned()))?
     else {

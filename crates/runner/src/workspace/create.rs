@@ -180,7 +180,7 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
         .map_err(|source| WorkspaceError::Io {
             what: "use the project directory",
             path: options.project.to_owned(),
-            source,
+            error: source,
         })?;
     let facts = spawn_git(
         &project,
@@ -223,7 +223,7 @@ pub fn check(options: &CreateOptions<'_>) -> Result<Checked, WorkspaceError> {
     let common = common.canonicalize().map_err(|source| WorkspaceError::Io {
         what: "use the git directory",
         path: common.clone(),
-        source,
+        error: source,
     })?;
     let paths = GitPaths::of_session(&options.state.session_dir(options.session), &common, &dir);
     Ok(Checked {
@@ -375,7 +375,7 @@ fn io<'a>(
     move |source| WorkspaceError::Io {
         what,
         path: path.to_owned(),
-        source,
+        error: source,
     }
 }
 
@@ -404,7 +404,7 @@ fn copy_dirty(repo: &Path, dir: &Path) -> Result<Vec<String>, WorkspaceError> {
                 return Err(WorkspaceError::Io {
                     what: "read",
                     path: from,
-                    source,
+                    error: source,
                 });
             }
             Ok(meta) => {

@@ -148,7 +148,7 @@ impl GitPaths {
         let io = |source| WorkspaceError::Io {
             what: "make the host's view of",
             path: self.git_dir.clone(),
-            source,
+            error: source,
         };
         if !self.git_dir.join("HEAD").is_file() {
             std::fs::create_dir_all(&self.git_dir).map_err(io)?;

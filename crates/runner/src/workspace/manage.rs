@@ -267,7 +267,7 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
             std::fs::remove_dir_all(&entry.dir).map_err(|source| WorkspaceError::Io {
                 what: "remove",
                 path: entry.dir.clone(),
-                source,
+                error: source,
             })?;
         }
         git(&repo, &["worktree", "prune"])?;

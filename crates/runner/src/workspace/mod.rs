@@ -110,11 +110,11 @@ pub enum WorkspaceError {
     },
     #[error("cannot run git: {0}; install git and make sure it is on PATH")]
     NoGit(std::io::Error),
-    #[error("cannot {what} {}: {source}", path.display())]
+    #[error("cannot {what} {}: {error}", path.display())]
     Io {
         what: &'static str,
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(transparent)]
     State(#[from] chock_log::PathError),
@@ -142,7 +142,7 @@ pub(crate) fn spawn_git(dir: &Path, args: &[&str]) -> Result<Child, WorkspaceErr
         return Err(WorkspaceError::Io {
             what: "run git in",
             path: dir.to_owned(),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            error: std::io::Error::from(std::io::ErrorKind::NotFound),
         });
     }
     Command::new("git")

@@ -92,7 +92,11 @@ impl SandboxGit {
         }
         let io = |what, path: &Path| {
             let path = path.to_owned();
-            move |source| WorkspaceError::Io { what, path, source }
+            move |source| WorkspaceError::Io {
+                what,
+                path,
+                error: source,
+            }
         };
         let tip = self.real_tip()?;
         let building = self.dir.with_extension("new");
@@ -378,7 +382,7 @@ impl SandboxGit {
             .map_err(|source| WorkspaceError::Io {
                 what: "create",
                 path: objects.clone(),
-                source,
+                error: source,
             })?;
         let copied = copy_objects(&self.dir.join("objects"), &objects, imported);
         let result = copied.and_then(|fresh| {

@@ -50,13 +50,12 @@ pub enum PublishError {
         max: usize,
     },
     /// Another failure binding the host listener.
-    #[error("port {port} was not published: binding 127.0.0.1:{port} failed: {source}")]
+    #[error("port {port} was not published: binding 127.0.0.1:{port} failed: {error}")]
     Bind {
         /// The port.
         port: u16,
         /// The error.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
 }
 
@@ -105,7 +104,10 @@ impl Published {
             .map_err(|source| match source.kind() {
                 io::ErrorKind::AddrInUse => PublishError::InUse { port },
                 io::ErrorKind::PermissionDenied => PublishError::Privileged { port },
-                _ => PublishError::Bind { port, source },
+                _ => PublishError::Bind {
+                    port,
+                    error: source,
+                },
             })?;
         let link = Arc::clone(&self.link);
         let task = tokio::spawn(async move {

@@ -96,7 +96,7 @@ impl Fx {
         let mut argv = vec![self.probe.to_str().unwrap()];
         argv.extend_from_slice(args);
         let mut child = retry_busy(|| match sandbox.spawn(&argv) {
-            Err(chock_sandbox::SpawnError::NotExecutable { source, .. })
+            Err(chock_sandbox::SpawnError::NotExecutable { error: source, .. })
                 if source.raw_os_error() == Some(libc::ETXTBSY) =>
             {
                 None

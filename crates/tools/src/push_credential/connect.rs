@@ -41,7 +41,15 @@ pub enum ConnectError {
     #[error("the router refused {target}: {text}")]
     Refused { target: String, text: String },
     #[error("talking to the router failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+/// A failed exchange with the router; its message says the cause, so the
+/// cause is not its `source()` as well.
+impl From<std::io::Error> for ConnectError {
+    fn from(error: std::io::Error) -> Self {
+        ConnectError::Io(error)
+    }
 }
 
 /// Makes the tunnel to `host:port` through `router` (after checking it is
