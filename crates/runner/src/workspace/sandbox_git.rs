@@ -252,10 +252,10 @@ impl SandboxGit {
         let commit: Vec<&str> = commit.iter().map(String::as_str).collect();
         self.paths.run(&commit)?;
         if fs::symlink_metadata(&self.dir).is_ok() {
-            fs::remove_dir_all(&self.dir).map_err(|source| WorkspaceError::Io {
+            fs::remove_dir_all(&self.dir).map_err(|error| WorkspaceError::Io {
                 what: "remove",
                 path: self.dir.clone(),
-                source,
+                error,
             })?;
         }
         self.real_tip().map(Some)
