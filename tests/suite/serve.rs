@@ -28,7 +28,9 @@ fn port_without_host_is_refused_by_name() {
 fn a_bad_daemon_address_is_refused_before_listening() {
     let state = tempfile::tempdir().unwrap();
     let out = chock_out(state.path(), &["serve", "--daemon", "localhost"]);
-    assert_eq!(out.status.code(), Some(1));
+    // A --daemon that is not an address is a command line that does not
+    // parse: exit 2, as docs/cli.md says.
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("'localhost' is not a daemon address"), "{err}");
 }
