@@ -57,7 +57,7 @@ pub use command_git::{CommandGit, GitMounts};
 pub use error::ToolError;
 pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
-pub use registry::{ToolName, specs, specs_for};
+pub use registry::{ToolName, derived_specs, specs, specs_for};
 pub use request_action::Args as RequestAction;
 pub use restrict_self::{Args as RestrictSelf, PromiseRuleArg};
 pub use run_command::{Commands, SESSION_ENV};

@@ -168,9 +168,40 @@ pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
         .collect()
 }
 
-/// Every tool's spec in [`ToolName::ALL`]'s order, derived from the argument
-/// types once per process.
+/// Every tool's spec as derived from its argument type, in
+/// [`ToolName::ALL`]'s order: what `specs.json` must hold (the tools' test
+/// compares them, and writes the file anew when asked).
+pub fn derived_specs() -> Vec<ToolSpec> {
+    ToolName::ALL.into_iter().map(ToolName::spec).collect()
+}
+
+/// The specs the model is sent: `specs.json`, derived from the argument
+/// types and checked in, so a session reads one small document instead of
+/// running the derivation of twenty schemas before its first request.
 fn every_spec() -> &'static [ToolSpec] {
     static SPECS: std::sync::OnceLock<Vec<ToolSpec>> = std::sync::OnceLock::new();
-    SPECS.get_or_init(|| ToolName::ALL.into_iter().map(ToolName::spec).collect())
+    SPECS.get_or_init(|| {
+        // The tools' test parses this very file: a failure here is a build
+        // that was never tested.
+        let specs: Vec<Stored> = match serde_json::from_str(include_str!("specs.json")) {
+            Ok(specs) => specs,
+            Err(err) => panic!("specs.json, built into chock, does not parse: {err}"),
+        };
+        specs
+            .into_iter()
+            .map(|stored| ToolSpec {
+                name: stored.name,
+                description: stored.description,
+                parameters: stored.parameters,
+            })
+            .collect()
+    })
+}
+
+/// One spec as `specs.json` holds it.
+#[derive(serde::Deserialize)]
+struct Stored {
+    name: String,
+    description: String,
+    parameters: serde_json::Value,
 }

@@ -1,13 +1,16 @@
 //! The tool specs the model is sent, pinned: every tool's name, description
-//! and parameter schema must equal `fixtures/specs.json`, so a change to
-//! what the model is told is seen and made on purpose.
+//! and parameter schema, as derived from its argument type, must equal
+//! `src/specs.json`, which is what a session sends, so a change to what the
+//! model is told is seen and made on purpose. After such a change, write the
+//! file anew with `CHOCK_WRITE_SPECS=1 cargo test -p chock-tools specs`.
 
+use chock_providers::ToolSpec;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-/// Every spec as the JSON object it is compared by, in `specs()` order.
-fn specs_as_json() -> Value {
-    chock_tools::specs()
+/// Specs as the JSON array `specs.json` holds.
+fn as_json(specs: Vec<ToolSpec>) -> Value {
+    specs
         .into_iter()
         .map(|spec| {
             json!({
@@ -20,7 +23,15 @@ fn specs_as_json() -> Value {
 }
 
 #[test]
-fn specs_equal_the_fixture() {
-    let fixture: Value = serde_json::from_str(include_str!("../fixtures/specs.json")).unwrap();
-    assert_eq!(specs_as_json(), fixture);
+fn the_derived_specs_are_the_ones_a_session_sends() {
+    let derived = as_json(chock_tools::derived_specs());
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/src/specs.json");
+    if std::env::var_os("CHOCK_WRITE_SPECS").is_some() {
+        let mut text = serde_json::to_string_pretty(&derived).unwrap();
+        text.push('\n');
+        std::fs::write(file, text).unwrap();
+    }
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(derived, stored, "specs.json is not what the types derive");
+    assert_eq!(as_json(chock_tools::specs()), stored);
 }
