@@ -15,9 +15,9 @@ use chock_testkit::{FakeModel, Reply, Turn, Wire};
 use serde_json::{Value, json};
 
 use super::kit::{
-    all_of, approve, assert_ended, assert_success, call_turn, fake_model, finish, interrupt,
-    log_values as events, only_log, project_with, start_session, wait_for_pending, workspace_file,
-    write_config, write_x,
+    all_of, approve, approve_saying, assert_asks, assert_ended, assert_success, call_turn,
+    fake_model, finish, interrupt, log_values as events, only_log, project_with, start_session,
+    wait_for_pending, workspace_file, write_config, write_x,
 };
 use super::{chock, on_a_terminal};
 
@@ -84,11 +84,12 @@ fn ask_user_waits_for_a_typed_answer_through_chock_approve() {
     assert_eq!(folded.state.pending_approvals[0].question, "which branch?");
 
     // An empty line is asked again; the typed line is the answer.
-    let out = approve(state.path(), id.as_str(), "\nmain please\n");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("which branch?"), "{stderr}");
-    assert!(stderr.contains("answered the question"), "{stderr}");
+    approve_saying(
+        state.path(),
+        id.as_str(),
+        "\nmain please\n",
+        &["which branch?", "answered the question"],
+    );
     finish(child);
 
     let events = events(&log);
@@ -130,13 +131,7 @@ fn a_promise_binds_the_next_call_and_is_left_only_with_a_yes_to_policy_widen() {
     let (id, log, folded) = wait_for_pending(state.path());
     // Before the yes: the promise refused the first write.
     assert!(workspace_file(&log, "x.txt").is_none());
-    let question = &folded.state.pending_approvals[0];
-    assert_eq!(question.action, "policy.widen");
-    assert!(
-        question.question.contains("leave promise 1"),
-        "{}",
-        question.question
-    );
+    assert_asks(&folded, "policy.widen", "leave promise 1");
     answer_and_finish(state.path(), &id, child, "y\n");
 
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));

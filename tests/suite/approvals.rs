@@ -10,8 +10,9 @@ use chock_log::{SessionId, StateDir, fold_log};
 use chock_testkit::{FakeModel, TempProject, Turn};
 
 use super::kit::{
-    approve, ask_write_project, assert_success, fake_model, finish, first_of, log_values, only_log,
-    run_session, start_daemon, start_session, wait_for_pending, workspace_file, write_x,
+    approve, approve_saying, ask_write_project, assert_asks, assert_success, fake_model, finish,
+    first_of, log_values, only_log, run_session, start_daemon, start_session, wait_for_pending,
+    workspace_file, write_x,
 };
 
 /// Starts a session in `state` whose model writes x.txt under an ask rule:
@@ -29,23 +30,18 @@ fn an_ask_waits_and_a_yes_through_chock_approve_runs_the_call() {
     let (project, child, fake) = start_asking_session(state.path());
     let (id, log, folded) = wait_for_pending(state.path());
     assert_eq!(folded.state.status, Status::WaitingForApproval);
-    let pending = &folded.state.pending_approvals[0];
-    assert_eq!(pending.action, "call.write_file");
-    assert!(
-        pending.question.contains("write_file"),
-        "{}",
-        pending.question
-    );
+    assert_asks(&folded, "call.write_file", "write_file");
     assert!(
         !project.join("x.txt").exists(),
         "nothing runs before the answer"
     );
 
-    let out = approve(state.path(), id.as_str(), "maybe\ny\n");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("please answer y or n"), "{stderr}");
-    assert!(stderr.contains("allowed call.write_file"), "{stderr}");
+    approve_saying(
+        state.path(),
+        id.as_str(),
+        "maybe\ny\n",
+        &["please answer y or n", "allowed call.write_file"],
+    );
 
     finish(child);
     assert_eq!(workspace_file(&log, "x.txt").as_deref(), Some("x"));
@@ -71,10 +67,12 @@ fn a_no_through_chock_approve_refuses_and_names_the_rule_that_would_allow_it() {
     let state = tempfile::tempdir().unwrap();
     let (project, child, fake) = start_asking_session(state.path());
     let (id, log, _) = wait_for_pending(state.path());
-    let out = approve(state.path(), id.as_str(), "n\n");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("refused call.write_file"), "{stderr}");
+    approve_saying(
+        state.path(),
+        id.as_str(),
+        "n\n",
+        &["refused call.write_file"],
+    );
     finish(child);
     assert!(
         !project.join("x.txt").exists(),

@@ -54,11 +54,7 @@ impl SshServer {
             .arg(d.join("repo.git")));
         // sshd refuses to start as root without its privilege-separation directory.
         let _ = std::fs::create_dir_all("/run/sshd");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = super::run_network::free_port();
         std::fs::write(
             d.join("sshd_config"),
             format!(

@@ -342,6 +342,14 @@ pub(crate) fn wait_for_pending(state: &Path) -> (SessionId, PathBuf, FoldedLog) 
     }
 }
 
+/// Asserts that the first question `folded` waits on is about `action` and
+/// says `says`.
+pub(crate) fn assert_asks(folded: &FoldedLog, action: &str, says: &str) {
+    let pending = &folded.state.pending_approvals[0];
+    assert_eq!(pending.action, action);
+    assert!(pending.question.contains(says), "{}", pending.question);
+}
+
 /// Waits until the only session in `state` asks about `action` (its first
 /// pending question) and can be answered; the session.
 pub(crate) fn wait_for_question(state: &Path, action: &str) -> SessionId {
@@ -359,6 +367,17 @@ pub(crate) fn answer_pending(state: &Path, action: &str, input: &str) -> (Sessio
     let id = wait_for_question(state, action);
     let out = approve(state, id.as_str(), input);
     (id, out)
+}
+
+/// `chock approve <session>` with `input`, asserted to succeed with a
+/// stderr that says each of `says`.
+pub(crate) fn approve_saying(state: &Path, session: &str, input: &str, says: &[&str]) {
+    let out = approve(state, session, input);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for said in says {
+        assert!(stderr.contains(said), "{stderr}");
+    }
 }
 
 /// `chock approve <session>` with `input` on its stdin.

@@ -141,11 +141,7 @@ fn a_background_command_is_refused_what_would_have_asked() {
 
 #[test]
 fn net_serve_allow_publishes_the_port_on_the_hosts_loopback() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = super::run_network::free_port();
     let serve = format!("net.serve.{port}");
     let ws = project(
         "",

@@ -137,11 +137,7 @@ fn a_daemon_that_fails_after_binding_leaves_no_socket_file() {
 #[test]
 fn sandbox_net_background_publishes_a_port_where_only_net_serve_allows_as_a_session_would() {
     let (m, repo) = Machine::with_shop();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = super::run_network::free_port();
     std::fs::write(
         repo.join("chock.zon"),
         super::kit::rules_zon(&[(&format!("net.serve.{port}"), "allow")]),

@@ -27,6 +27,13 @@ fn session(state: &Path, project: &Path, calls: &[(&str, Value)]) -> Vec<Value> 
     log_values(&log)
 }
 
+/// [`session`] in a state directory and a project of its own.
+fn fresh_session(calls: &[(&str, Value)]) -> Vec<Value> {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    session(state.path(), project.path(), calls)
+}
+
 fn of_call<'a>(events: &'a [Value], kind: &str, call: &str) -> &'a Value {
     kit::of_call(events, kind, call)
         .unwrap_or_else(|| panic!("no {kind} for {call} in {events:#?}"))
@@ -106,65 +113,38 @@ fn a_program_path_with_dot_dot_is_exec_unparsed_and_does_not_run() {
 
 #[test]
 fn a_missing_program_and_a_signal_are_reported_to_the_model() {
-    let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let events = session(
-        state.path(),
-        project.path(),
-        &[
-            ("n1", json!({"command": ["no-such-program-here"]})),
-            (
-                "k1",
-                json!({"command": ["sh", "-c", "echo before; kill -KILL $$"]}),
-            ),
-        ],
-    );
-    let missing = of_call(&events, "tool.result", "n1");
-    assert_eq!(missing["ok"], false);
-    assert!(
-        missing["output"]
-            .as_str()
-            .unwrap()
-            .contains("command not found"),
-        "{missing}"
-    );
-    let killed = of_call(&events, "tool.result", "k1");
-    assert_eq!(killed["ok"], false);
-    let text = killed["output"].as_str().unwrap();
+    let events = fresh_session(&[
+        ("n1", json!({"command": ["no-such-program-here"]})),
+        (
+            "k1",
+            json!({"command": ["sh", "-c", "echo before; kill -KILL $$"]}),
+        ),
+    ]);
+    failed_with(&events, "n1", "command not found");
+    let text = failed_with(&events, "k1", "killed by SIGKILL");
     assert!(text.starts_with("killed by SIGKILL"), "{text}");
     assert!(text.contains("before"), "{text}");
 }
 
 #[test]
 fn a_command_past_its_timeout_is_killed_and_says_so() {
-    let state = tempfile::tempdir().unwrap();
-    let project = TempProject::git();
-    let events = session(
-        state.path(),
-        project.path(),
-        &[
-            ("t1", json!({"command": ["sleep", "60"], "timeout_secs": 1})),
-            ("t2", json!({"command": ["true"], "timeout_secs": 100000})),
-        ],
-    );
-    let slow = of_call(&events, "tool.result", "t1");
-    assert_eq!(slow["ok"], false);
-    assert!(
-        slow["output"]
-            .as_str()
-            .unwrap()
-            .starts_with("timed out after 1 s"),
-        "{slow}"
-    );
-    let bad = of_call(&events, "tool.result", "t2");
-    assert_eq!(bad["ok"], false);
-    assert!(
-        bad["output"]
-            .as_str()
-            .unwrap()
-            .contains("timeout_secs must be"),
-        "{bad}"
-    );
+    let events = fresh_session(&[
+        ("t1", json!({"command": ["sleep", "60"], "timeout_secs": 1})),
+        ("t2", json!({"command": ["true"], "timeout_secs": 100000})),
+    ]);
+    let slow = failed_with(&events, "t1", "timed out after 1 s");
+    assert!(slow.starts_with("timed out after 1 s"), "{slow}");
+    failed_with(&events, "t2", "timeout_secs must be");
+}
+
+/// The output of call `call`'s result, asserted to be an error saying
+/// `says`.
+fn failed_with<'e>(events: &'e [Value], call: &str, says: &str) -> &'e str {
+    let result = of_call(events, "tool.result", call);
+    assert_eq!(result["ok"], false, "{result}");
+    let output = result["output"].as_str().unwrap();
+    assert!(output.contains(says), "{result}");
+    output
 }
 
 /// Copies a directory tree (files and directories only), keeping modes.

@@ -42,6 +42,16 @@ pub(super) fn origin(body: &'static str) -> u16 {
     port
 }
 
+/// An origin serving `body`, a state directory, and a project with the
+/// [`RULES`]: where most of these tests start.
+pub(super) fn origin_and_project(body: &'static str) -> (u16, tempfile::TempDir, TempProject) {
+    (
+        origin(body),
+        tempfile::tempdir().unwrap(),
+        project("", RULES),
+    )
+}
+
 /// A git project whose committed chock.zon has `net` in `.policy` and the
 /// rules given.
 pub(super) fn project(net: &str, rules: &[(&str, &str)]) -> TempProject {
@@ -64,6 +74,11 @@ pub(super) const RULES: &[(&str, &str)] = &[
     ("net.connect.test.asked", "ask"),
     ("net.connect.127.0.0.1", "allow"),
 ];
+
+/// The model's turn that curls `url` with run_command as call `id`.
+pub(super) fn curl_turn(id: &str, url: &str) -> Reply {
+    Turn::text("").call(id, "run_command", &curl(url)).into()
+}
 
 pub(super) fn curl(url: &str) -> Value {
     json!({"command": ["curl", "-sS", "--max-time", "20", url]})
@@ -154,9 +169,7 @@ pub(super) fn net_decisions(events: &[Value]) -> Vec<(String, String)> {
 
 #[test]
 fn an_allowed_host_is_reached_and_a_denied_one_is_refused_with_the_rule_named() {
-    let port = origin("hello through the router");
-    let state = tempfile::tempdir().unwrap();
-    let project = project("", RULES);
+    let (port, state, project) = origin_and_project("hello through the router");
     let (events, _) = session(
         state.path(),
         project.path(),
@@ -196,9 +209,7 @@ fn an_allowed_host_is_reached_and_a_denied_one_is_refused_with_the_rule_named() 
 
 #[test]
 fn an_ask_answered_no_through_chock_approve_refuses_the_connection() {
-    let port = origin("asked and answered");
-    let state = tempfile::tempdir().unwrap();
-    let project = project("", RULES);
+    let (port, state, project) = origin_and_project("asked and answered");
     let (child, _fake) = start(
         state.path(),
         project.path(),
@@ -271,9 +282,7 @@ fn with_nothing_permitted_a_command_gets_no_router() {
 
 #[test]
 fn a_background_command_is_refused_what_the_foreground_would_have_asked() {
-    let port = origin("background");
-    let state = tempfile::tempdir().unwrap();
-    let project = project("", RULES);
+    let (port, state, project) = origin_and_project("background");
     let mut asked = curl(&format!("http://asked.test:{port}/"));
     asked["background"] = json!(true);
     let mut allowed = curl(&format!("http://allowed.test:{port}/"));
@@ -337,7 +346,7 @@ fn a_background_command_is_refused_what_the_foreground_would_have_asked() {
 }
 
 /// A port nothing listens on now.
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

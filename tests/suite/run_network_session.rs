@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::kit::{answer_pending, assert_success, finish};
 use super::run_network::{
-    RULES, curl, events, log_of, net_decisions, origin, project, result_of, session, start_with,
+    RULES, curl, curl_turn, events, log_of, net_decisions, origin, origin_and_project, project,
+    result_of, session, start_with,
 };
 
 /// The `decision` events of `action`, as (decision, layer).
@@ -49,13 +50,7 @@ fn reviewed_curl(
         state.path(),
         project.path(),
         vec![
-            Turn::text("")
-                .call(
-                    "c1",
-                    "run_command",
-                    &curl(&format!("http://reviewed.test:{port}/")),
-                )
-                .into(),
+            curl_turn("c1", &format!("http://reviewed.test:{port}/")),
             Turn::text(verdict).into(),
             Turn::text("Done.").into(),
         ],
@@ -65,9 +60,7 @@ fn reviewed_curl(
 
 #[test]
 fn a_promise_refuses_a_connection_the_policy_allows() {
-    let port = origin("should not be reached");
-    let state = tempfile::tempdir().unwrap();
-    let project = project("", RULES);
+    let (port, state, project) = origin_and_project("should not be reached");
     let url = format!("http://allowed.test:{port}/");
     let (events, _) = session(
         state.path(),
@@ -102,9 +95,7 @@ fn a_promise_refuses_a_connection_the_policy_allows() {
 
 #[test]
 fn a_grant_lets_through_a_connection_the_policy_asks_about() {
-    let port = origin("granted and reached");
-    let state = tempfile::tempdir().unwrap();
-    let project = project("", RULES);
+    let (port, state, project) = origin_and_project("granted and reached");
     let (child, _fake) = start_with(
         state.path(),
         project.path(),
@@ -116,13 +107,7 @@ fn a_grant_lets_through_a_connection_the_policy_asks_about() {
                     &json!({"action": "net.connect.test.asked", "reason": "download the fixture"}),
                 )
                 .into(),
-            Turn::text("")
-                .call(
-                    "c1",
-                    "run_command",
-                    &curl(&format!("http://asked.test:{port}/")),
-                )
-                .into(),
+            curl_turn("c1", &format!("http://asked.test:{port}/")),
             Turn::text("Done.").into(),
         ],
     );
@@ -177,17 +162,9 @@ fn agent_review_asks_the_reviewer_about_a_connection_and_its_no_refuses_it() {
 /// terminal's yes lets the connection through.
 #[test]
 fn a_foreground_run_is_asked_about_a_connection_on_its_terminal() {
-    let port = origin("reached after a yes on the terminal");
-    let state = tempfile::tempdir().unwrap();
-    let project = project("", RULES);
+    let (port, state, project) = origin_and_project("reached after a yes on the terminal");
     let fake = chock_testkit::FakeModel::with([
-        Turn::text("")
-            .call(
-                "c1",
-                "run_command",
-                &curl(&format!("http://asked.test:{port}/")),
-            )
-            .into(),
+        curl_turn("c1", &format!("http://asked.test:{port}/")),
         Turn::text("Done.").into(),
     ]);
     super::kit::write_config(

@@ -47,8 +47,8 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    // Each variant's help is its Args struct's doc comment: the first line
-    // for the list, the rest for `--help`.
+    // Each variant's help is its Args struct's doc comment, or its own where
+    // two share one: the first line for the list, the rest for `--help`.
     Stop(stop::StopArgs),
     Resume(resume::ResumeArgs),
     Sync(sync::SyncArgs),
@@ -59,8 +59,13 @@ pub(crate) enum Command {
     Daemon(daemon::DaemonArgs),
     Sessions(sessions::Args),
     Log(log::Args),
-    Usage(usage::Args),
-    Plan(plan::Args),
+    /// Show the tokens a session used: one row per model call, then the total.
+    Usage(output::OfSession),
+    /// Show a session's plan and where each item stands.
+    ///
+    /// Marks: `[x]` done, `[~]` in progress, `[ ]` pending, `[?]` a status this
+    /// version does not know.
+    Plan(output::OfSession),
     Sandbox(sandbox::Args),
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),

@@ -49,6 +49,33 @@ pub(crate) fn print_result(written: std::io::Result<()>) -> anyhow::Result<bool>
     }
 }
 
+/// The session a report is of, and whether it is printed for a script:
+/// `chock usage` and `chock plan` take these alike.
+#[derive(Debug, clap::Args)]
+pub(crate) struct OfSession {
+    /// The session id (see `chock sessions`).
+    pub(crate) session: String,
+
+    /// One JSON object on one line, stable for scripts (docs/cli.md gives its shape).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+impl OfSession {
+    /// The session's id and its log folded, each line the fold left out
+    /// warned about on stderr.
+    pub(crate) fn fold(&self) -> anyhow::Result<(chock_log::SessionId, chock_log::SessionState)> {
+        use anyhow::Context as _;
+        let state = chock_log::StateDir::resolve().context("cannot read the session log")?;
+        let (id, path) = state.find_session(&self.session)?;
+        let folded = chock_log::fold_log(&path)?;
+        for problem in &folded.problems {
+            eprintln!("chock: warning: {}: {problem}", path.display());
+        }
+        Ok((id, folded.state))
+    }
+}
+
 /// `--host` and `--port` as the TCP address a server listens on (`default`
 /// the port when only `--host` is given). `--port` alone is refused:
 /// `without` says what the server listens on then.

@@ -3,21 +3,10 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-use chock_log::{StateDir, Timestamp, fold_log};
+use chock_log::Timestamp;
 
+use super::output::OfSession;
 use crate::exit;
-
-/// Show the tokens a session used: one row per model call, then the total.
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    /// The session id (see `chock sessions`).
-    session: String,
-
-    /// One JSON object (the calls and the total) on one line, stable for scripts.
-    #[arg(long)]
-    json: bool,
-}
 
 /// `chock usage --json`.
 #[derive(serde::Serialize)]
@@ -45,15 +34,9 @@ struct Total {
     total_tokens: u64,
 }
 
-pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let state = StateDir::resolve().context("cannot read the session log")?;
-    let (id, path) = state.find_session(&args.session)?;
-    let folded = fold_log(&path)?;
-    for problem in &folded.problems {
-        eprintln!("chock: warning: {}: {problem}", path.display());
-    }
-    let s = folded.state;
-    if args.json {
+pub(crate) fn run(of: OfSession) -> anyhow::Result<ExitCode> {
+    let (id, s) = of.fold()?;
+    if of.json {
         let report = Report {
             session: id.as_str(),
             calls: s
