@@ -70,7 +70,13 @@ pub(super) fn wait_held(m: &Machine) -> (SessionId, PathBuf, PathBuf) {
     wait_for(Duration::from_secs(30), "the held command", || {
         let id = sessions(&state).into_iter().next()?;
         let log = StateDir::at(&state).log_path(&id);
-        let events = log_values(&log);
+        // The session's directory comes before its log, and a line may be
+        // half written: read what is there, as it is.
+        let text = std::fs::read_to_string(&log).ok()?;
+        let events: Vec<Value> = text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
         events
             .iter()
             .any(|e| e["type"] == "workspace.open")
