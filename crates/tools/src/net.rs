@@ -76,16 +76,6 @@ impl NetSetup {
         }
     }
 
-    /// Whether a foreground command gets a router.
-    pub fn foreground_router(&self) -> bool {
-        self.policy.wants_router()
-    }
-
-    /// Whether a background command's connections may be decided at all.
-    pub fn background_router(&self) -> bool {
-        self.policy.background_wants_router()
-    }
-
     /// Whether some rule could let a port be published (serve_port is
     /// offered only then).
     pub fn could_serve(&self) -> bool {
@@ -302,7 +292,7 @@ mod tests {
         });
     }
 
-    /// A policy with a rule for each of allowed, denied and asked hosts.
+    /// A policy allowing `allowed.test`, with `net` in its `.policy` block.
     fn policy(net: &str) -> (tempfile::TempDir, Policy) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
