@@ -236,6 +236,11 @@ fn the_offline_example_in_the_readme_writes_a_file_and_runs_a_command() {
         .output()
         .unwrap();
     assert_success(&diff);
+    let said = String::from_utf8_lossy(&diff.stderr);
+    assert!(
+        !said.contains("cannot"),
+        "a settled workspace is looked at quietly: {said}"
+    );
     let shown = String::from_utf8_lossy(&diff.stdout);
     assert!(shown.contains("hello.txt"), "{shown}");
     assert!(shown.contains("+hello, world"), "{shown}");

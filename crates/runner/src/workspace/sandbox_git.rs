@@ -231,7 +231,13 @@ impl SandboxGit {
     /// `None` when nothing was left.
     pub fn commit_leftovers(&self, session: &str) -> Result<Option<String>, WorkspaceError> {
         let real = self.real_tip()?;
-        if let Some(private) = self.private_tip()?
+        // A session none of whose commands ran, or one settled before, has
+        // no private directory: nothing there to wait for.
+        let private = match fs::symlink_metadata(&self.dir) {
+            Ok(_) => self.private_tip()?,
+            Err(_) => None,
+        };
+        if let Some(private) = private
             && private != real
         {
             return Err(WorkspaceError::Refused(format!(
