@@ -182,12 +182,15 @@ fn the_work_is_listed_shown_diffed_and_applied() {
     let dir = w.st().workspace_dir(&id);
     assert_eq!(workspace_dirs(&events(&log)), vec![dir.clone()]);
     assert!(!w.project.join("notes.txt").exists());
-    commit_in(&dir, "notes from the agent");
-
+    // What the session left uncommitted was committed on its branch at its
+    // end: nothing is left for a person to commit.
     let list = w.run(&["workspace", "list"]);
     says(&list, sid);
     says(&list, &format!("chock/{sid}"));
-    says(&w.run(&["workspace", "show", sid]), "notes from the agent");
+    says(
+        &w.run(&["workspace", "show", sid]),
+        &format!("chock: what session {sid} left uncommitted"),
+    );
     says(&w.run(&["workspace", "diff", sid]), "+from the agent");
 
     let apply = w.run(&["workspace", "apply", "--yes", sid]);
