@@ -33,7 +33,25 @@ pub enum ProviderError {
         instance: String,
         status: u16,
         body: String,
+        /// What its headers said about coming back.
+        hint: crate::retry::RetryHint,
     },
+
+    #[error(
+        "provider '{instance}' still failed after {retries} retries and {waited} of waiting{why}: {last}; carry the session on once the provider answers (.retries and .retry_wait_secs in config.zon bound the retries)"
+    )]
+    GaveUp {
+        instance: String,
+        retries: u32,
+        waited: String,
+        why: String,
+        last: String,
+    },
+
+    #[error(
+        "provider '{instance}': {detail}; change the instance in config.zon"
+    )]
+    Setting { instance: String, detail: String },
 
     #[error("provider '{instance}' reported an error mid-stream: {message}")]
     Remote { instance: String, message: String },

@@ -4,9 +4,11 @@
 //! session's own next call, a carried-on session and every reader see the
 //! same shortened conversation.
 //!
-//! The size is estimated, not counted: the larger of what the provider
-//! reported for the last call and a quarter of the conversation's
-//! characters. Compaction starts at three quarters of the window and keeps
+//! The size is counted where it can be: the provider's usage of the last
+//! call plus an estimate of what came after it, confirmed by a counting
+//! call where the API has one (`LogHooks::size`, crates/runner/src/agentic.rs);
+//! a quarter of the characters ([`estimate`]) only when neither is to be
+//! had. Compaction starts at three quarters of the window and keeps
 //! the newest quarter whole; the kept part always starts at an assistant
 //! message, so no tool result is separated from the call it answers.
 
@@ -46,6 +48,7 @@ pub(crate) fn estimate(conversation: &[Message]) -> u64 {
                         .sum::<usize>()
             }
             Message::ToolResult { content, .. } => content.len(),
+            Message::Reasoning(reasoning) => reasoning.text.len() + reasoning.opaque.len(),
             // Counted as what a typical screenshot costs, about 1,600
             // tokens, whatever its bytes.
             Message::Image { .. } => IMAGE_CHARS,
@@ -133,7 +136,11 @@ pub(crate) async fn summarise(
         messages: &messages,
         tools: &[],
     };
-    let turn = provider.start(&request).await?.collect(|_| {}).await?;
+    let turn = provider
+        .start_retrying(&request, |wait| tracing::info!("compaction: {wait}"))
+        .await?
+        .collect(|_| {})
+        .await?;
     Ok((turn.text, turn.usage.unwrap_or_default()))
 }
 
@@ -158,6 +165,7 @@ mod tests {
                 name: "read_file".into(),
                 arguments: Json::parse(r#"{"path":"a"}"#.to_owned()).unwrap(),
             }],
+            reasoning: vec![],
         }
     }
     fn result(id: u64, output: &str) -> Folded {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use chock_log::event::{
     AssistantMessage, Decision as LogDecision, EndReason, Handover, Notice,
     PlanItem as LogPlanItem, PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen,
-    TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
+    TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, Policy};
@@ -68,6 +68,9 @@ pub struct SessionSetup<'a> {
     /// Show questions on the terminal on stdin too (`chock run` in the
     /// foreground), when stdin is one.
     pub foreground: bool,
+    /// Where a sentence for the person at the terminal goes (a wait before
+    /// a retry, thinking shown folded); the binary prints it to stderr.
+    pub say: fn(&str),
 }
 
 /// How a session ended.
@@ -247,6 +250,11 @@ pub(crate) async fn drive(
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
     };
     let judge = judge_for(setup, &writer, &approvals);
+    let mut limits = setup.limits;
+    if limits.max_session_calls.is_some() {
+        let log = writer.borrow().path().to_owned();
+        limits.session_calls_before = fold_log(&log)?.state.model_calls.len();
+    }
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
@@ -254,7 +262,7 @@ pub(crate) async fn drive(
         workspace: &workspace,
         commands: &commands,
         tools: &tools,
-        limits: setup.limits,
+        limits,
     };
     let mut hooks = LogHooks {
         writer: &writer,
@@ -264,6 +272,9 @@ pub(crate) async fn drive(
         compaction: Compactor::for_session(setup),
         checkout,
         on_text,
+        say: setup.say,
+        thought: 0,
+        said_unknown: std::collections::BTreeSet::new(),
     };
     // Promises and grants made earlier in a carried-on session bind this
     // process too.
@@ -517,7 +528,15 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
         TurnEnd::Stuck(why) => (EndReason::Error, why),
         TurnEnd::Budget(calls) => (
             EndReason::Error,
-            format!("the turn made {calls} model calls without finishing and was stopped"),
+            format!(
+                "the turn made {calls} model calls without finishing and was stopped: .max_model_calls = {calls} in config.zon bounds a turn; raise it, or carry the session on to let the model go on"
+            ),
+        ),
+        TurnEnd::SessionBudget(calls) => (
+            EndReason::Error,
+            format!(
+                "the session made {calls} model calls in all and was stopped: .max_session_model_calls = {calls} in config.zon bounds a session; raise it to carry the session on"
+            ),
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
         TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
@@ -550,6 +569,12 @@ pub(crate) struct LogHooks<'w, F> {
     /// The workspace's checkout, waited for before anything depends on it.
     pub(crate) checkout: Checkout,
     pub(crate) on_text: F,
+    /// Where sentences for the person at the terminal go.
+    pub(crate) say: fn(&str),
+    /// Characters of thinking streamed in the current model call.
+    pub(crate) thought: usize,
+    /// Output item types already said to be unknown in this run.
+    pub(crate) said_unknown: std::collections::BTreeSet<String>,
 }
 
 impl<'w> Compactor<'w> {
@@ -558,9 +583,12 @@ impl<'w> Compactor<'w> {
         Compactor {
             provider: setup.provider,
             model: setup.model,
+            system: setup.system,
             window: setup.context_tokens,
-            last_usage: 0,
+            last_usage: None,
+            sent: 0,
             failed: false,
+            count_failed: false,
         }
     }
 }
@@ -570,13 +598,43 @@ pub(crate) struct Compactor<'w> {
     pub(crate) provider: &'w Provider,
     pub(crate) model: &'w str,
     pub(crate) window: u64,
-    /// Tokens the last model call reported (input and output).
-    pub(crate) last_usage: u64,
+    /// The session's system prompt, for counting a request.
+    pub(crate) system: &'w str,
+    /// Tokens the last model call reported (input and output), and how many
+    /// messages of the conversation they cover (those sent and the answer).
+    pub(crate) last_usage: Option<(u64, usize)>,
+    /// Messages in the conversation as the current call was sent.
+    pub(crate) sent: usize,
     /// A summary failed in this process: do not try again each call.
     pub(crate) failed: bool,
+    /// A count failed in this process: go by usage and the estimate.
+    pub(crate) count_failed: bool,
 }
 
 impl<F> LogHooks<'_, F> {
+    /// The model's thinking, folded to one line for the terminal: how much
+    /// there was and how it began (the log keeps it whole).
+    fn show_thinking(&self, turn: &AssistantTurn) {
+        let text: String = turn
+            .reasoning
+            .iter()
+            .map(|r| r.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let chars = self.thought.max(text.chars().count());
+        if turn.reasoning.is_empty() && chars == 0 {
+            return;
+        }
+        let first: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut line = format!("thought ({chars} characters, folded; chock log shows them)");
+        if !first.is_empty() {
+            let head: String = first.chars().take(72).collect();
+            let more = if first.chars().count() > 72 { "..." } else { "" };
+            line.push_str(&format!(": {head}{more}"));
+        }
+        (self.say)(&line);
+    }
+
     /// The turn's end once the checkout is settled: a turn that ended
     /// before the model's first answer (a provider error, Ctrl-C) still
     /// waits for its checkout, so the log names the workspace that exists,
@@ -632,27 +690,70 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         (self.on_text)(delta);
     }
 
+    fn thinking(&mut self, delta: &str) {
+        self.thought += delta.chars().count();
+    }
+
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), SessionError> {
         self.settle()?;
+        if let Some(usage) = turn.usage {
+            // The reasoning and the answer follow the messages sent.
+            let covered = self.compaction.sent + turn.reasoning.len() + 1;
+            self.compaction.last_usage = Some((
+                usage.input_tokens.saturating_add(usage.output_tokens),
+                covered,
+            ));
+        }
         let usage = turn.usage.unwrap_or_default();
-        self.compaction.last_usage = usage.input_tokens.saturating_add(usage.output_tokens);
         self.append(AssistantMessage {
             text: turn.text.clone(),
             tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
-            usage: LogUsage {
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-            },
+            usage: history::to_log_usage(usage),
             model: None,
+            reasoning: turn.reasoning.iter().map(history::to_log_reasoning).collect(),
+            unknown_items: turn
+                .unknown
+                .iter()
+                .filter_map(|item| chock_log::event::Json::parse(item.json.clone()).ok())
+                .collect(),
         })?;
+        self.show_thinking(turn);
+        for item in &turn.unknown {
+            if self.said_unknown.insert(item.kind.clone()) {
+                self.append(Notice {
+                    subject: "model".to_owned(),
+                    text: format!(
+                        "the provider sent an output item of type '{}', which this version of Chock does not know: it is kept in the log (assistant.message unknown_items) and not sent back to the model",
+                        item.kind
+                    ),
+                })?;
+            }
+        }
         Ok(())
     }
 
     async fn before_model_call(
         &mut self,
         conversation: &mut Vec<Message>,
+        tools: &[crate::provider::ToolSpec],
     ) -> Result<(), SessionError> {
-        self.maybe_compact(conversation).await
+        self.maybe_compact(conversation, tools).await?;
+        self.compaction.sent = conversation.len();
+        self.thought = 0;
+        Ok(())
+    }
+
+    async fn provider_wait(
+        &mut self,
+        wait: &crate::provider::RetryWait,
+    ) -> Result<(), SessionError> {
+        let text = wait.to_string();
+        (self.say)(&text);
+        self.append(Notice {
+            subject: chock_log::fold::PROVIDER_NOTICE.to_owned(),
+            text,
+        })?;
+        Ok(())
     }
 
     async fn before_tool(
