@@ -34,7 +34,8 @@ fn the_session_fixture_folds_to_its_state() {
         s.usage,
         Usage {
             input_tokens: 2600,
-            output_tokens: 125
+            output_tokens: 125,
+            ..Default::default()
         }
     );
     let calls: Vec<(u64, &str, u64)> = s

@@ -39,8 +39,7 @@ pub(crate) fn http_config(kind: Kind, fake: &FakeModel) -> HttpProviderConfig {
         key_env: Some("TEST_KEY".to_owned()),
         stream: None,
         timeout_secs: Some(10),
-        max_tokens: None,
-        context_window: None,
+        ..HttpProviderConfig::default()
     }
 }
 

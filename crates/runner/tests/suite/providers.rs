@@ -75,7 +75,8 @@ async fn usage_is_reported() {
             turn.usage,
             Some(Usage {
                 input_tokens: 1234,
-                output_tokens: 56
+                output_tokens: 56,
+                ..Default::default()
             }),
             "{kind:?}"
         );

@@ -246,12 +246,12 @@ async fn a_provider_failure_ends_the_turn_with_the_error() {
         Turn::text("")
             .call("l", "list_directory", &json!({}))
             .into(),
-        Reply::error(500, "upstream down"),
+        Reply::error(400, "upstream down"),
     ]);
     let (end, conversation, _) = default_turn(Kind::OpenAi, &fake, &TempProject::git()).await;
     match end {
         TurnEnd::Provider(ProviderError::Status {
-            status: 500, body, ..
+            status: 400, body, ..
         }) => assert_eq!(body, "upstream down"),
         other => panic!("expected the provider error, got {other:?}"),
     }
