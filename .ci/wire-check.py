@@ -34,15 +34,60 @@ def _is_typeddict(tp):
     return isinstance(tp, type) and typing_extensions.is_typeddict(tp)
 
 
+def _is_model(tp):
+    """A response model, or an alias that is only response models (the
+    SDKs' `ContentBlock = Annotated[Union[TextBlock, ...], ...]`)."""
+    if isinstance(tp, type):
+        return issubclass(tp, pydantic.BaseModel)
+    origin = typing_extensions.get_origin(tp)
+    args = typing_extensions.get_args(tp)
+    if origin is typing_extensions.Annotated or origin is typing.Annotated:
+        return _is_model(args[0])
+    if origin is typing.Union:
+        return all(_is_model(a) for a in args)
+    return False
+
+
+def _params_only(hint):
+    """`hint` with the SDK's response models taken out of every union: the
+    SDKs accept a response object where a param goes, and a model keeps
+    unknown keys, so left in it would let any extra field through."""
+    origin = typing_extensions.get_origin(hint)
+    args = typing_extensions.get_args(hint)
+    if origin is None or not args:
+        return hint
+    if origin is typing.Union:
+        kept = tuple(_params_only(a) for a in args if not _is_model(a))
+        if not kept:
+            return hint
+        return kept[0] if len(kept) == 1 else typing.Union[kept]
+    if origin is typing_extensions.Annotated or origin is typing.Annotated:
+        return typing_extensions.Annotated[(_params_only(args[0]), *args[1:])]
+    if origin is typing_extensions.Literal or origin is typing.Literal:
+        return hint
+    new = tuple(_params_only(a) for a in args)
+    if new == args:
+        return hint
+    try:
+        return origin[new if len(new) > 1 else new[0]]
+    except TypeError:
+        return hint
+
+
 def _strict(tp, seen):
-    """Marks every TypedDict reachable from `tp` as refusing extra keys."""
+    """Marks every TypedDict reachable from `tp` as refusing extra keys, and
+    takes response models out of its fields' unions."""
     if id(tp) in seen:
         return
     seen.add(id(tp))
     if _is_typeddict(tp):
         tp.__pydantic_config__ = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-        for hint in typing_extensions.get_type_hints(tp, include_extras=True).values():
-            _strict(hint, seen)
+        hints = typing_extensions.get_type_hints(tp, include_extras=True)
+        for name, hint in hints.items():
+            narrowed = _params_only(hint)
+            if narrowed is not hint:
+                tp.__annotations__[name] = narrowed
+            _strict(narrowed, seen)
         return
     for arg in typing_extensions.get_args(tp):
         _strict(arg, seen)

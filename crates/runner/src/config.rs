@@ -16,7 +16,9 @@ use serde::Deserialize;
 
 pub use chock_tools::SearchConfig;
 
-pub use chock_providers::{HttpProviderConfig, ProviderConfig, ScriptProviderConfig};
+pub use chock_providers::{
+    HttpProviderConfig, ProviderConfig, ReasoningEffort, ScriptProviderConfig,
+};
 
 /// The config.zon block a person with no provider is shown.
 pub const EXAMPLE_PROVIDERS: &str = r#".{

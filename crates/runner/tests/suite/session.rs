@@ -223,9 +223,10 @@ async fn a_cut_stream_after_a_tool_ran_keeps_the_work_and_ends_clearly() {
     );
     assert_eq!(project.read("kept.txt"), "kept\n");
     assert_eq!(
-        shown, "",
-        "nothing of the cut turn was complete enough to show"
+        shown, "neve",
+        "what arrived was shown, once: the cut answer is not asked again"
     );
+    assert_eq!(fake.requests().len(), 2, "no retry after tokens arrived");
     let folded = fold_log(&outcome.log).unwrap();
     assert_eq!(
         folded.state.conversation.len(),
