@@ -223,5 +223,6 @@ async fn idle() {
 
 #[cfg(test)]
 mod approval_rss;
+mod prompt_cache;
 mod first_request;
 mod tool_calls;

@@ -371,3 +371,18 @@ fn the_config_zon_fields_of_the_providers_page_are_read() {
         .unwrap();
     assert!(failed(&out).contains("cannot reach provider 'gpt'"), "{}", failed(&out));
 }
+
+#[path = "../perf/cache_session.rs"]
+mod cache_session;
+
+#[test]
+fn a_30_call_session_reads_most_of_its_input_from_the_prompt_cache() {
+    let cached = cache_session::billed_session(super::chock, true);
+    // From the fourth call on, at least 70% of the input is read from the
+    // cache (the target); without breakpoints, none is.
+    let later = cache_session::read_share(&cached[3..]);
+    assert!(later >= 0.70, "{:.1}% read from the cache", later * 100.0);
+    let uncached = cache_session::billed_session(super::chock, false);
+    assert_eq!(cache_session::read_share(&uncached), 0.0);
+    assert!(cache_session::billed_input(&cached) < cache_session::billed_input(&uncached) / 2.0);
+}
