@@ -456,6 +456,44 @@ mod tests {
     }
 
     #[test]
+    fn rate_limit_reset_headers_are_read_for_the_limit_that_is_used_up() {
+        use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+        let headers = |pairs: &[(&str, String)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.insert(
+                    HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    HeaderValue::from_str(value).unwrap(),
+                );
+            }
+            map
+        };
+        let soon = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(20);
+        let anthropic = RetryHint::from_headers(&headers(&[
+            ("anthropic-ratelimit-tokens-remaining", "0".into()),
+            ("anthropic-ratelimit-tokens-reset", soon.to_string()),
+            ("anthropic-ratelimit-requests-remaining", "5".into()),
+            ("anthropic-ratelimit-requests-reset", "2099-01-01T00:00:00Z".into()),
+        ]));
+        let wait = anthropic.reset_in.unwrap();
+        assert!(wait <= Duration::from_secs(20) && wait >= Duration::from_secs(18), "{wait:?}");
+        let openai = RetryHint::from_headers(&headers(&[
+            ("x-ratelimit-remaining-requests", "0".into()),
+            ("x-ratelimit-reset-requests", "6m0s".into()),
+            ("x-ratelimit-remaining-tokens", "0".into()),
+            ("x-ratelimit-reset-tokens", "250ms".into()),
+        ]));
+        assert_eq!(openai.reset_in, Some(Duration::from_secs(360)), "the later reset");
+        let ms = RetryHint::from_headers(&headers(&[
+            ("retry-after-ms", "1500".into()),
+            ("retry-after", "9".into()),
+        ]));
+        assert_eq!(asked_wait(Some(&ms)), (Some(Duration::from_millis(1500)), None));
+        // A reset is used when retry-after says nothing.
+        assert_eq!(asked_wait(Some(&openai)).0, Some(Duration::from_secs(360)));
+    }
+
+    #[test]
     fn backoff_doubles_with_jitter_up_to_a_cap() {
         for attempt in 1..=10 {
             let full = FIRST_BACKOFF
