@@ -37,9 +37,14 @@ pub(crate) fn billed_session(chock: impl FnOnce(&Path) -> Command, caching: bool
     replies.push(Turn::text("All read.").into());
     let fake = FakeModel::with(replies);
     fake.account_usage();
-    let config = fake
-        .config_zon(Wire::Anthropic, "m")
-        .replace("\" },", if caching { "\" }," } else { "\", .prompt_cache = false }," });
+    let config = fake.config_zon(Wire::Anthropic, "m").replace(
+        "\" },",
+        if caching {
+            "\" },"
+        } else {
+            "\", .prompt_cache = false },"
+        },
+    );
     let dir = state.path().join("config").join("chock");
     std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
     std::fs::write(dir.join("config.zon"), config).unwrap_or_else(|err| panic!("{err}"));

@@ -223,6 +223,6 @@ async fn idle() {
 
 #[cfg(test)]
 mod approval_rss;
-mod prompt_cache;
 mod first_request;
+mod prompt_cache;
 mod tool_calls;

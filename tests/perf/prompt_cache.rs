@@ -32,15 +32,23 @@ fn prompt_cache() {
     let billed_off = cache_session::billed_input(&uncached);
     println!("prompt_cache: {} model calls", cache_session::CALLS);
     println!("  prompt tokens sent: {prompt} with caching, {prompt_off} without");
-    println!("  with caching: {read} read from the cache, {written} written, {} uncached",
-        prompt - read - written);
+    println!(
+        "  with caching: {read} read from the cache, {written} written, {} uncached",
+        prompt - read - written
+    );
     println!(
         "  read from the cache: {:.1}% of all input, {:.1}% from the fourth call on",
         100.0 * cache_session::read_share(&cached),
         100.0 * cache_session::read_share(&cached[3..])
     );
     for (i, b) in cached.iter().enumerate().take(5) {
-        println!("  call {:2}: read {:6} write {:5} uncached {:4}", i + 1, b.cache_read, b.cache_write, b.input);
+        println!(
+            "  call {:2}: read {:6} write {:5} uncached {:4}",
+            i + 1,
+            b.cache_read,
+            b.cache_write,
+            b.input
+        );
     }
     println!(
         "  input billed (reads 0.1x, writes 1.25x): {billed:.0} with caching, {billed_off:.0} without: {:.2}x, {:.1}% less",

@@ -47,7 +47,11 @@ fn a_rate_limit_is_waited_out_said_on_the_terminal_and_noted_in_the_log() {
     let project = TempProject::git();
     let fake = FakeModel::with([
         Turn::text("")
-            .call("w", "write_file", &json!({"path": "a.txt", "content": "a\n"}))
+            .call(
+                "w",
+                "write_file",
+                &json!({"path": "a.txt", "content": "a\n"}),
+            )
             .into(),
         Reply::rate_limited("0.2"),
         Turn::text("written").into(),
@@ -56,10 +60,18 @@ fn a_rate_limit_is_waited_out_said_on_the_terminal_and_noted_in_the_log() {
     let out = run_session(state.path(), project.path(), "write a");
     assert!(out.status.success(), "{}", stderr(&out));
     let said = "rate limited by fake, retrying in 0.2 s (1 of 6)";
-    assert!(stderr(&out).contains(&format!("chock: {said}\n")), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("chock: {said}\n")),
+        "{}",
+        stderr(&out)
+    );
     let events = log_values(&only_log(state.path()));
     assert_eq!(notices(&events, "provider"), [said]);
-    assert_eq!(all_of(&events, "tool.result").len(), 1, "no second tool run");
+    assert_eq!(
+        all_of(&events, "tool.result").len(),
+        1,
+        "no second tool run"
+    );
     assert_eq!(all_of(&events, "turn.end").len(), 1, "one turn");
     assert_eq!(fake.requests().len(), 3);
 }
@@ -78,10 +90,7 @@ fn while_a_retry_waits_the_session_row_says_waiting_for_the_provider() {
         let text = std::fs::read_to_string(&log).ok()?;
         text.contains("\"subject\":\"provider\"").then_some(log)
     });
-    let row = SessionRow::from_state(
-        &sessions(state.path())[0],
-        &fold_log(&log).unwrap().state,
-    );
+    let row = SessionRow::from_state(&sessions(state.path())[0], &fold_log(&log).unwrap().state);
     assert_eq!(row.status.as_str(), "retrying");
     assert_eq!(
         row.detail.as_deref(),
@@ -103,7 +112,12 @@ fn a_provider_that_answers_429_for_ever_ends_the_turn_and_the_session_can_be_car
     let fake = FakeModel::with((0..3).map(|_| Reply::rate_limited("0")));
     write_config(
         state.path(),
-        &config(&fake, "anthropic", ", .retries = 2, .retry_wait_secs = 10", ""),
+        &config(
+            &fake,
+            "anthropic",
+            ", .retries = 2, .retry_wait_secs = 10",
+            "",
+        ),
     );
     let out = run_session(state.path(), project.path(), "hi");
     let said = failed(&out);
@@ -202,7 +216,14 @@ fn responses_reasoning_is_kept_an_unknown_item_said_once_and_the_log_rebuilds_th
     let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["message", "reasoning", "function_call", "function_call_output", "message", "message"]
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output",
+            "message",
+            "message"
+        ]
     );
     assert_eq!(input[1]["encrypted_content"], "enc-1");
     assert!(!request.to_string().contains("web_search_call"));
@@ -231,7 +252,9 @@ fn max_session_model_calls_bounds_the_session_over_carried_on_runs() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
     let fake = FakeModel::with([
-        Turn::text("").call("l", "list_directory", &json!({})).into(),
+        Turn::text("")
+            .call("l", "list_directory", &json!({}))
+            .into(),
         Turn::text("one").into(),
         Turn::text("two").into(),
     ]);
@@ -244,7 +267,10 @@ fn max_session_model_calls_bounds_the_session_over_carried_on_runs() {
     let id = sessions(state.path())[0].to_string();
     let out = chock_out(state.path(), &["run", "--continue", &id, "second"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let said = failed(&chock_out(state.path(), &["run", "--continue", &id, "third"]));
+    let said = failed(&chock_out(
+        state.path(),
+        &["run", "--continue", &id, "third"],
+    ));
     assert!(
         said.contains("the session made 3 model calls in all and was stopped: .max_session_model_calls = 3 in config.zon bounds a session"),
         "{said}"
@@ -263,7 +289,9 @@ fn a_zero_bound_on_model_calls_is_refused_with_what_to_write() {
     );
     let said = failed(&run_session(state.path(), project.path(), "hi"));
     assert!(
-        said.contains(".max_model_calls = 0 would let no model call be made: give at least 1, or leave it out"),
+        said.contains(
+            ".max_model_calls = 0 would let no model call be made: give at least 1, or leave it out"
+        ),
         "{said}"
     );
     assert!(fake.requests().is_empty());
@@ -285,7 +313,8 @@ fn usage_shows_the_prompt_cache_and_what_it_saved() {
     let out = run_session(state.path(), project.path(), "hi");
     assert!(out.status.success(), "{}", stderr(&out));
     let id = sessions(state.path())[0].to_string();
-    let text = String::from_utf8_lossy(&chock_out(state.path(), &["usage", &id]).stdout).into_owned();
+    let text =
+        String::from_utf8_lossy(&chock_out(state.path(), &["usage", &id]).stdout).into_owned();
     assert!(text.contains("CACHE READ  CACHE WRITE"), "{text}");
     assert!(
         text.contains("prompt cache: 3900 of 8100 input tokens read from a cache (48%), 4050 written; the input cost 31% less than uncached"),
@@ -329,7 +358,11 @@ fn compaction_goes_by_counted_tokens_and_the_log_says_how_they_were_had() {
     assert_eq!(compaction.len(), 1, "{events:#?}");
     assert_eq!(compaction[0]["counted_by"], "count_tokens");
     assert!(compaction[0]["tokens"].as_u64().unwrap() >= 3000);
-    assert!(fake.requests().iter().any(|r| r.path == "/v1/messages/count_tokens"));
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.path == "/v1/messages/count_tokens")
+    );
 
     let (events, fake) = compacted("openai", 1200);
     let compaction = all_of(&events, "compaction");
@@ -338,7 +371,11 @@ fn compaction_goes_by_counted_tokens_and_the_log_says_how_they_were_had() {
     // characters estimated.
     let tokens = compaction[0]["tokens"].as_u64().unwrap();
     assert!((3700..3800).contains(&tokens), "{tokens}");
-    assert!(fake.requests().iter().all(|r| !r.path.contains("count_tokens")));
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| !r.path.contains("count_tokens"))
+    );
 }
 
 #[test]
@@ -362,14 +399,27 @@ fn the_config_zon_fields_of_the_providers_page_are_read() {
     write_config(state.path(), text);
     let started = std::time::Instant::now();
     let said = failed(&run_session(state.path(), project.path(), "hi"));
-    assert!(said.contains("cannot reach provider 'claude' at http://127.0.0.1:9"), "{said}");
+    assert!(
+        said.contains("cannot reach provider 'claude' at http://127.0.0.1:9"),
+        "{said}"
+    );
     assert!(said.contains("still failed after"), "{said}");
     assert!(started.elapsed() < Duration::from_secs(20));
     let out = chock(state.path())
-        .args(["run", "--model", "gpt/gpt-5", project.path().to_str().unwrap(), "hi"])
+        .args([
+            "run",
+            "--model",
+            "gpt/gpt-5",
+            project.path().to_str().unwrap(),
+            "hi",
+        ])
         .output()
         .unwrap();
-    assert!(failed(&out).contains("cannot reach provider 'gpt'"), "{}", failed(&out));
+    assert!(
+        failed(&out).contains("cannot reach provider 'gpt'"),
+        "{}",
+        failed(&out)
+    );
 }
 
 #[path = "../perf/cache_session.rs"]
@@ -377,12 +427,12 @@ mod cache_session;
 
 #[test]
 fn a_30_call_session_reads_most_of_its_input_from_the_prompt_cache() {
-    let cached = cache_session::billed_session(super::chock, true);
+    let cached = cache_session::billed_session(chock, true);
     // From the fourth call on, at least 70% of the input is read from the
     // cache (the target); without breakpoints, none is.
     let later = cache_session::read_share(&cached[3..]);
     assert!(later >= 0.70, "{:.1}% read from the cache", later * 100.0);
-    let uncached = cache_session::billed_session(super::chock, false);
+    let uncached = cache_session::billed_session(chock, false);
     assert_eq!(cache_session::read_share(&uncached), 0.0);
     assert!(cache_session::billed_input(&cached) < cache_session::billed_input(&uncached) / 2.0);
 }

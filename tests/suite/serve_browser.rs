@@ -137,7 +137,11 @@ fn a_models_thinking_shows_folded_on_the_session_page() {
             .replace("\" },", "\", .thinking_budget = 1024 },"),
     );
     let out = super::kit::run_session(state.path(), project.path(), "look");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let id = super::kit::sessions(state.path())[0].to_string();
 
     let mut daemon = chock(state.path());

@@ -90,6 +90,7 @@ fn generate(path: &Path) -> u64 {
                     ..Default::default()
                 },
                 model: None,
+                ..AssistantMessage::default()
             }
             .into(),
             &mut out,

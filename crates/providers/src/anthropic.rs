@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::WireOptions;
 use super::error::ProviderError;
 use super::http::SseEvent;
 use super::openai::{Flow, end_turn, parse, remote};
-use super::WireOptions;
 use super::types::{
     Message, ModelRequest, Reasoning, ReasoningKind, StopReason, StreamEvent, ToolCall, Usage,
 };
@@ -60,7 +60,9 @@ pub(crate) fn count_body(request: &ModelRequest<'_>, options: &WireOptions) -> V
             Message::Reasoning(reasoning) => match reasoning.kind {
                 ReasoningKind::Thinking => (
                     "assistant",
-                    vec![json!({"type": "thinking", "thinking": reasoning.text, "signature": reasoning.opaque})],
+                    vec![
+                        json!({"type": "thinking", "thinking": reasoning.text, "signature": reasoning.opaque}),
+                    ],
                 ),
                 ReasoningKind::RedactedThinking => (
                     "assistant",
@@ -337,13 +339,19 @@ impl StreamState {
                 if !thinking.is_empty() {
                     out.push_back(StreamEvent::Thinking(thinking.clone()));
                 }
-                self.thinking.insert(index, reasoning(ReasoningKind::Thinking, thinking, String::new()));
+                self.thinking.insert(
+                    index,
+                    reasoning(ReasoningKind::Thinking, thinking, String::new()),
+                );
             }
             Event::BlockStart {
                 index,
                 content_block: Block::RedactedThinking { data },
             } => {
-                self.thinking.insert(index, reasoning(ReasoningKind::RedactedThinking, String::new(), data));
+                self.thinking.insert(
+                    index,
+                    reasoning(ReasoningKind::RedactedThinking, String::new(), data),
+                );
             }
             Event::BlockStart { .. } | Event::Ping | Event::Unknown => {}
             Event::BlockDelta { index, delta } => match delta {
@@ -485,7 +493,9 @@ pub(crate) fn whole(instance: &str, body: &str) -> Result<VecDeque<StreamEvent>,
             WholeBlock::Other => {}
         }
     }
-    out.push_back(StreamEvent::Usage(message.usage.unwrap_or_default().usage()));
+    out.push_back(StreamEvent::Usage(
+        message.usage.unwrap_or_default().usage(),
+    ));
     let Some(reason) = message.stop_reason else {
         return Err(ProviderError::Malformed {
             instance: instance.to_owned(),

@@ -48,9 +48,7 @@ pub enum ProviderError {
         last: String,
     },
 
-    #[error(
-        "provider '{instance}': {detail}; change the instance in config.zon"
-    )]
+    #[error("provider '{instance}': {detail}; change the instance in config.zon")]
     Setting { instance: String, detail: String },
 
     #[error("provider '{instance}' reported an error mid-stream: {message}")]

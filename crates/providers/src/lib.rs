@@ -373,7 +373,8 @@ impl Http {
         let body = anthropic::count_body(request, &self.options);
         let response = http::send(instance, url, self.post(url, &body, false), self.idle).await?;
         let bytes = Body::new(response, self.idle).all(instance).await?;
-        let counted: anthropic::Counted = openai::parse(instance, &String::from_utf8_lossy(&bytes))?;
+        let counted: anthropic::Counted =
+            openai::parse(instance, &String::from_utf8_lossy(&bytes))?;
         Ok(Some(counted.input_tokens))
     }
 
@@ -545,7 +546,10 @@ impl TurnStream {
 
     /// Reads the whole turn, calling `on_text` with each text delta as it
     /// arrives.
-    pub async fn collect(self, mut on_text: impl FnMut(&str)) -> Result<AssistantTurn, ProviderError> {
+    pub async fn collect(
+        self,
+        mut on_text: impl FnMut(&str),
+    ) -> Result<AssistantTurn, ProviderError> {
         self.collect_with(|delta, _| on_text(delta)).await
     }
 

@@ -37,7 +37,9 @@ pub(crate) fn body(request: &ModelRequest<'_>, options: &WireOptions) -> Value {
     let mut images: Vec<Value> = Vec::new();
     let flush = |images: &mut Vec<Value>, input: &mut Vec<Value>| {
         if !images.is_empty() {
-            input.push(json!({"type": "message", "role": "user", "content": std::mem::take(images)}));
+            input.push(
+                json!({"type": "message", "role": "user", "content": std::mem::take(images)}),
+            );
         }
     };
     for message in request.messages {
@@ -45,7 +47,9 @@ pub(crate) fn body(request: &ModelRequest<'_>, options: &WireOptions) -> Value {
             flush(&mut images, &mut input);
         }
         match message {
-            Message::User { text } => input.push(json!({"type": "message", "role": "user", "content": text})),
+            Message::User { text } => {
+                input.push(json!({"type": "message", "role": "user", "content": text}));
+            }
             Message::Reasoning(reasoning) => {
                 if reasoning.kind != ReasoningKind::OpenAiReasoning {
                     continue;
@@ -76,7 +80,11 @@ pub(crate) fn body(request: &ModelRequest<'_>, options: &WireOptions) -> Value {
             }
             Message::ToolResult {
                 call_id, content, ..
-            } => input.push(json!({"type": "function_call_output", "call_id": call_id, "output": content})),
+            } => {
+                input.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": content}),
+                );
+            }
             Message::Image {
                 call_id,
                 media_type,
@@ -215,7 +223,11 @@ impl StreamState {
             }
             Event::Completed { response } | Event::Incomplete { response } => {
                 out.push_back(StreamEvent::Usage(
-                    response.usage.as_ref().map(WireUsage::usage).unwrap_or_default(),
+                    response
+                        .usage
+                        .as_ref()
+                        .map(WireUsage::usage)
+                        .unwrap_or_default(),
                 ));
                 out.push_back(StreamEvent::Stop(stop(&response, self.calls)));
                 self.done = true;
@@ -344,7 +356,11 @@ pub(crate) fn whole(instance: &str, body: &str) -> Result<VecDeque<StreamEvent>,
         }
     }
     out.push_back(StreamEvent::Usage(
-        response.usage.as_ref().map(WireUsage::usage).unwrap_or_default(),
+        response
+            .usage
+            .as_ref()
+            .map(WireUsage::usage)
+            .unwrap_or_default(),
     ));
     out.push_back(StreamEvent::Stop(stop(&response, calls)));
     Ok(out)

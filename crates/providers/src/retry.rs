@@ -190,7 +190,10 @@ impl Retrier {
                         return Retry::GiveUp(self.gave_up(err, None));
                     }
                     note.get_or_insert_with(|| {
-                        format!("cut to the {} left of .retry_wait_secs", seconds(budget_left))
+                        format!(
+                            "cut to the {} left of .retry_wait_secs",
+                            seconds(budget_left)
+                        )
                     });
                     budget_left
                 } else {
@@ -369,7 +372,10 @@ mod tests {
 
     #[test]
     fn retry_after_is_read_as_seconds_a_decimal_or_a_date() {
-        assert_eq!(parse_retry_after("12", false), Some(Duration::from_secs(12)));
+        assert_eq!(
+            parse_retry_after("12", false),
+            Some(Duration::from_secs(12))
+        );
         assert_eq!(
             parse_retry_after("0.25", false),
             Some(Duration::from_millis(250))
@@ -399,7 +405,10 @@ mod tests {
         assert_eq!(go_duration("1s"), Some(Duration::from_secs(1)));
         assert_eq!(go_duration("6m0s"), Some(Duration::from_secs(360)));
         assert_eq!(go_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(go_duration("1h2m3.5s"), Some(Duration::from_millis(3_723_500)));
+        assert_eq!(
+            go_duration("1h2m3.5s"),
+            Some(Duration::from_millis(3_723_500))
+        );
         assert_eq!(go_duration("soon"), None);
     }
 
@@ -423,8 +432,16 @@ mod tests {
         };
         assert!(wait.delay >= Duration::from_millis(500) && wait.delay <= FIRST_BACKOFF);
         let said = wait.to_string();
-        assert!(said.starts_with("claude is overloaded (HTTP 529), retrying in"), "{said}");
-        assert!(said.ends_with("its retry-after '-3' is neither seconds nor a date, so the wait is chosen here"), "{said}");
+        assert!(
+            said.starts_with("claude is overloaded (HTTP 529), retrying in"),
+            "{said}"
+        );
+        assert!(
+            said.ends_with(
+                "its retry-after '-3' is neither seconds nor a date, so the wait is chosen here"
+            ),
+            "{said}"
+        );
     }
 
     #[test]
@@ -444,14 +461,27 @@ mod tests {
             total_wait: Duration::from_secs(60),
         };
         let mut retrier = Retrier::new("local", policy);
-        assert!(matches!(retrier.after(status(503, Some("0"))), Retry::After(_)));
-        assert!(matches!(retrier.after(status(503, Some("0"))), Retry::After(_)));
+        assert!(matches!(
+            retrier.after(status(503, Some("0"))),
+            Retry::After(_)
+        ));
+        assert!(matches!(
+            retrier.after(status(503, Some("0"))),
+            Retry::After(_)
+        ));
         let Retry::GiveUp(err) = retrier.after(status(503, Some("0"))) else {
             panic!("a third retry");
         };
-        assert!(err.to_string().starts_with("provider 'local' still failed after 2 retries and 0 s of waiting"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("provider 'local' still failed after 2 retries and 0 s of waiting"),
+            "{err}"
+        );
         let mut fresh = Retrier::new("local", policy);
-        assert!(matches!(fresh.after(status(400, None)), Retry::GiveUp(ProviderError::Status { status: 400, .. })));
+        assert!(matches!(
+            fresh.after(status(400, None)),
+            Retry::GiveUp(ProviderError::Status { status: 400, .. })
+        ));
         assert!(matches!(fresh.after(status(401, None)), Retry::GiveUp(_)));
     }
 
@@ -473,22 +503,35 @@ mod tests {
             ("anthropic-ratelimit-tokens-remaining", "0".into()),
             ("anthropic-ratelimit-tokens-reset", soon.to_string()),
             ("anthropic-ratelimit-requests-remaining", "5".into()),
-            ("anthropic-ratelimit-requests-reset", "2099-01-01T00:00:00Z".into()),
+            (
+                "anthropic-ratelimit-requests-reset",
+                "2099-01-01T00:00:00Z".into(),
+            ),
         ]));
         let wait = anthropic.reset_in.unwrap();
-        assert!(wait <= Duration::from_secs(20) && wait >= Duration::from_secs(18), "{wait:?}");
+        assert!(
+            wait <= Duration::from_secs(20) && wait >= Duration::from_secs(18),
+            "{wait:?}"
+        );
         let openai = RetryHint::from_headers(&headers(&[
             ("x-ratelimit-remaining-requests", "0".into()),
             ("x-ratelimit-reset-requests", "6m0s".into()),
             ("x-ratelimit-remaining-tokens", "0".into()),
             ("x-ratelimit-reset-tokens", "250ms".into()),
         ]));
-        assert_eq!(openai.reset_in, Some(Duration::from_secs(360)), "the later reset");
+        assert_eq!(
+            openai.reset_in,
+            Some(Duration::from_secs(360)),
+            "the later reset"
+        );
         let ms = RetryHint::from_headers(&headers(&[
             ("retry-after-ms", "1500".into()),
             ("retry-after", "9".into()),
         ]));
-        assert_eq!(asked_wait(Some(&ms)), (Some(Duration::from_millis(1500)), None));
+        assert_eq!(
+            asked_wait(Some(&ms)),
+            (Some(Duration::from_millis(1500)), None)
+        );
         // A reset is used when retry-after says nothing.
         assert_eq!(asked_wait(Some(&openai)).0, Some(Duration::from_secs(360)));
     }

@@ -354,7 +354,9 @@ impl<F> LogHooks<'_, F> {
         let compactor = &self.compaction;
         let (tokens, how) = match compactor.last_usage {
             Some((reported, upto)) => {
-                let after = conversation.get(upto.min(conversation.len())..).unwrap_or_default();
+                let after = conversation
+                    .get(upto.min(conversation.len())..)
+                    .unwrap_or_default();
                 (reported + compact::estimate(after), "usage")
             }
             None => (compact::estimate(conversation), "estimate"),

@@ -90,7 +90,8 @@ pub(crate) async fn review(reviewer: &Reviewer<'_>, request: &ReviewRequest<'_>)
     let turn = match reviewer
         .provider
         .start_retrying(&call, |wait| tracing::info!("reviewer: {wait}"))
-        .await {
+        .await
+    {
         Ok(stream) => stream.collect(|_| {}).await,
         Err(err) => Err(err),
     };

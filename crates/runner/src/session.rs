@@ -629,7 +629,11 @@ impl<F> LogHooks<'_, F> {
         let mut line = format!("thought ({chars} characters, folded; chock log shows them)");
         if !first.is_empty() {
             let head: String = first.chars().take(72).collect();
-            let more = if first.chars().count() > 72 { "..." } else { "" };
+            let more = if first.chars().count() > 72 {
+                "..."
+            } else {
+                ""
+            };
             line.push_str(&format!(": {head}{more}"));
         }
         (self.say)(&line);
@@ -710,7 +714,11 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
             usage: history::to_log_usage(usage),
             model: None,
-            reasoning: turn.reasoning.iter().map(history::to_log_reasoning).collect(),
+            reasoning: turn
+                .reasoning
+                .iter()
+                .map(history::to_log_reasoning)
+                .collect(),
             unknown_items: turn
                 .unknown
                 .iter()

@@ -53,7 +53,8 @@ fn saving(usage: chock_log::event::Usage) -> f64 {
     let full = usage.input_tokens as f64;
     let uncached = usage
         .input_tokens
-        .saturating_sub(usage.cache_read_tokens + usage.cache_write_tokens) as f64;
+        .saturating_sub(usage.cache_read_tokens + usage.cache_write_tokens)
+        as f64;
     let billed =
         uncached + 0.1 * usage.cache_read_tokens as f64 + 1.25 * usage.cache_write_tokens as f64;
     (full - billed) / full
@@ -107,7 +108,14 @@ pub(crate) fn run(of: OfSession) -> anyhow::Result<ExitCode> {
     let mut rows: Vec<Vec<String>> = s
         .model_calls
         .iter()
-        .map(|c| row(c.event_id.to_string(), c.at.to_string(), c.model.clone(), c.usage))
+        .map(|c| {
+            row(
+                c.event_id.to_string(),
+                c.at.to_string(),
+                c.model.clone(),
+                c.usage,
+            )
+        })
         .collect();
     rows.push(row(
         "total".to_owned(),
@@ -117,7 +125,14 @@ pub(crate) fn run(of: OfSession) -> anyhow::Result<ExitCode> {
     ));
     let mut text = if cached {
         let header = [
-            "EVENT", "AT", "MODEL", "INPUT", "CACHE READ", "CACHE WRITE", "OUTPUT", "TOTAL",
+            "EVENT",
+            "AT",
+            "MODEL",
+            "INPUT",
+            "CACHE READ",
+            "CACHE WRITE",
+            "OUTPUT",
+            "TOTAL",
         ];
         super::output::render_table(&header, &fixed(rows), &[3, 4, 5, 6, 7])
     } else {

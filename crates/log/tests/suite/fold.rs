@@ -217,7 +217,10 @@ fn a_provider_notice_means_waiting_for_the_provider_until_the_next_event() {
             text: "not about the provider".into(),
         })
         .unwrap();
-    assert_eq!(fold_log(writer.path()).unwrap().state.status, Status::Running);
+    assert_eq!(
+        fold_log(writer.path()).unwrap().state.status,
+        Status::Running
+    );
     let wait = "rate limited by fake, retrying in 12 s (2 of 6)";
     writer
         .append(Notice {
@@ -233,5 +236,8 @@ fn a_provider_notice_means_waiting_for_the_provider_until_the_next_event() {
     assert_eq!(row.detail.as_deref(), Some(wait));
     assert_eq!(RowStatus::from_word("retrying"), RowStatus::Retrying);
     writer.append(AssistantMessage::default()).unwrap();
-    assert_eq!(fold_log(writer.path()).unwrap().state.status, Status::Running);
+    assert_eq!(
+        fold_log(writer.path()).unwrap().state.status,
+        Status::Running
+    );
 }

@@ -35,7 +35,7 @@ fn bodies(fake: &FakeModel) -> Vec<Value> {
     fake.requests()
         .iter()
         .filter(|r| !r.path.ends_with("count_tokens"))
-        .map(|r| r.json())
+        .map(chock_testkit::RecordedRequest::json)
         .collect()
 }
 
@@ -45,7 +45,10 @@ async fn a_429_with_retry_after_is_waited_out_and_the_call_made_again() {
     let started = Instant::now();
     let (end, _, steps) = one_turn(Kind::Anthropic, &fake).await;
     assert!(matches!(end, TurnEnd::Done), "{end:?}");
-    assert!(started.elapsed() >= Duration::from_millis(300), "retry-after was honoured");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "retry-after was honoured"
+    );
     assert_eq!(
         steps,
         vec![
@@ -60,13 +63,17 @@ async fn a_429_with_retry_after_is_waited_out_and_the_call_made_again() {
 async fn a_529_and_a_503_back_off_and_then_succeed() {
     for (reply, said) in [
         (Reply::overloaded(), "fake is overloaded (HTTP 529)"),
-        (Reply::error(503, "down for a moment"), "fake answered HTTP 503"),
+        (
+            Reply::error(503, "down for a moment"),
+            "fake answered HTTP 503",
+        ),
     ] {
         let fake = FakeModel::with([reply, Turn::text("back").into()]);
         let (end, _, steps) = one_turn(Kind::Anthropic, &fake).await;
         assert!(matches!(end, TurnEnd::Done), "{end:?}");
         assert!(
-            steps[0].starts_with(&format!("wait: {said}, retrying in 0.")) && steps[0].ends_with(" s (1 of 6)"),
+            steps[0].starts_with(&format!("wait: {said}, retrying in 0."))
+                && steps[0].ends_with(" s (1 of 6)"),
             "the first backoff lies between half a second and a second: {steps:?}"
         );
         assert_eq!(steps[1], "assistant \"back\" []");
@@ -87,12 +94,20 @@ async fn a_reset_before_the_first_byte_and_a_cut_before_the_first_token_are_retr
         ]);
         let (end, _, steps) = one_turn(kind, &fake).await;
         assert!(matches!(end, TurnEnd::Done), "{kind:?}: {end:?}");
-        assert!(steps[0].starts_with("wait: cannot reach fake, retrying in"), "{steps:?}");
         assert!(
-            steps[1].starts_with("wait: the answer from fake broke off before its first token, retrying in"),
+            steps[0].starts_with("wait: cannot reach fake, retrying in"),
             "{steps:?}"
         );
-        assert_eq!(steps[2], "wait: rate limited by fake, retrying in 0 s (3 of 6)");
+        assert!(
+            steps[1].starts_with(
+                "wait: the answer from fake broke off before its first token, retrying in"
+            ),
+            "{steps:?}"
+        );
+        assert_eq!(
+            steps[2],
+            "wait: rate limited by fake, retrying in 0 s (3 of 6)"
+        );
         assert_eq!(steps[3], "assistant \"made it\" []");
     }
 }
@@ -118,7 +133,11 @@ async fn a_retried_call_costs_no_second_tool_run() {
     assert!(matches!(end, TurnEnd::Done), "{end:?}");
     let runs = steps.iter().filter(|s| s.starts_with("write_file")).count();
     assert_eq!(runs, 1, "{steps:?}");
-    assert_eq!(conversation.len(), 4, "user, call, result, answer: {conversation:?}");
+    assert_eq!(
+        conversation.len(),
+        4,
+        "user, call, result, answer: {conversation:?}"
+    );
     // The retried request is the same request.
     let bodies = bodies(&fake);
     assert_eq!(bodies[1], bodies[2]);
@@ -148,7 +167,10 @@ async fn a_provider_that_rate_limits_for_ever_is_bounded_by_count_and_says_both(
         said.starts_with("provider 'fake' still failed after 2 retries and 0.1 s of waiting: provider 'fake' answered HTTP 429:"),
         "{said}"
     );
-    assert!(said.contains(".retries and .retry_wait_secs in config.zon"), "{said}");
+    assert!(
+        said.contains(".retries and .retry_wait_secs in config.zon"),
+        "{said}"
+    );
     assert_eq!(fake.requests().len(), 3);
 }
 
@@ -168,7 +190,10 @@ async fn the_total_wait_bounds_retries_and_a_huge_retry_after_is_refused_at_once
         TurnLimits::default(),
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(5), "it did not wait a day");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "it did not wait a day"
+    );
     assert!(steps.is_empty(), "{steps:?}");
     let said = match end {
         TurnEnd::Provider(err) => err.to_string(),
@@ -201,7 +226,10 @@ async fn an_error_that_is_not_worth_retrying_ends_the_turn_at_once() {
     let (end, _, steps) = one_turn(Kind::Anthropic, &fake).await;
     assert!(steps.is_empty());
     assert!(
-        matches!(end, TurnEnd::Provider(ProviderError::Status { status: 401, .. })),
+        matches!(
+            end,
+            TurnEnd::Provider(ProviderError::Status { status: 401, .. })
+        ),
         "{end:?}"
     );
     assert_eq!(fake.remaining(), 1);
@@ -219,17 +247,31 @@ async fn anthropic_requests_carry_cache_breakpoints_and_usage_keeps_cache_reads_
     ]);
     let project = TempProject::git();
     let provider = provider_with(Kind::Anthropic, http_config(Kind::Anthropic, &fake));
-    let (end, _, _) = turn_with(&provider, &project, Recorded::default(), TurnLimits::default()).await;
+    let (end, _, _) = turn_with(
+        &provider,
+        &project,
+        Recorded::default(),
+        TurnLimits::default(),
+    )
+    .await;
     assert!(matches!(end, TurnEnd::Done), "{end:?}");
     let second = &bodies(&fake)[1];
     let ephemeral = json!({"type": "ephemeral"});
     assert_eq!(second["system"][0]["cache_control"], ephemeral);
     let tools = second["tools"].as_array().unwrap();
     assert_eq!(tools.last().unwrap()["cache_control"], ephemeral);
-    assert!(tools[..tools.len() - 1].iter().all(|t| t.get("cache_control").is_none()));
+    assert!(
+        tools[..tools.len() - 1]
+            .iter()
+            .all(|t| t.get("cache_control").is_none())
+    );
     let messages = second["messages"].as_array().unwrap();
     let last = messages.last().unwrap()["content"].as_array().unwrap();
-    assert_eq!(last.last().unwrap()["cache_control"], ephemeral, "the growing prefix ends in a breakpoint");
+    assert_eq!(
+        last.last().unwrap()["cache_control"],
+        ephemeral,
+        "the growing prefix ends in a breakpoint"
+    );
     let marks = second.to_string().matches("cache_control").count();
     assert_eq!(marks, 3, "three of the four breakpoints the API allows");
 }
@@ -241,7 +283,11 @@ async fn cache_usage_is_read_from_every_wire() {
         let provider = provider_with(kind, http_config(kind, &fake));
         let turn = super::ask(&provider).await.unwrap();
         let usage = turn.usage.unwrap();
-        assert_eq!((usage.input_tokens, usage.cache_read_tokens), (2000, 1536), "{kind:?}");
+        assert_eq!(
+            (usage.input_tokens, usage.cache_read_tokens),
+            (2000, 1536),
+            "{kind:?}"
+        );
         let written = match kind {
             Kind::Anthropic => 64,
             Kind::OpenAi | Kind::Responses => 0,
@@ -253,7 +299,11 @@ async fn cache_usage_is_read_from_every_wire() {
 /// The messages of a body as JSON texts, with Anthropic's breakpoint
 /// markers taken out (the API does not count them as part of the prefix).
 fn message_texts(body: &Value) -> Vec<String> {
-    let key = if body.get("input").is_some() { "input" } else { "messages" };
+    let key = if body.get("input").is_some() {
+        "input"
+    } else {
+        "messages"
+    };
     body[key]
         .as_array()
         .unwrap()
@@ -288,7 +338,11 @@ async fn the_request_prefix_is_byte_identical_across_the_calls_of_a_session() {
         let bodies = bodies(&fake);
         for pair in bodies.windows(2) {
             let (before, after) = (message_texts(&pair[0]), message_texts(&pair[1]));
-            assert_eq!(before[..], after[..before.len()], "{kind:?}: the earlier messages changed");
+            assert_eq!(
+                before[..],
+                after[..before.len()],
+                "{kind:?}: the earlier messages changed"
+            );
             for field in ["tools", "system", "instructions", "model"] {
                 assert_eq!(pair[0][field], pair[1][field], "{kind:?}: {field} changed");
             }
@@ -331,12 +385,26 @@ async fn responses_streams_carry_reasoning_items_back_with_the_function_calls() 
     assert_eq!(requests[0].path, "/v1/responses");
     let second = requests[1].json();
     assert_eq!(second["store"], false);
-    assert!(second.get("previous_response_id").is_none(), "the log is the truth");
-    assert_eq!(second["reasoning"], json!({"effort": "high", "summary": "auto"}));
+    assert!(
+        second.get("previous_response_id").is_none(),
+        "the log is the truth"
+    );
+    assert_eq!(
+        second["reasoning"],
+        json!({"effort": "high", "summary": "auto"})
+    );
     assert_eq!(second["include"], json!(["reasoning.encrypted_content"]));
     let input = second["input"].as_array().unwrap();
     let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["message", "reasoning", "function_call", "function_call_output"]);
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output"
+        ]
+    );
     assert_eq!(
         input[1],
         json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "I should look first."}], "encrypted_content": "enc-1"})
@@ -373,14 +441,19 @@ async fn a_responses_item_of_an_unknown_type_is_kept_and_not_sent_back() {
 #[tokio::test]
 async fn a_responses_whole_body_gives_the_same_turn_as_its_stream() {
     let turn = || {
-        Turn::text("Hello.")
-            .reasoning("rs_9", "brief", "enc")
-            .call("c9", "read_file", &json!({"path": "x"}))
+        Turn::text("Hello.").reasoning("rs_9", "brief", "enc").call(
+            "c9",
+            "read_file",
+            &json!({"path": "x"}),
+        )
     };
     let fake = FakeModel::with([turn().into(), turn().into()]);
-    let streamed = super::ask(&provider_with(Kind::Responses, http_config(Kind::Responses, &fake)))
-        .await
-        .unwrap();
+    let streamed = super::ask(&provider_with(
+        Kind::Responses,
+        http_config(Kind::Responses, &fake),
+    ))
+    .await
+    .unwrap();
     let whole = super::ask(&provider_with(
         Kind::Responses,
         HttpProviderConfig {
@@ -419,7 +492,10 @@ async fn anthropic_thinking_is_asked_for_and_sent_back_with_the_tool_results() {
     // its thinking.
     assert!(matches!(end, TurnEnd::Done), "{end:?} {steps:?}");
     let bodies = bodies(&fake);
-    assert_eq!(bodies[0]["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
+    assert_eq!(
+        bodies[0]["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
     assert_eq!(bodies[0]["max_tokens"], 2048 + 8192);
     let assistant = &bodies[1]["messages"][1];
     assert_eq!(assistant["role"], "assistant");
@@ -528,7 +604,9 @@ async fn prompt_cache_false_sends_no_breakpoints() {
         prompt_cache: Some(false),
         ..http_config(Kind::Anthropic, &fake)
     };
-    super::ask(&provider_with(Kind::Anthropic, http)).await.unwrap();
+    super::ask(&provider_with(Kind::Anthropic, http))
+        .await
+        .unwrap();
     assert!(!fake.requests()[0].body.contains("cache_control"));
 }
 

@@ -110,8 +110,8 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
         ("POST", "/v1/messages") => Some(Wire::Anthropic),
         _ => None,
     };
-    let counting = (request.method.as_str(), request.path.as_str())
-        == ("POST", "/v1/messages/count_tokens");
+    let counting =
+        (request.method.as_str(), request.path.as_str()) == ("POST", "/v1/messages/count_tokens");
     let parsed: serde_json::Value = serde_json::from_str(&request.body).unwrap_or_default();
     let (reply, billed) = {
         let mut state = lock(&shared);
@@ -124,8 +124,12 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
             at: Instant::now(),
         });
         if let Some((dir, prefix)) = &state.record {
-            let record = serde_json::json!({"path": request.path, "body": request.body, "test": prefix});
-            let _ = std::fs::write(dir.join(format!("{prefix}-{number:04}.json")), record.to_string());
+            let record =
+                serde_json::json!({"path": request.path, "body": request.body, "test": prefix});
+            let _ = std::fs::write(
+                dir.join(format!("{prefix}-{number:04}.json")),
+                record.to_string(),
+            );
         }
         if counting {
             (None, None)
@@ -144,7 +148,14 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
     };
     if counting {
         let counted = serde_json::json!({"input_tokens": count(&parsed)}).to_string();
-        let _ = write_whole(&mut stream, 200, "application/json", counted.as_bytes(), None).await;
+        let _ = write_whole(
+            &mut stream,
+            200,
+            "application/json",
+            counted.as_bytes(),
+            None,
+        )
+        .await;
         return;
     }
     let (wire, reply) = match (wire, reply) {
@@ -157,7 +168,14 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
         }
     };
     if let Some(refusal) = refused(wire, &parsed) {
-        let _ = write_whole(&mut stream, 400, "application/json", refusal.as_bytes(), None).await;
+        let _ = write_whole(
+            &mut stream,
+            400,
+            "application/json",
+            refusal.as_bytes(),
+            None,
+        )
+        .await;
         return;
     }
     let reply = match (reply, billed) {

@@ -93,7 +93,8 @@ impl Turn {
 
     /// Adds an Anthropic thinking block before the answer.
     pub fn thinking(mut self, thinking: &str, signature: &str) -> Self {
-        self.thinking.push((thinking.to_owned(), signature.to_owned()));
+        self.thinking
+            .push((thinking.to_owned(), signature.to_owned()));
         self
     }
 

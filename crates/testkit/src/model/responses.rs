@@ -123,7 +123,10 @@ pub(super) fn frames(turn: &Turn, options: &Options) -> Vec<String> {
                 }
             }
             Some("reasoning") => {
-                let summary = item["summary"][0]["text"].as_str().unwrap_or_default().to_owned();
+                let summary = item["summary"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
                 for piece in pieces(&summary, turn.piece_len) {
                     out.push(event(
                         "response.reasoning_summary_text.delta",
