@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::WireOptions;
+use super::config::WireOptions;
 use super::error::ProviderError;
 use super::http::SseEvent;
 use super::openai::{Flow, end_turn, parse, remote};

@@ -96,3 +96,13 @@ pub struct ScriptProviderConfig {
     /// The script file; a relative path is taken from the project directory.
     pub path: PathBuf,
 }
+
+/// What an instance's config.zon entry says about the bodies it sends.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WireOptions {
+    pub(crate) stream: bool,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) prompt_cache: bool,
+    pub(crate) thinking_budget: Option<u32>,
+    pub(crate) reasoning_effort: Option<ReasoningEffort>,
+}

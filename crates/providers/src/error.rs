@@ -34,7 +34,7 @@ pub enum ProviderError {
         status: u16,
         body: String,
         /// What its headers said about coming back.
-        hint: crate::retry::RetryHint,
+        hint: RetryHint,
     },
 
     #[error(
@@ -87,6 +87,19 @@ pub enum ProviderError {
         turns: usize,
         asked: usize,
     },
+}
+
+/// What a failed response said about when to come back, read from its
+/// headers before the body was dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetryHint {
+    /// `retry-after-ms` or `retry-after`, as the server wrote it.
+    pub retry_after: Option<String>,
+    /// Whether `retry_after` came from `retry-after-ms`.
+    pub in_ms: bool,
+    /// The latest reset time of a rate limit the server says is used up
+    /// (`anthropic-ratelimit-*-reset`, `x-ratelimit-reset-*`).
+    pub reset_in: Option<Duration>,
 }
 
 /// At most [`EXCERPT_CHARS`] characters of `text`, marked when cut.

@@ -92,7 +92,7 @@ pub(crate) async fn send(
     if status.is_success() {
         return Ok(response);
     }
-    let hint = crate::retry::RetryHint::from_headers(response.headers());
+    let hint = crate::retry::hint_from_headers(response.headers());
     let body = match tokio::time::timeout(idle, response.text()).await {
         Ok(Ok(body)) => excerpt(&body),
         Ok(Err(err)) => format!("(body unreadable: {err})"),

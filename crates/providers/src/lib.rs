@@ -33,6 +33,7 @@ pub use types::{
     ToolCall, ToolSpec, UnknownItem, Usage,
 };
 
+use config::WireOptions;
 pub use config::{HttpProviderConfig, ProviderConfig, ReasoningEffort, ScriptProviderConfig};
 pub use http::error_chain;
 use http::{Body, SseDecoder};
@@ -67,16 +68,6 @@ enum Wire {
     OpenAi,
     Responses,
     Anthropic,
-}
-
-/// What an instance's config.zon entry says about the bodies it sends.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct WireOptions {
-    pub(crate) stream: bool,
-    pub(crate) max_tokens: Option<u32>,
-    pub(crate) prompt_cache: bool,
-    pub(crate) thinking_budget: Option<u32>,
-    pub(crate) reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// Anthropic's least thinking budget.

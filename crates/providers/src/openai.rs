@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::WireOptions;
+use super::config::WireOptions;
 use super::error::{ProviderError, excerpt};
 use super::http::SseEvent;
 use super::types::{Message, ModelRequest, StopReason, StreamEvent, ToolCall, Usage};

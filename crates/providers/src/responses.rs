@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::WireOptions;
+use super::config::WireOptions;
 use super::error::{ProviderError, excerpt};
 use super::http::SseEvent;
 use super::openai::{Flow, parse, remote};

@@ -15,6 +15,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime};
 
 use crate::error::ProviderError;
+pub use crate::error::RetryHint;
 
 /// Retries of one model call when config.zon sets no `.retries`.
 pub const DEFAULT_RETRIES: u32 = 6;
@@ -26,58 +27,42 @@ pub const DEFAULT_RETRY_WAIT_SECS: u64 = 300;
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(32);
 
-/// What a failed response said about when to come back, read from its
-/// headers before the body was dropped.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RetryHint {
-    /// `retry-after-ms` or `retry-after`, as the server wrote it.
-    pub retry_after: Option<String>,
-    /// Whether `retry_after` came from `retry-after-ms`.
-    pub in_ms: bool,
-    /// The latest reset time of a rate limit the server says is used up
-    /// (`anthropic-ratelimit-*-reset`, `x-ratelimit-reset-*`).
-    pub reset_in: Option<Duration>,
-}
-
-impl RetryHint {
-    /// Reads the hint from a response's headers.
-    pub(crate) fn from_headers(headers: &reqwest::header::HeaderMap) -> Self {
-        let text = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|value| value.to_str().ok())
-                .map(str::trim)
-        };
-        let (retry_after, in_ms) = match (text("retry-after-ms"), text("retry-after")) {
-            (Some(ms), _) => (Some(ms.to_owned()), true),
-            (None, Some(after)) => (Some(after.to_owned()), false),
-            (None, None) => (None, false),
-        };
-        let mut reset_in: Option<Duration> = None;
-        let mut later = |wait: Duration| {
-            reset_in = Some(reset_in.map_or(wait, |known| known.max(wait)));
-        };
-        for limit in ["requests", "tokens", "input-tokens", "output-tokens"] {
-            // Anthropic: RFC 3339 times, for limits whose remainder is 0.
-            if text(&format!("anthropic-ratelimit-{limit}-remaining")) == Some("0")
-                && let Some(at) = text(&format!("anthropic-ratelimit-{limit}-reset"))
-                && let Some(wait) = until_rfc3339(at)
-            {
-                later(wait);
-            }
-            // OpenAI: durations such as `6m0s` or `250ms`.
-            if text(&format!("x-ratelimit-remaining-{limit}")) == Some("0")
-                && let Some(wait) =
-                    text(&format!("x-ratelimit-reset-{limit}")).and_then(go_duration)
-            {
-                later(wait);
-            }
+/// Reads a failed response's hint from its headers.
+pub(crate) fn hint_from_headers(headers: &reqwest::header::HeaderMap) -> RetryHint {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::trim)
+    };
+    let (retry_after, in_ms) = match (text("retry-after-ms"), text("retry-after")) {
+        (Some(ms), _) => (Some(ms.to_owned()), true),
+        (None, Some(after)) => (Some(after.to_owned()), false),
+        (None, None) => (None, false),
+    };
+    let mut reset_in: Option<Duration> = None;
+    let mut later = |wait: Duration| {
+        reset_in = Some(reset_in.map_or(wait, |known| known.max(wait)));
+    };
+    for limit in ["requests", "tokens", "input-tokens", "output-tokens"] {
+        // Anthropic: RFC 3339 times, for limits whose remainder is 0.
+        if text(&format!("anthropic-ratelimit-{limit}-remaining")) == Some("0")
+            && let Some(at) = text(&format!("anthropic-ratelimit-{limit}-reset"))
+            && let Some(wait) = until_rfc3339(at)
+        {
+            later(wait);
         }
-        Self {
-            retry_after,
-            in_ms,
-            reset_in,
+        // OpenAI: durations such as `6m0s` or `250ms`.
+        if text(&format!("x-ratelimit-remaining-{limit}")) == Some("0")
+            && let Some(wait) = text(&format!("x-ratelimit-reset-{limit}")).and_then(go_duration)
+        {
+            later(wait);
         }
+    }
+    RetryHint {
+        retry_after,
+        in_ms,
+        reset_in,
     }
 }
 
@@ -499,7 +484,7 @@ mod tests {
             map
         };
         let soon = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(20);
-        let anthropic = RetryHint::from_headers(&headers(&[
+        let anthropic = hint_from_headers(&headers(&[
             ("anthropic-ratelimit-tokens-remaining", "0".into()),
             ("anthropic-ratelimit-tokens-reset", soon.to_string()),
             ("anthropic-ratelimit-requests-remaining", "5".into()),
@@ -513,7 +498,7 @@ mod tests {
             wait <= Duration::from_secs(20) && wait >= Duration::from_secs(18),
             "{wait:?}"
         );
-        let openai = RetryHint::from_headers(&headers(&[
+        let openai = hint_from_headers(&headers(&[
             ("x-ratelimit-remaining-requests", "0".into()),
             ("x-ratelimit-reset-requests", "6m0s".into()),
             ("x-ratelimit-remaining-tokens", "0".into()),
@@ -524,7 +509,7 @@ mod tests {
             Some(Duration::from_secs(360)),
             "the later reset"
         );
-        let ms = RetryHint::from_headers(&headers(&[
+        let ms = hint_from_headers(&headers(&[
             ("retry-after-ms", "1500".into()),
             ("retry-after", "9".into()),
         ]));
