@@ -80,7 +80,7 @@ fn a_rate_limit_is_waited_out_said_on_the_terminal_and_noted_in_the_log() {
 fn while_a_retry_waits_the_session_row_says_waiting_for_the_provider() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([Reply::rate_limited("2"), Turn::text("back").into()]);
+    let fake = FakeModel::with([Reply::rate_limited("3"), Turn::text("back").into()]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
     let child = start_session(state.path(), project.path(), "hi");
     let st = StateDir::at(state.path());
@@ -94,11 +94,26 @@ fn while_a_retry_waits_the_session_row_says_waiting_for_the_provider() {
     assert_eq!(row.status.as_str(), "retrying");
     assert_eq!(
         row.detail.as_deref(),
-        Some("rate limited by fake, retrying in 2 s (1 of 6)")
+        Some("rate limited by fake, retrying in 3 s (1 of 6)")
     );
     let listed = chock_out(state.path(), &["sessions"]);
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(listed.contains("waiting for the provider"), "{listed}");
+    // The daemon's `list` row, as the browser gets it.
+    let (mut daemon, address) = super::kit::start_daemon(state.path());
+    let rows = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(chock_control::Client::new(address).list(project.path()))
+        .unwrap();
+    let row = rows[0].session_row().unwrap();
+    assert_eq!(row.status.as_str(), "retrying");
+    assert_eq!(
+        row.detail.as_deref(),
+        Some("rate limited by fake, retrying in 3 s (1 of 6)")
+    );
+    assert!(daemon.terminate().success());
     let out = super::kit::finish(child);
     assert!(out.status.success(), "{}", stderr(&out));
     let after = SessionRow::from_state(&sessions(state.path())[0], &fold_log(&log).unwrap().state);
