@@ -34,6 +34,45 @@ const SUMMARY_INPUT_CHARS: usize = 4000;
 /// Characters an image counts for in [`estimate`].
 const IMAGE_CHARS: usize = 6_400;
 
+impl<'w> Compactor<'w> {
+    /// The session's own model summarises, within its context window.
+    pub(crate) fn for_session(
+        provider: &'w Provider,
+        model: &'w str,
+        system: &'w str,
+        window: u64,
+    ) -> Compactor<'w> {
+        Compactor {
+            provider,
+            model,
+            system,
+            window,
+            last_usage: None,
+            sent: 0,
+            failed: false,
+            count_failed: false,
+        }
+    }
+}
+
+/// What compaction needs: the model that summarises and the window.
+pub(crate) struct Compactor<'w> {
+    pub(crate) provider: &'w Provider,
+    pub(crate) model: &'w str,
+    pub(crate) window: u64,
+    /// The session's system prompt, for counting a request.
+    pub(crate) system: &'w str,
+    /// Tokens the last model call reported (input and output), and how many
+    /// messages of the conversation they cover (those sent and the answer).
+    pub(crate) last_usage: Option<(u64, usize)>,
+    /// Messages in the conversation as the current call was sent.
+    pub(crate) sent: usize,
+    /// A summary failed in this process: do not try again each call.
+    pub(crate) failed: bool,
+    /// A count failed in this process: go by usage and the estimate.
+    pub(crate) count_failed: bool,
+}
+
 /// Estimated tokens of a conversation: a quarter of its characters.
 pub(crate) fn estimate(conversation: &[Message]) -> u64 {
     let chars: usize = conversation

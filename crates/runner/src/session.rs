@@ -16,14 +16,15 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
-    AssistantMessage, Decision as LogDecision, EndReason, Handover, Notice,
-    PlanItem as LogPlanItem, PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen,
-    TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd, UserMessage,
+    Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
+    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
+    ToolResult, TurnEnd as LogTurnEnd, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
+use crate::compact::Compactor;
 use crate::config::SearchConfig;
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
@@ -269,7 +270,12 @@ pub(crate) async fn drive(
         judge: &judge,
         tools: &tools,
         handover: &handover,
-        compaction: Compactor::for_session(setup),
+        compaction: Compactor::for_session(
+            setup.provider,
+            setup.model,
+            setup.system,
+            setup.context_tokens,
+        ),
         checkout,
         on_text,
         say: setup.say,
@@ -577,68 +583,7 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) said_unknown: std::collections::BTreeSet<String>,
 }
 
-impl<'w> Compactor<'w> {
-    /// The session's own model summarises, within its context window.
-    fn for_session(setup: &SessionSetup<'w>) -> Compactor<'w> {
-        Compactor {
-            provider: setup.provider,
-            model: setup.model,
-            system: setup.system,
-            window: setup.context_tokens,
-            last_usage: None,
-            sent: 0,
-            failed: false,
-            count_failed: false,
-        }
-    }
-}
-
-/// What compaction needs: the model that summarises and the window.
-pub(crate) struct Compactor<'w> {
-    pub(crate) provider: &'w Provider,
-    pub(crate) model: &'w str,
-    pub(crate) window: u64,
-    /// The session's system prompt, for counting a request.
-    pub(crate) system: &'w str,
-    /// Tokens the last model call reported (input and output), and how many
-    /// messages of the conversation they cover (those sent and the answer).
-    pub(crate) last_usage: Option<(u64, usize)>,
-    /// Messages in the conversation as the current call was sent.
-    pub(crate) sent: usize,
-    /// A summary failed in this process: do not try again each call.
-    pub(crate) failed: bool,
-    /// A count failed in this process: go by usage and the estimate.
-    pub(crate) count_failed: bool,
-}
-
 impl<F> LogHooks<'_, F> {
-    /// The model's thinking, folded to one line for the terminal: how much
-    /// there was and how it began (the log keeps it whole).
-    fn show_thinking(&self, turn: &AssistantTurn) {
-        let text: String = turn
-            .reasoning
-            .iter()
-            .map(|r| r.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let chars = self.thought.max(text.chars().count());
-        if turn.reasoning.is_empty() && chars == 0 {
-            return;
-        }
-        let first: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let mut line = format!("thought ({chars} characters, folded; chock log shows them)");
-        if !first.is_empty() {
-            let head: String = first.chars().take(72).collect();
-            let more = if first.chars().count() > 72 {
-                "..."
-            } else {
-                ""
-            };
-            line.push_str(&format!(": {head}{more}"));
-        }
-        (self.say)(&line);
-    }
-
     /// The turn's end once the checkout is settled: a turn that ended
     /// before the model's first answer (a provider error, Ctrl-C) still
     /// waits for its checkout, so the log names the workspace that exists,
@@ -700,44 +645,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
 
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), SessionError> {
         self.settle()?;
-        if let Some(usage) = turn.usage {
-            // The reasoning and the answer follow the messages sent.
-            let covered = self.compaction.sent + turn.reasoning.len() + 1;
-            self.compaction.last_usage = Some((
-                usage.input_tokens.saturating_add(usage.output_tokens),
-                covered,
-            ));
-        }
-        let usage = turn.usage.unwrap_or_default();
-        self.append(AssistantMessage {
-            text: turn.text.clone(),
-            tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
-            usage: history::to_log_usage(usage),
-            model: None,
-            reasoning: turn
-                .reasoning
-                .iter()
-                .map(history::to_log_reasoning)
-                .collect(),
-            unknown_items: turn
-                .unknown
-                .iter()
-                .filter_map(|item| chock_log::event::Json::parse(item.json.clone()).ok())
-                .collect(),
-        })?;
-        self.show_thinking(turn);
-        for item in &turn.unknown {
-            if self.said_unknown.insert(item.kind.clone()) {
-                self.append(Notice {
-                    subject: "model".to_owned(),
-                    text: format!(
-                        "the provider sent an output item of type '{}', which this version of Chock does not know: it is kept in the log (assistant.message unknown_items) and not sent back to the model",
-                        item.kind
-                    ),
-                })?;
-            }
-        }
-        Ok(())
+        self.record_answer(turn)
     }
 
     async fn before_model_call(
@@ -755,13 +663,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         &mut self,
         wait: &crate::provider::RetryWait,
     ) -> Result<(), SessionError> {
-        let text = wait.to_string();
-        (self.say)(&text);
-        self.append(Notice {
-            subject: chock_log::fold::PROVIDER_NOTICE.to_owned(),
-            text,
-        })?;
-        Ok(())
+        self.record_wait(wait)
     }
 
     async fn before_tool(
