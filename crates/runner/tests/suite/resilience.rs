@@ -637,3 +637,94 @@ async fn count_tokens_counts_a_request_where_the_api_offers_it() {
     assert_eq!(openai.count_tokens(&request).await.unwrap(), None);
     assert!(!openai.counts_tokens());
 }
+
+#[tokio::test]
+async fn chat_completions_send_the_reasoning_effort_and_no_reasoning_back() {
+    let fake = FakeModel::with([Turn::text("ok").into()]);
+    let http = HttpProviderConfig {
+        reasoning_effort: Some(ReasoningEffort::Minimal),
+        ..http_config(Kind::OpenAi, &fake)
+    };
+    let provider = provider_with(Kind::OpenAi, http);
+    let messages = vec![
+        Message::User { text: "a".into() },
+        Message::Reasoning(Reasoning {
+            kind: ReasoningKind::Thinking,
+            text: "private".into(),
+            opaque: "sig".into(),
+            id: String::new(),
+        }),
+        Message::Assistant {
+            text: "b".into(),
+            calls: vec![],
+        },
+        Message::User { text: "c".into() },
+    ];
+    super::ask_with(&provider, &messages).await.unwrap();
+    let body = fake.requests()[0].json();
+    assert_eq!(body["reasoning_effort"], "minimal");
+    assert!(!body.to_string().contains("private"), "{body}");
+    assert_eq!(
+        body["messages"].as_array().unwrap().len(),
+        4,
+        "system, user, assistant, user"
+    );
+}
+
+#[tokio::test]
+async fn redacted_thinking_and_whole_bodies_keep_what_anthropic_needs_back() {
+    let fake = FakeModel::with([
+        Reply::Frames(vec![
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"x\",\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n".to_owned(),
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"opaque-bytes\"}}\n\n".to_owned(),
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n".to_owned(),
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n".to_owned(),
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n".to_owned(),
+        ]),
+        Turn::text("whole").thinking("thought whole", "sig-w").into(),
+    ]);
+    let streamed = super::ask(&provider_with(
+        Kind::Anthropic,
+        http_config(Kind::Anthropic, &fake),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        streamed.reasoning,
+        vec![Reasoning {
+            kind: ReasoningKind::RedactedThinking,
+            text: String::new(),
+            opaque: "opaque-bytes".into(),
+            id: String::new(),
+        }]
+    );
+    let whole = super::ask(&provider_with(
+        Kind::Anthropic,
+        HttpProviderConfig {
+            stream: Some(false),
+            ..http_config(Kind::Anthropic, &fake)
+        },
+    ))
+    .await
+    .unwrap();
+    assert_eq!(whole.reasoning[0].text, "thought whole");
+    assert_eq!(whole.reasoning[0].opaque, "sig-w");
+    // Sent back, redacted thinking goes as its data.
+    let fake = FakeModel::with([Turn::text("ok").into()]);
+    let provider = provider_with(Kind::Anthropic, http_config(Kind::Anthropic, &fake));
+    let messages = vec![
+        Message::User { text: "a".into() },
+        Message::Reasoning(streamed.reasoning[0].clone()),
+        Message::Assistant {
+            text: "b".into(),
+            calls: vec![],
+        },
+        Message::User { text: "c".into() },
+    ];
+    super::ask_with(&provider, &messages).await.unwrap();
+    let body = fake.requests()[0].json();
+    assert_eq!(
+        body["messages"][1]["content"][0],
+        json!({"type": "redacted_thinking", "data": "opaque-bytes"})
+    );
+}
