@@ -240,8 +240,13 @@ fn asked_wait(hint: Option<&RetryHint>) -> (Option<Duration>, Option<String>) {
         match parse_retry_after(raw, hint.in_ms) {
             Some(wait) => return (Some(wait), None),
             None => {
+                let what = if raw.trim().parse::<f64>().is_ok() {
+                    "is not a wait (negative, or too large to be one)"
+                } else {
+                    "is neither seconds nor a date"
+                };
                 let note = format!(
-                    "its retry-after '{}' is neither seconds nor a date, so the wait is chosen here",
+                    "its retry-after '{}' {what}, so the wait is chosen here",
                     crate::error::excerpt(raw)
                 );
                 return (hint.reset_in, Some(note));
@@ -423,7 +428,7 @@ mod tests {
         );
         assert!(
             said.ends_with(
-                "its retry-after '-3' is neither seconds nor a date, so the wait is chosen here"
+                "its retry-after '-3' is not a wait (negative, or too large to be one), so the wait is chosen here"
             ),
             "{said}"
         );

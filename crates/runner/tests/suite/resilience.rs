@@ -211,13 +211,16 @@ async fn the_total_wait_bounds_retries_and_a_huge_retry_after_is_refused_at_once
 
 #[tokio::test]
 async fn a_retry_after_that_is_not_a_number_or_negative_is_said_and_backed_off() {
-    for raw in ["soon", "-5"] {
+    for (raw, why) in [
+        ("soon", "is neither seconds nor a date"),
+        ("-5", "is not a wait (negative, or too large to be one)"),
+    ] {
         let fake = FakeModel::with([Reply::rate_limited(raw), Turn::text("ok").into()]);
         let (end, _, steps) = one_turn(Kind::OpenAi, &fake).await;
         assert!(matches!(end, TurnEnd::Done), "{end:?}");
         assert!(
             steps[0].ends_with(&format!(
-                "(1 of 6); its retry-after '{raw}' is neither seconds nor a date, so the wait is chosen here"
+                "(1 of 6); its retry-after '{raw}' {why}, so the wait is chosen here"
             )),
             "{steps:?}"
         );
