@@ -21,6 +21,7 @@ mod nix_zon;
 mod plan;
 mod policy;
 mod probe_findings;
+mod providers_live;
 mod run;
 mod run_command;
 mod run_network;

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod agentic;
+mod answer;
 mod approval;
 mod compact;
 pub mod config;

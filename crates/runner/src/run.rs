@@ -14,7 +14,6 @@ use crate::config::{Config, ConfigError, ProviderConfig};
 use crate::provider::{Provider, ProviderError};
 use crate::review::Reviewer;
 use crate::session::{SessionError, SessionOutcome, SessionSetup};
-use crate::turn::TurnLimits;
 
 /// What the model is told about its situation before the person's message.
 pub(crate) const SYSTEM_PROMPT: &str = "You are a coding agent working in a project directory on the person's machine. \
@@ -43,6 +42,9 @@ pub struct RunOptions {
     /// The id a new session takes, when its starter chose one (the daemon
     /// names the session before the child exists, to answer `start`).
     pub session_id: Option<SessionId>,
+    /// Where a sentence for the person at the terminal goes: a wait before
+    /// a retry, thinking shown folded.
+    pub say: fn(&str),
 }
 
 pub use crate::workspace::session::CarryOn;
@@ -127,11 +129,12 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         provider: &provider,
         policy: &policy,
         system: SYSTEM_PROMPT,
-        limits: TurnLimits::default(),
+        limits: config.turn_limits(),
         search: config.search.as_ref(),
         reviewer,
         context_tokens,
         foreground: true,
+        say: options.say,
     };
     // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
     // terminal) end the session interrupted, its log ended and its sockets

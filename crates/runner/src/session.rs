@@ -16,14 +16,15 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
-    AssistantMessage, Decision as LogDecision, EndReason, Handover, Notice,
-    PlanItem as LogPlanItem, PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen,
-    TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
+    Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
+    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
+    ToolResult, TurnEnd as LogTurnEnd, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
+use crate::compact::Compactor;
 use crate::config::SearchConfig;
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
@@ -68,6 +69,9 @@ pub struct SessionSetup<'a> {
     /// Show questions on the terminal on stdin too (`chock run` in the
     /// foreground), when stdin is one.
     pub foreground: bool,
+    /// Where a sentence for the person at the terminal goes (a wait before
+    /// a retry, thinking shown folded); the binary prints it to stderr.
+    pub say: fn(&str),
 }
 
 /// How a session ended.
@@ -247,6 +251,11 @@ pub(crate) async fn drive(
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
     };
     let judge = judge_for(setup, &writer, &approvals);
+    let mut limits = setup.limits;
+    if limits.max_session_calls.is_some() {
+        let log = writer.borrow().path().to_owned();
+        limits.session_calls_before = fold_log(&log)?.state.model_calls.len();
+    }
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
@@ -254,16 +263,24 @@ pub(crate) async fn drive(
         workspace: &workspace,
         commands: &commands,
         tools: &tools,
-        limits: setup.limits,
+        limits,
     };
     let mut hooks = LogHooks {
         writer: &writer,
         judge: &judge,
         tools: &tools,
         handover: &handover,
-        compaction: Compactor::for_session(setup),
+        compaction: Compactor::for_session(
+            setup.provider,
+            setup.model,
+            setup.system,
+            setup.context_tokens,
+        ),
         checkout,
         on_text,
+        say: setup.say,
+        thought: 0,
+        said_unknown: std::collections::BTreeSet::new(),
     };
     // Promises and grants made earlier in a carried-on session bind this
     // process too.
@@ -517,7 +534,15 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
         TurnEnd::Stuck(why) => (EndReason::Error, why),
         TurnEnd::Budget(calls) => (
             EndReason::Error,
-            format!("the turn made {calls} model calls without finishing and was stopped"),
+            format!(
+                "the turn made {calls} model calls without finishing and was stopped: .max_model_calls = {calls} in config.zon bounds a turn; raise it, or carry the session on to let the model go on"
+            ),
+        ),
+        TurnEnd::SessionBudget(calls) => (
+            EndReason::Error,
+            format!(
+                "the session made {calls} model calls in all and was stopped: .max_session_model_calls = {calls} in config.zon bounds a session; raise it to carry the session on"
+            ),
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
         TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
@@ -550,30 +575,12 @@ pub(crate) struct LogHooks<'w, F> {
     /// The workspace's checkout, waited for before anything depends on it.
     pub(crate) checkout: Checkout,
     pub(crate) on_text: F,
-}
-
-impl<'w> Compactor<'w> {
-    /// The session's own model summarises, within its context window.
-    fn for_session(setup: &SessionSetup<'w>) -> Compactor<'w> {
-        Compactor {
-            provider: setup.provider,
-            model: setup.model,
-            window: setup.context_tokens,
-            last_usage: 0,
-            failed: false,
-        }
-    }
-}
-
-/// What compaction needs: the model that summarises and the window.
-pub(crate) struct Compactor<'w> {
-    pub(crate) provider: &'w Provider,
-    pub(crate) model: &'w str,
-    pub(crate) window: u64,
-    /// Tokens the last model call reported (input and output).
-    pub(crate) last_usage: u64,
-    /// A summary failed in this process: do not try again each call.
-    pub(crate) failed: bool,
+    /// Where sentences for the person at the terminal go.
+    pub(crate) say: fn(&str),
+    /// Characters of thinking streamed in the current model call.
+    pub(crate) thought: usize,
+    /// Output item types already said to be unknown in this run.
+    pub(crate) said_unknown: std::collections::BTreeSet<String>,
 }
 
 impl<F> LogHooks<'_, F> {
@@ -632,27 +639,31 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         (self.on_text)(delta);
     }
 
+    fn thinking(&mut self, delta: &str) {
+        self.thought += delta.chars().count();
+    }
+
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), SessionError> {
         self.settle()?;
-        let usage = turn.usage.unwrap_or_default();
-        self.compaction.last_usage = usage.input_tokens.saturating_add(usage.output_tokens);
-        self.append(AssistantMessage {
-            text: turn.text.clone(),
-            tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
-            usage: LogUsage {
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-            },
-            model: None,
-        })?;
-        Ok(())
+        self.record_answer(turn)
     }
 
     async fn before_model_call(
         &mut self,
         conversation: &mut Vec<Message>,
+        tools: &[crate::provider::ToolSpec],
     ) -> Result<(), SessionError> {
-        self.maybe_compact(conversation).await
+        self.maybe_compact(conversation, tools).await?;
+        self.compaction.sent = conversation.len();
+        self.thought = 0;
+        Ok(())
+    }
+
+    async fn provider_wait(
+        &mut self,
+        wait: &crate::provider::RetryWait,
+    ) -> Result<(), SessionError> {
+        self.record_wait(wait)
     }
 
     async fn before_tool(
