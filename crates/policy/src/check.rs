@@ -4,9 +4,11 @@
 //! The file is parsed into chock-zon's spanned tree and walked by hand rather
 //! than deserialised, so that one pass reports every problem (an unknown
 //! decision on line 4 does not hide a malformed action on line 9) and each
-//! one points at the value that is wrong. Only `.policy` is read: the other
-//! top-level blocks (devices, workspace, providers, ...) belong to other
-//! parts of Chock. Inside `.policy` an unknown field is a problem, because a
+//! one points at the value that is wrong. `.policy` and `.secrets` are read
+//! here; the runner's config blocks (providers, model, ...) are known and
+//! left to it; any other top-level block is reported as unread
+//! ([`NOT_ACTED_ON`] for the ones the design names and this version does
+//! not act on). Inside `.policy` an unknown field is a problem, because a
 //! misspelt `.rulse` would otherwise quietly permit less than was meant, or
 //! more.
 
@@ -46,15 +48,55 @@ pub struct Checked {
     pub rules: RuleSet,
     /// Every problem, in file order. A file with any is not used.
     pub problems: Vec<Problem>,
+    /// The top-level blocks Chock does not act on, each a problem for
+    /// `chock policy check` and one line at a session's start (the file is
+    /// still used: what it says elsewhere holds).
+    pub unread: Vec<Problem>,
 }
 
-struct Walk<'a> {
-    file: Option<&'a Path>,
+/// The top-level blocks a chock.zon or config.zon may hold that this
+/// version reads and validates: the policy and the secrets here, the rest
+/// in the runner's config (docs/configuration.md lists them all).
+pub const KNOWN_BLOCKS: &[&str] = &[
+    "policy",
+    "secrets",
+    "providers",
+    "model",
+    "reviewer",
+    "context_window",
+    "search",
+    "skills_dir",
+];
+
+/// The blocks the design names that this version does not act on yet. Each
+/// leaves this list when the part of Chock that reads it lands; until then a
+/// file naming one is told so rather than left to believe it applies.
+pub const NOT_ACTED_ON: &[&str] = &["mcp", "devices", "workspace", "lsp", "style", "plugins"];
+
+fn unread_block(name: &str) -> String {
+    if NOT_ACTED_ON.contains(&name) {
+        format!(
+            "the .{name} block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        )
+    } else {
+        format!(
+            "unknown block .{name}: Chock reads {}; check the spelling (docs/configuration.md lists every key)",
+            KNOWN_BLOCKS
+                .iter()
+                .map(|b| format!(".{b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+pub(crate) struct Walk<'a> {
+    pub(crate) file: Option<&'a Path>,
     problems: Vec<Problem>,
 }
 
 impl Walk<'_> {
-    fn problem(&mut self, span: &Span, message: impl Into<String>) {
+    pub(crate) fn problem(&mut self, span: &Span, message: impl Into<String>) {
         self.problems.push(Problem {
             line: span.start.line,
             column: span.start.column,
@@ -63,7 +105,7 @@ impl Walk<'_> {
     }
 }
 
-fn kind_name(kind: &ValueKind) -> &'static str {
+pub(crate) fn kind_name(kind: &ValueKind) -> &'static str {
     match kind {
         ValueKind::Struct(_) => "a struct",
         ValueKind::List(_) => "a list",
@@ -85,10 +127,10 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
         problems: Vec::new(),
     };
     let mut set = RuleSet {
-        rules: Vec::new(),
         file: file.map(Path::to_path_buf),
-        net: NetSettings::default(),
+        ..RuleSet::default()
     };
+    let mut unread = Vec::new();
     let root = match chock_zon::parse(text) {
         Ok(v) => v,
         Err(e) => {
@@ -100,13 +142,23 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
             return Checked {
                 rules: set,
                 problems: walk.problems,
+                unread,
             };
         }
     };
     match &root.kind {
         ValueKind::Struct(fields) => {
-            for f in fields.iter().filter(|f| f.name == "policy") {
-                walk.policy(&f.value, &mut set);
+            for f in fields {
+                match f.name.as_str() {
+                    "policy" => walk.policy(&f.value, &mut set),
+                    "secrets" => set.secrets = walk.secrets(&f.value),
+                    name if KNOWN_BLOCKS.contains(&name) => {}
+                    name => unread.push(Problem {
+                        line: f.name_span.start.line,
+                        column: f.name_span.start.column,
+                        message: unread_block(name),
+                    }),
+                }
             }
         }
         ValueKind::List(items) if items.is_empty() => {}
@@ -121,6 +173,7 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
     Checked {
         rules: set,
         problems: walk.problems,
+        unread,
     }
 }
 
@@ -232,7 +285,7 @@ impl Walk<'_> {
         Some(out)
     }
 
-    fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {
+    pub(crate) fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {
         match &v.kind {
             ValueKind::Struct(fields) => Some(fields),
             ValueKind::List(items) if items.is_empty() => Some(&[]),

@@ -667,6 +667,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Ok(typed) => typed.decided_at(Offered {
                 serve: self.judge.could_permit("net.serve"),
                 search: self.tools.can_search(),
+                skills: Some(self.tools.skills()),
             }),
             // Arguments that do not parse are answered with what is wrong;
             // a tool decided at `call.<tool>` is decided first, as it

@@ -8,7 +8,7 @@ use crate::run_command::Commands;
 use crate::tool::Facts;
 use crate::{
     ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
-    read_guidance, read_image, read_memory, request_action, restrict_self, run_command, serve_port,
+    read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command, serve_port,
     set_title, update_plan, web_search, write_file, write_memory,
 };
 
@@ -32,13 +32,14 @@ pub enum ToolName {
     ReadImage,
     ReadMemory,
     WriteMemory,
+    ReadSkill,
     AskUser,
     RestrictSelf,
     RequestAction,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -56,6 +57,7 @@ impl ToolName {
         Self::ReadImage,
         Self::ReadMemory,
         Self::WriteMemory,
+        Self::ReadSkill,
         Self::AskUser,
         Self::RestrictSelf,
         Self::RequestAction,
@@ -81,6 +83,7 @@ impl ToolName {
             Self::ReadImage => Facts::of::<read_image::Args>(),
             Self::ReadMemory => Facts::of::<read_memory::Args>(),
             Self::WriteMemory => Facts::of::<write_memory::Args>(),
+            Self::ReadSkill => Facts::of::<read_skill::Args>(),
             Self::AskUser => Facts::of::<ask_user::Args>(),
             Self::RestrictSelf => Facts::of::<restrict_self::Args>(),
             Self::RequestAction => Facts::of::<request_action::Args>(),
@@ -134,6 +137,7 @@ impl ToolName {
             | ToolName::ReadImage
             | ToolName::ReadMemory
             | ToolName::WriteMemory
+            | ToolName::ReadSkill
             | ToolName::AskUser
             | ToolName::RestrictSelf
             | ToolName::RequestAction => true,
