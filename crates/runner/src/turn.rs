@@ -44,6 +44,8 @@ impl Default for TurnLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
     Run,
+    /// Run, given these secrets in its environment.
+    RunGiven(crate::secrets::Given),
     /// Refused; the text is the result the model reads.
     Refuse(String),
     /// The hook carried the call out itself (the session tools, which
@@ -131,6 +133,11 @@ pub trait TurnHooks {
 
     /// The refusal, once a stop refused an action of the session (a call, or
     /// a connection a command opened): the turn ends after the call.
+    /// Takes out of a tool's output what neither the model nor the log may
+    /// see (the values of secrets given): called on every output before it
+    /// is recorded or handed back.
+    fn redact(&self, _output: &mut ToolOutput) {}
+
     fn stopped(&self) -> Option<String> {
         None
     }
@@ -230,11 +237,21 @@ async fn one_call<H: TurnHooks>(
 ) -> Result<(ToolOutput, Option<TurnEnd>), H::Error> {
     // The one place a call's name and arguments are read.
     let parsed = Call::parse(&call.name, &call.arguments);
+    let given = crate::secrets::Given::default();
     let mut output = match hooks.before_tool(call, &parsed).await? {
-        Gate::Run => match parsed {
-            Ok(parsed) => chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await,
-            Err(unparsed) => ToolOutput::error(unparsed.error),
-        },
+        gate @ (Gate::Run | Gate::RunGiven(_)) => {
+            let given = match &gate {
+                Gate::RunGiven(given) => given,
+                _ => &given,
+            };
+            match parsed {
+                Ok(parsed) => {
+                    chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools, given.env())
+                        .await
+                }
+                Err(unparsed) => ToolOutput::error(unparsed.error),
+            }
+        }
         Gate::Refuse(text) => ToolOutput::error(text),
         Gate::Answered(output) => output,
         Gate::Stopped(text) => {
@@ -244,6 +261,7 @@ async fn one_call<H: TurnHooks>(
             ));
         }
     };
+    hooks.redact(&mut output);
     let stop = match guard.record(&call.name, &call.arguments, output.is_error) {
         Verdict::Continue => None,
         Verdict::Warn(note) => {

@@ -59,6 +59,7 @@ pub use command_git::{CommandGit, GitMounts};
 pub use error::ToolError;
 pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
+pub use read_guidance::GUIDANCE_FILES;
 pub use registry::{ToolName, derived_specs, specs, specs_for};
 pub use request_action::Args as RequestAction;
 pub use restrict_self::{Args as RestrictSelf, PromiseRuleArg};

@@ -111,6 +111,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         state,
         allow_dirty: args.allow_dirty,
         carry,
+        on_note: Some(|note| eprintln!("chock: note: {note}")),
     };
     let mut stdout = std::io::stdout().lock();
     let mut ends_in_newline = true;

@@ -50,6 +50,7 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
         reviewer: None,
         context_tokens: 32_768,
         foreground: false,
+        start: None,
     };
     let mut shown = String::new();
     let outcome = run_new(
