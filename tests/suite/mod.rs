@@ -13,6 +13,7 @@ mod git_metadata;
 mod git_push;
 mod git_push_ssh;
 mod git_shim;
+mod guidance;
 mod kit;
 mod log;
 mod network;

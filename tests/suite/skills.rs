@@ -201,18 +201,27 @@ fn a_project_skill_a_rule_denies_is_not_read() {
 #[test]
 fn an_unreadable_skills_directory_is_said_and_the_other_layers_are_offered() {
     use std::os::unix::fs::PermissionsExt;
-    if rustix::process::geteuid().is_root() {
-        return; // root reads a directory of mode 000 all the same
-    }
     let layers = Layers::new();
     good(&layers.operator(), "release", "How to cut a release", "body\n");
-    std::fs::set_permissions(layers.operator(), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        // Root reads a directory of mode 000 all the same: a file where the
+        // directory should be cannot be read as one by anybody.
+        std::fs::remove_dir_all(layers.operator()).unwrap();
+        std::fs::write(layers.operator(), "release").unwrap();
+    } else {
+        std::fs::set_permissions(layers.operator(), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
+    }
     let project = TempProject::git();
     good(&project.join(".chock/skills"), "layout", "Where the code lives", "body\n");
     project.commit_all("a skill");
     let fake = model(&layers, &[]);
     let out = layers.chock().arg("run").arg(project.path()).arg("hi").output().unwrap();
-    std::fs::set_permissions(layers.operator(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !root {
+        std::fs::set_permissions(layers.operator(), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
     assert_success(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
