@@ -27,6 +27,7 @@ mod run_command;
 mod run_network;
 mod run_network_session;
 mod sandbox;
+mod secrets;
 mod serve;
 mod serve_browser;
 mod session_logs;
