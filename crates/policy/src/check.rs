@@ -170,6 +170,7 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
             ),
         ),
     }
+    set.unread.clone_from(&unread);
     Checked {
         rules: set,
         problems: walk.problems,
