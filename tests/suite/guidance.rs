@@ -61,23 +61,41 @@ fn the_projects_and_the_operators_guidance_and_the_memory_are_in_the_first_reque
         state.path(),
         project.path(),
         vec![
-            call_turn("m1", "write_memory", json!({"text": "The port is 8080. MEMORY-MARKER"})),
+            call_turn(
+                "m1",
+                "write_memory",
+                json!({"text": "The port is 8080. MEMORY-MARKER"}),
+            ),
             Turn::text("Done.").into(),
         ],
     );
-    let (fake, events) = session(state.path(), project.path(), vec![Turn::text("Done.").into()]);
+    let (fake, events) = session(
+        state.path(),
+        project.path(),
+        vec![Turn::text("Done.").into()],
+    );
     let instructions = first_instructions(&fake);
     for part in [
         "== AGENTS.md ==\nRun the tests with make check. AGENTS-MARKER\n",
         "== CLAUDE.md ==\nPrefer small commits. CLAUDE-MARKER\n",
-        &format!("== operator AGENTS.md at {} ==\nI write British English. OPERATOR-MARKER\n", operator.display()),
+        &format!(
+            "== operator AGENTS.md at {} ==\nI write British English. OPERATOR-MARKER\n",
+            operator.display()
+        ),
         "== memory ==\nThe port is 8080. MEMORY-MARKER\n",
     ] {
         assert!(instructions.contains(part), "{part:?} in {instructions}");
     }
-    assert!(!instructions.contains("NESTED-MARKER"), "nested guidance stays for read_guidance");
-    let operator_first = instructions.find("OPERATOR-MARKER").unwrap() < instructions.find("AGENTS-MARKER").unwrap();
-    assert!(operator_first, "the project's word comes after the operator's, as the nearer one");
+    assert!(
+        !instructions.contains("NESTED-MARKER"),
+        "nested guidance stays for read_guidance"
+    );
+    let operator_first =
+        instructions.find("OPERATOR-MARKER").unwrap() < instructions.find("AGENTS-MARKER").unwrap();
+    assert!(
+        operator_first,
+        "the project's word comes after the operator's, as the nearer one"
+    );
     assert_eq!(
         context_notice(&events),
         format!(
@@ -102,7 +120,11 @@ fn guidance_over_the_bound_is_cut_with_a_note() {
     let body = format!("HEAD-MARKER\n{}TAIL-MARKER\n", "x".repeat(40_000));
     project.write("AGENTS.md", &body);
     project.commit_all("long guidance");
-    let (fake, events) = session(state.path(), project.path(), vec![Turn::text("Done.").into()]);
+    let (fake, events) = session(
+        state.path(),
+        project.path(),
+        vec![Turn::text("Done.").into()],
+    );
     let instructions = first_instructions(&fake);
     assert!(instructions.contains("HEAD-MARKER"), "{instructions}");
     assert!(!instructions.contains("TAIL-MARKER"));
@@ -113,6 +135,9 @@ fn guidance_over_the_bound_is_cut_with_a_note() {
     assert!(instructions.contains(&note), "{note}");
     assert_eq!(
         context_notice(&events),
-        format!("the instructions hold AGENTS.md ({} bytes, cut to 16384); skills offered: none", body.len())
+        format!(
+            "the instructions hold AGENTS.md ({} bytes, cut to 16384); skills offered: none",
+            body.len()
+        )
     );
 }

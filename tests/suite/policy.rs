@@ -196,13 +196,24 @@ fn check_reports_each_block_chock_does_not_act_on_and_validates_the_ones_it_does
         .map(str::to_owned)
         .collect();
     let not_acted = |line: u32, name: &str| {
-        format!("chock.zon:{line}:5: the .{name} block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it")
+        format!(
+            "chock.zon:{line}:5: the .{name} block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        )
     };
     assert_eq!(lines.len(), 7, "{lines:#?}");
-    for (i, name) in ["mcp", "devices", "workspace", "lsp", "style", "plugins"].iter().enumerate() {
+    for (i, name) in ["mcp", "devices", "workspace", "lsp", "style", "plugins"]
+        .iter()
+        .enumerate()
+    {
         assert_eq!(lines[i], not_acted(u32::try_from(i).unwrap() + 2, name));
     }
-    assert!(lines[6].starts_with("chock.zon:8:5: unknown block .polcy: Chock reads .policy, .secrets, .providers"), "{}", lines[6]);
+    assert!(
+        lines[6].starts_with(
+            "chock.zon:8:5: unknown block .polcy: Chock reads .policy, .secrets, .providers"
+        ),
+        "{}",
+        lines[6]
+    );
     assert!(env.text(&out).contains("chock: chock.zon has 7 problems"));
 
     // A config block the runner reads is validated by that reading.
@@ -284,17 +295,27 @@ fn a_session_meeting_a_block_chock_does_not_act_on_says_so_once_at_its_start() {
     use super::kit::{all_of, assert_done, fake_model, log_values, only_log, run_ok};
     let state = tempfile::tempdir().unwrap();
     let project = chock_testkit::TempProject::git();
-    project.write_chock_zon(".{\n    .mcp = .{ .time = .{} },\n    .policy = .{ .rules = .{} },\n}\n");
+    project
+        .write_chock_zon(".{\n    .mcp = .{ .time = .{} },\n    .policy = .{ .rules = .{} },\n}\n");
     project.commit_all("an mcp block");
     let _fake = fake_model(state.path(), [chock_testkit::Turn::text("Done.").into()]);
     let out = run_ok(state.path(), project.path(), "hi");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = format!(
         "chock: note: {}:2:5: the .mcp block is not acted on by this version of Chock",
-        project.path().join("chock.zon").canonicalize().unwrap().display()
+        project
+            .path()
+            .join("chock.zon")
+            .canonicalize()
+            .unwrap()
+            .display()
     );
     assert_eq!(stderr.matches(&line).count(), 1, "{stderr}");
-    assert_eq!(stderr.matches("chock: note:").count(), 1, "one line: {stderr}");
+    assert_eq!(
+        stderr.matches("chock: note:").count(),
+        1,
+        "one line: {stderr}"
+    );
     let log = only_log(state.path());
     assert_done(&log);
     let events = log_values(&log);

@@ -29,7 +29,9 @@ fn zon(secrets: &str, rules: &[(&str, &str)]) -> String {
         .iter()
         .map(|(a, d)| format!("        .{{ .action = \"{a}\", .decision = .{d} }},\n"))
         .collect();
-    format!(".{{\n    .secrets = .{{\n{secrets}    }},\n    .policy = .{{ .rules = .{{\n{rules}    }} }},\n}}\n")
+    format!(
+        ".{{\n    .secrets = .{{\n{secrets}    }},\n    .policy = .{{ .rules = .{{\n{rules}    }} }},\n}}\n"
+    )
 }
 
 fn project(zon: &str) -> TempProject {
@@ -64,7 +66,10 @@ fn command(argv: &[&str], secrets: &[&str]) -> Value {
 
 fn output(events: &[Value], call: &str) -> (bool, String) {
     let r = result_of(events, call);
-    (r["ok"].as_bool().unwrap(), r["output"].as_str().unwrap().to_owned())
+    (
+        r["ok"].as_bool().unwrap(),
+        r["output"].as_str().unwrap().to_owned(),
+    )
 }
 
 /// Every file under `dir` whose bytes hold `needle`.
@@ -72,10 +77,14 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             if kind.is_dir() {
                 stack.push(path);
             } else if kind.is_file()
@@ -103,16 +112,32 @@ fn a_secret_from_each_source_reaches_one_command_and_reads_as_its_name_everywher
     let fake = model(
         state.path(),
         &[
-            ("c1", "run_command", command(&["sh", "-c", "echo env=$GIVEN_ENV"], &["FROM_ENV"])),
-            ("c2", "run_command", command(&["sh", "-c", "echo file=$GIVEN_FILE"], &["FROM_FILE"])),
-            ("c3", "run_command", command(&["sh", "-c", "echo cmd=$GIVEN_CMD"], &["FROM_CMD"])),
+            (
+                "c1",
+                "run_command",
+                command(&["sh", "-c", "echo env=$GIVEN_ENV"], &["FROM_ENV"]),
+            ),
+            (
+                "c2",
+                "run_command",
+                command(&["sh", "-c", "echo file=$GIVEN_FILE"], &["FROM_FILE"]),
+            ),
+            (
+                "c3",
+                "run_command",
+                command(&["sh", "-c", "echo cmd=$GIVEN_CMD"], &["FROM_CMD"]),
+            ),
             (
                 "c4",
                 "run_command",
                 json!({"command": ["sh", "-c", "echo bg=$GIVEN_ENV"], "background": true, "secrets": ["FROM_ENV"]}),
             ),
             ("c5", "job_output", json!({"job": "1", "wait_secs": 10})),
-            ("c6", "run_command", command(&["sh", "-c", "echo none=$GIVEN_ENV."], &[])),
+            (
+                "c6",
+                "run_command",
+                command(&["sh", "-c", "echo none=$GIVEN_ENV."], &[]),
+            ),
         ],
     );
     let out = chock(state.path())
@@ -133,9 +158,15 @@ fn a_secret_from_each_source_reaches_one_command_and_reads_as_its_name_everywher
     let (ok, text) = output(&events, "c3");
     assert!(ok && text.contains("cmd=[secret FROM_CMD]\n"), "{text}");
     let (_, text) = output(&events, "c5");
-    assert!(text.contains("bg=[secret FROM_ENV]"), "a background job's output too: {text}");
+    assert!(
+        text.contains("bg=[secret FROM_ENV]"),
+        "a background job's output too: {text}"
+    );
     let (ok, text) = output(&events, "c6");
-    assert!(ok && text.contains("none=.\n"), "a call that names none is given none: {text}");
+    assert!(
+        ok && text.contains("none=.\n"),
+        "a call that names none is given none: {text}"
+    );
     // The log says which secret was given to which call, never the value.
     let given: Vec<&str> = all_of(&events, "notice")
         .iter()
@@ -158,19 +189,37 @@ fn a_secret_from_each_source_reaches_one_command_and_reads_as_its_name_everywher
         .collect();
     assert_eq!(
         decided,
-        ["secret.use.FROM_ENV", "secret.use.FROM_FILE", "secret.use.FROM_CMD", "secret.use.FROM_ENV"]
+        [
+            "secret.use.FROM_ENV",
+            "secret.use.FROM_FILE",
+            "secret.use.FROM_CMD",
+            "secret.use.FROM_ENV"
+        ]
     );
     // Not the model, not the log, not the decision log, not any file the
     // state directory holds.
-    let bodies: String = fake.requests().iter().map(|r| r.json().to_string()).collect();
+    let bodies: String = fake
+        .requests()
+        .iter()
+        .map(|r| r.json().to_string())
+        .collect();
     assert!(bodies.contains("[secret FROM_CMD]"));
     for value in [ENV_VALUE, FILE_VALUE, CMD_VALUE] {
         assert!(!bodies.contains(value), "{value} reached the model");
-        assert_eq!(files_holding(state.path(), value), Vec::<String>::new(), "{value}");
+        assert_eq!(
+            files_holding(state.path(), value),
+            Vec::<String>::new(),
+            "{value}"
+        );
     }
     // The model was told which secrets exist, by name and variable.
     let instructions = super::skills::first_instructions(&fake);
-    assert!(instructions.contains("FROM_ENV (as $GIVEN_ENV), FROM_FILE (as $GIVEN_FILE), FROM_CMD (as $GIVEN_CMD)"), "{instructions}");
+    assert!(
+        instructions.contains(
+            "FROM_ENV (as $GIVEN_ENV), FROM_FILE (as $GIVEN_FILE), FROM_CMD (as $GIVEN_CMD)"
+        ),
+        "{instructions}"
+    );
 }
 
 #[test]
@@ -182,9 +231,21 @@ fn a_use_refused_through_chock_approve_or_granted_by_nobody_refuses_the_call() {
     let _fake = model(
         state.path(),
         &[
-            ("asked", "run_command", command(&["sh", "-c", "echo $GIVEN > ran-asked"], &["ASKED"])),
-            ("nobody", "run_command", command(&["sh", "-c", "echo $GIVEN > ran-nobody"], &["NOBODY"])),
-            ("unknown", "run_command", command(&["sh", "-c", "echo > ran-unknown"], &["NO_SUCH"])),
+            (
+                "asked",
+                "run_command",
+                command(&["sh", "-c", "echo $GIVEN > ran-asked"], &["ASKED"]),
+            ),
+            (
+                "nobody",
+                "run_command",
+                command(&["sh", "-c", "echo $GIVEN > ran-nobody"], &["NOBODY"]),
+            ),
+            (
+                "unknown",
+                "run_command",
+                command(&["sh", "-c", "echo > ran-unknown"], &["NO_SUCH"]),
+            ),
         ],
     );
     let child = chock(state.path())
@@ -203,15 +264,29 @@ fn a_use_refused_through_chock_approve_or_granted_by_nobody_refuses_the_call() {
     let log = only_log(state.path());
     let events = log_values(&log);
     let (ok, text) = output(&events, "asked");
-    assert!(!ok && text.contains("it is not run without the secret ASKED"), "{text}");
+    assert!(
+        !ok && text.contains("it is not run without the secret ASKED"),
+        "{text}"
+    );
     let (ok, text) = output(&events, "nobody");
-    assert!(!ok && text.contains("no rule grants secret.use.NOBODY, and a secret nobody granted cannot be asked for"), "{text}");
+    assert!(
+        !ok && text.contains(
+            "no rule grants secret.use.NOBODY, and a secret nobody granted cannot be asked for"
+        ),
+        "{text}"
+    );
     let (ok, text) = output(&events, "unknown");
-    assert!(!ok && text.contains("there is no secret named NO_SUCH"), "{text}");
+    assert!(
+        !ok && text.contains("there is no secret named NO_SUCH"),
+        "{text}"
+    );
     // Only the one a rule makes a question was asked; none of them ran.
     assert_eq!(all_of(&events, "approval.request").len(), 1);
     for call in ["asked", "nobody", "unknown"] {
-        assert!(of_call(&events, "tool.call", call).is_none(), "{call} was not run");
+        assert!(
+            of_call(&events, "tool.call", call).is_none(),
+            "{call} was not run"
+        );
     }
     for file in ["ran-asked", "ran-nobody", "ran-unknown"] {
         assert_eq!(workspace_file(&log, file), None, "{file}");
@@ -235,7 +310,13 @@ fn a_source_that_cannot_give_a_value_refuses_the_call_with_the_reason() {
     let names = ["OPEN_FILE", "FAILS", "SLOW", "EMPTY", "UNSET"];
     let calls: Vec<(&str, &str, Value)> = names
         .iter()
-        .map(|n| (*n, "run_command", command(&["sh", "-c", &format!("echo $V > ran-{n}")], &[n])))
+        .map(|n| {
+            (
+                *n,
+                "run_command",
+                command(&["sh", "-c", &format!("echo $V > ran-{n}")], &[n]),
+            )
+        })
         .collect();
     let _fake = model(state.path(), &calls);
     let out = chock(state.path())
@@ -250,18 +331,46 @@ fn a_source_that_cannot_give_a_value_refuses_the_call_with_the_reason() {
     let log = only_log(state.path());
     let events = log_values(&log);
     for (name, says) in [
-        ("OPEN_FILE", format!("{open} can be read or written by others (mode 644), so it is not used: run `chmod 600 {open}`")),
-        ("FAILS", "the command `sh -c echo locked >&2; exit 3` failed (exit status: 3): locked".to_owned()),
-        ("SLOW", "the command `sleep 30` did not finish within 1 s and was killed".to_owned()),
-        ("EMPTY", "its value from the environment variable CHOCK_TEST_EMPTY is empty".to_owned()),
-        ("UNSET", "the environment variable CHOCK_TEST_UNSET is not set".to_owned()),
+        (
+            "OPEN_FILE",
+            format!(
+                "{open} can be read or written by others (mode 644), so it is not used: run `chmod 600 {open}`"
+            ),
+        ),
+        (
+            "FAILS",
+            "the command `sh -c echo locked >&2; exit 3` failed (exit status: 3): locked"
+                .to_owned(),
+        ),
+        (
+            "SLOW",
+            "the command `sleep 30` did not finish within 1 s and was killed".to_owned(),
+        ),
+        (
+            "EMPTY",
+            "its value from the environment variable CHOCK_TEST_EMPTY is empty".to_owned(),
+        ),
+        (
+            "UNSET",
+            "the environment variable CHOCK_TEST_UNSET is not set".to_owned(),
+        ),
     ] {
         let (ok, text) = output(&events, name);
         assert!(!ok, "{name}: {text}");
-        assert!(text.starts_with(&format!("the secret {name} could not be read: ")), "{name}: {text}");
+        assert!(
+            text.starts_with(&format!("the secret {name} could not be read: ")),
+            "{name}: {text}"
+        );
         assert!(text.contains(&says), "{name}: {text}");
-        assert!(text.ends_with("the call was not run without it"), "{name}: {text}");
-        assert_eq!(workspace_file(&log, &format!("ran-{name}")), None, "{name} ran");
+        assert!(
+            text.ends_with("the call was not run without it"),
+            "{name}: {text}"
+        );
+        assert_eq!(
+            workspace_file(&log, &format!("ran-{name}")),
+            None,
+            "{name} ran"
+        );
     }
     assert!(files_holding(state.path(), FILE_VALUE).is_empty());
 }
@@ -278,11 +387,24 @@ fn a_secret_name_with_a_dot_is_a_problem_and_no_session_starts_under_it() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.starts_with("chock.zon:3:9: the secret name `GH.TOKEN` may hold only letters, digits and '_'"), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "chock.zon:3:9: the secret name `GH.TOKEN` may hold only letters, digits and '_'"
+        ),
+        "{stdout}"
+    );
     let _fake = model(state.path(), &[]);
-    let out = chock(state.path()).arg("run").arg(project.path()).arg("hi").output().unwrap();
+    let out = chock(state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("hi")
+        .output()
+        .unwrap();
     let stderr = failed(&out);
-    assert!(stderr.contains("3:9: the secret name `GH.TOKEN`"), "{stderr}");
+    assert!(
+        stderr.contains("3:9: the secret name `GH.TOKEN`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -292,10 +414,17 @@ fn a_secret_bound_to_an_mcp_server_or_a_plugin_refuses_the_session_at_its_start(
         (".plugin = \"hello\"", "is bound to the plugin hello"),
     ] {
         let state = tempfile::tempdir().unwrap();
-        let secrets = format!("        .GH = .{{ .from = .{{ .env = \"X\" }}, .bind = .{{ .env = \"T\", {bind} }} }},\n");
+        let secrets = format!(
+            "        .GH = .{{ .from = .{{ .env = \"X\" }}, .bind = .{{ .env = \"T\", {bind} }} }},\n"
+        );
         let project = project(&zon(&secrets, &[]));
         let fake = model(state.path(), &[]);
-        let out = chock(state.path()).arg("run").arg(project.path()).arg("hi").output().unwrap();
+        let out = chock(state.path())
+            .arg("run")
+            .arg(project.path())
+            .arg("hi")
+            .output()
+            .unwrap();
         let stderr = failed(&out);
         assert!(stderr.contains(&format!("chock.zon:3:9: the secret GH {says}, and this version of Chock starts no MCP servers or plugins")), "{stderr}");
         assert!(fake.requests().is_empty(), "nothing reached the model");

@@ -43,8 +43,8 @@ mod rule;
 mod secrets;
 mod verdict;
 
-pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
 pub use action::label::is_label;
+pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
 pub use check::{Checked, KNOWN_BLOCKS, NOT_ACTED_ON, Problem, check_text};
 pub use decision::{Decision, UnknownDecision};
 pub use load::{LoadError, Sources, load_file, refuse_open_to_others};

@@ -244,17 +244,21 @@ impl Policy {
             .as_ref()
             .map(|s| s.net.clone())
             .unwrap_or_default();
-        let unread: Vec<String> = [org_set(&layers.org), layers.operator.as_ref(), layers.project.as_ref()]
-            .into_iter()
-            .flatten()
-            .flat_map(|set| {
-                let file = set
-                    .file
-                    .as_ref()
-                    .map_or_else(String::new, |f| format!("{}:", f.display()));
-                set.unread.iter().map(move |p| format!("{file}{p}"))
-            })
-            .collect();
+        let unread: Vec<String> = [
+            org_set(&layers.org),
+            layers.operator.as_ref(),
+            layers.project.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(|set| {
+            let file = set
+                .file
+                .as_ref()
+                .map_or_else(String::new, |f| format!("{}:", f.display()));
+            set.unread.iter().map(move |p| format!("{file}{p}"))
+        })
+        .collect();
         let secrets: Vec<crate::SecretSpec> = [layers.operator.as_ref(), layers.project.as_ref()]
             .into_iter()
             .flatten()

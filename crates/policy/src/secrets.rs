@@ -173,13 +173,17 @@ impl Walk<'_> {
 
     fn timeout(&mut self, v: &Value) -> Option<u64> {
         match &v.kind {
-            ValueKind::Int(n) if (1..=i128::from(MAX_COMMAND_TIMEOUT_SECS)).contains(&i128::from(*n)) => {
+            ValueKind::Int(n)
+                if (1..=i128::from(MAX_COMMAND_TIMEOUT_SECS)).contains(n) =>
+            {
                 u64::try_from(*n).ok()
             }
             _ => {
                 self.problem(
                     &v.span,
-                    format!(".timeout_secs is a number of seconds from 1 to {MAX_COMMAND_TIMEOUT_SECS}"),
+                    format!(
+                        ".timeout_secs is a number of seconds from 1 to {MAX_COMMAND_TIMEOUT_SECS}"
+                    ),
                 );
                 None
             }
@@ -189,14 +193,20 @@ impl Walk<'_> {
     fn source(&mut self, v: &Value, name: &str) -> Option<SecretSource> {
         let fields = self.fields(v, &format!(".secrets.{name}.from"))?;
         let [field] = fields else {
-            self.problem(&v.span, format!(".secrets.{name}.from names one source: .env, .file or .command"));
+            self.problem(
+                &v.span,
+                format!(".secrets.{name}.from names one source: .env, .file or .command"),
+            );
             return None;
         };
         match field.name.as_str() {
             "env" => match &field.value.kind {
                 ValueKind::String(var) if is_env_name(var) => Some(SecretSource::Env(var.clone())),
                 _ => {
-                    self.problem(&field.value.span, ".env names an environment variable, such as \"GITHUB_TOKEN\"");
+                    self.problem(
+                        &field.value.span,
+                        ".env names an environment variable, such as \"GITHUB_TOKEN\"",
+                    );
                     None
                 }
             },
@@ -230,7 +240,10 @@ impl Walk<'_> {
                 })
             }
             other => {
-                self.problem(&field.name_span, format!("unknown source .{other}: a secret comes from .env, .file or .command"));
+                self.problem(
+                    &field.name_span,
+                    format!("unknown source .{other}: a secret comes from .env, .file or .command"),
+                );
                 None
             }
         }
@@ -333,9 +346,25 @@ mod tests {
         let text = ".{ .secrets = .{\n    .@\"A.B\" = .{ .from = .{ .env = \"X\" }, .bind = .{ .env = \"Y\" } },\n    .C = .{ .from = .{ .file = \"token\" }, .bind = .{ .env = \"PATH\" } },\n    .D = .{ .bind = .{ .env = \"Z\" } },\n} }";
         let p = problems(text);
         assert_eq!(p.len(), 4, "{p:#?}");
-        assert!(p[0].starts_with("2:5: the secret name `A.B` may hold only letters, digits and '_'"), "{}", p[0]);
-        assert!(p[1].starts_with("3:32: .file is an absolute path"), "{}", p[1]);
-        assert!(p[2].starts_with("3:61: a secret cannot be bound to $PATH"), "{}", p[2]);
-        assert!(p[3].starts_with("4:10: the secret D has no .from"), "{}", p[3]);
+        assert!(
+            p[0].starts_with("2:5: the secret name `A.B` may hold only letters, digits and '_'"),
+            "{}",
+            p[0]
+        );
+        assert!(
+            p[1].starts_with("3:32: .file is an absolute path"),
+            "{}",
+            p[1]
+        );
+        assert!(
+            p[2].starts_with("3:61: a secret cannot be bound to $PATH"),
+            "{}",
+            p[2]
+        );
+        assert!(
+            p[3].starts_with("4:10: the secret D has no .from"),
+            "{}",
+            p[3]
+        );
     }
 }

@@ -67,7 +67,12 @@ impl StartContext {
             && let Ok(body) = std::fs::read_to_string(path)
         {
             let what = format!("operator AGENTS.md at {}", path.display());
-            guidance.push_str(&section(&what, &body, "read it with read_file if it matters", &mut loaded));
+            guidance.push_str(&section(
+                &what,
+                &body,
+                "read it with read_file if it matters",
+                &mut loaded,
+            ));
         }
         let root = sources.project.canonicalize().ok();
         for name in GUIDANCE_FILES {
@@ -83,7 +88,12 @@ impl StartContext {
                 continue;
             }
             if let Ok(body) = std::fs::read_to_string(&path) {
-                guidance.push_str(&section(name, &body, "read_guidance reads it whole", &mut loaded));
+                guidance.push_str(&section(
+                    name,
+                    &body,
+                    "read_guidance reads it whole",
+                    &mut loaded,
+                ));
             }
         }
         if !guidance.is_empty() {
@@ -93,8 +103,15 @@ impl StartContext {
         if let Ok(notes) = std::fs::read_to_string(&sources.memory)
             && !notes.trim().is_empty()
         {
-            text.push_str("\n\nNotes earlier sessions of this project kept (write_memory replaces them):\n");
-            text.push_str(&section("memory", &notes, "read_memory reads them whole", &mut loaded));
+            text.push_str(
+                "\n\nNotes earlier sessions of this project kept (write_memory replaces them):\n",
+            );
+            text.push_str(&section(
+                "memory",
+                &notes,
+                "read_memory reads them whole",
+                &mut loaded,
+            ));
         }
         let skills = sources.skills.instructions();
         if !skills.is_empty() {
@@ -195,9 +212,27 @@ mod tests {
     fn a_file_over_the_bound_is_cut_with_a_note() {
         let mut loaded = Vec::new();
         let body = "é".repeat(FILE_BOUND);
-        let out = section("AGENTS.md", &body, "read_guidance reads it whole", &mut loaded);
-        assert!(out.contains(&format!("[cut: the first {FILE_BOUND} of {} bytes", body.len())), "{out}");
+        let out = section(
+            "AGENTS.md",
+            &body,
+            "read_guidance reads it whole",
+            &mut loaded,
+        );
+        assert!(
+            out.contains(&format!(
+                "[cut: the first {FILE_BOUND} of {} bytes",
+                body.len()
+            )),
+            "{out}"
+        );
         assert!(out.len() < FILE_BOUND + 200);
-        assert_eq!(loaded, vec![Loaded { what: "AGENTS.md".into(), bytes: body.len(), cut: true }]);
+        assert_eq!(
+            loaded,
+            vec![Loaded {
+                what: "AGENTS.md".into(),
+                bytes: body.len(),
+                cut: true
+            }]
+        );
     }
 }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use chock_log::{SessionId, StateDir};
 
 use crate::compact;
-use crate::context::{Sources, StartContext};
 use crate::config::{Config, ConfigError, ProviderConfig};
+use crate::context::{Sources, StartContext};
 use crate::provider::{Provider, ProviderError};
 use crate::review::Reviewer;
 use crate::session::{SessionError, SessionOutcome, SessionSetup};

@@ -34,7 +34,11 @@ impl<F> LogHooks<'_, F> {
                     .collect();
                 return Ok(Err(format!(
                     "there is no secret named {name} (the secrets a command can be given: {}); the call was not run",
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
                 )));
             };
             if spec.bind.target != BindTarget::Command {
@@ -55,7 +59,9 @@ impl<F> LogHooks<'_, F> {
             {
                 return Ok(Err(format!(
                     "no rule grants {action}, and a secret nobody granted cannot be asked for: the call was not run; to give it (or to be asked each time, .ask), add to chock.zon:\n{}",
-                    rule_block(&format!(".{{ .action = \"{action}\", .decision = .allow }}"))
+                    rule_block(&format!(
+                        ".{{ .action = \"{action}\", .decision = .allow }}"
+                    ))
                 )));
             }
             if let Some(refusal) = self.gate(call, &action).await? {

@@ -153,8 +153,8 @@ fn expand(path: &Path) -> PathBuf {
 
 /// A secret's file, refused when anyone but its owner may read or write it.
 fn read_file(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path)
-        .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    let meta =
+        std::fs::metadata(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
     let mode = meta.mode() & 0o777;
     if mode & 0o077 != 0 {
         return Err(format!(
@@ -212,7 +212,8 @@ async fn run_source(argv: &[String], timeout: Duration) -> Result<String, String
             }
         ));
     }
-    String::from_utf8(out.stdout).map_err(|_| format!("the command `{shown}` printed a value that is not UTF-8"))
+    String::from_utf8(out.stdout)
+        .map_err(|_| format!("the command `{shown}` printed a value that is not UTF-8"))
 }
 
 #[cfg(test)]

@@ -43,7 +43,10 @@ pub(super) fn run(skills: &Skills, args: Args) -> Result<ToolOutput, ToolError> 
     let Some(skill) = skills.find(&args.name) else {
         let names: Vec<&str> = skills.offered.iter().map(|s| s.name.as_str()).collect();
         return Err(ToolError::Failed(if names.is_empty() {
-            format!("there is no skill named '{}': this session offers none", args.name)
+            format!(
+                "there is no skill named '{}': this session offers none",
+                args.name
+            )
         } else {
             format!(
                 "there is no skill named '{}'; the skills are: {}",
@@ -54,7 +57,10 @@ pub(super) fn run(skills: &Skills, args: Args) -> Result<ToolOutput, ToolError> 
     };
     let file = args.file.as_deref().unwrap_or(SKILL_FILE);
     let text = skills::read_in(skill.layer, &skill.dir, Path::new(file)).map_err(|why| {
-        ToolError::Failed(format!("cannot read {file} of the skill {}: {why}", skill.name))
+        ToolError::Failed(format!(
+            "cannot read {file} of the skill {}: {why}",
+            skill.name
+        ))
     })?;
     if args.file.is_some() {
         return Ok(ToolOutput::ok(text));

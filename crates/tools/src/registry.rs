@@ -8,8 +8,8 @@ use crate::run_command::Commands;
 use crate::tool::Facts;
 use crate::{
     ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
-    read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command, serve_port,
-    set_title, update_plan, web_search, write_file, write_memory,
+    read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
+    serve_port, set_title, update_plan, web_search, write_file, write_memory,
 };
 
 /// Every tool this module provides.

@@ -106,7 +106,9 @@ impl Tool for Args {
         if let Some(name) = self.secrets.iter().find(|n| Action::secret_use(n).is_err()) {
             return Err(ToolError::Arguments {
                 tool: "run_command",
-                detail: format!("'{name}' is not a secret's name: a name holds letters, digits and '_', as the instructions list them"),
+                detail: format!(
+                    "'{name}' is not a secret's name: a name holds letters, digits and '_', as the instructions list them"
+                ),
             });
         }
         if self.timeout_secs == Some(0) || self.timeout_secs > Some(MAX_TIMEOUT_SECS) {

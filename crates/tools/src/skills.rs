@@ -102,11 +102,7 @@ impl SkillDirs {
     /// Every (layer, directory), in lookup order.
     fn each(&self) -> Vec<(SkillLayer, &Path)> {
         let mut out = Vec::new();
-        out.extend(
-            self.operator
-                .as_deref()
-                .map(|d| (SkillLayer::Operator, d)),
-        );
+        out.extend(self.operator.as_deref().map(|d| (SkillLayer::Operator, d)));
         out.extend(self.project.as_deref().map(|d| (SkillLayer::Project, d)));
         out.extend(
             self.packaged
@@ -264,8 +260,7 @@ pub(crate) fn parse(text: &str) -> Result<(String, String, &str), String> {
 /// any symlink, inside the project's skills directory, since the repository
 /// chose where its links point.
 pub(crate) fn read_in(layer: SkillLayer, dir: &Path, rel: &Path) -> Result<String, String> {
-    if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_)))
-    {
+    if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
         return Err(format!(
             "'{}' is not a path inside the skill: give a relative path without '..', such as 'examples/one.md'",
             rel.display()
@@ -299,18 +294,29 @@ mod tests {
 
     #[test]
     fn front_matter_gives_the_name_description_and_body() {
-        let (name, description, body) =
-            parse("---\nname: deploy\ndescription: \"How we ship\"\nallowed-tools: all\n---\nStep one.\n").unwrap();
-        assert_eq!((name.as_str(), description.as_str(), body), ("deploy", "How we ship", "Step one.\n"));
+        let (name, description, body) = parse(
+            "---\nname: deploy\ndescription: \"How we ship\"\nallowed-tools: all\n---\nStep one.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (name.as_str(), description.as_str(), body),
+            ("deploy", "How we ship", "Step one.\n")
+        );
     }
 
     #[test]
     fn a_missing_front_matter_or_a_name_that_is_not_one_label_is_refused() {
         assert!(parse("# Deploy\n").unwrap_err().contains("no front matter"));
-        assert!(parse("---\nname: a.b\ndescription: x\n---\n")
-            .unwrap_err()
-            .contains("not one label"));
-        assert!(parse("---\nname: ok\n---\n").unwrap_err().contains("description"));
+        assert!(
+            parse("---\nname: a.b\ndescription: x\n---\n")
+                .unwrap_err()
+                .contains("not one label")
+        );
+        assert!(
+            parse("---\nname: ok\n---\n")
+                .unwrap_err()
+                .contains("description")
+        );
     }
 
     #[test]
@@ -328,7 +334,11 @@ mod tests {
         let write = |layer: &str, name: &str| {
             let d = root.path().join(layer).join(name);
             std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(d.join(SKILL_FILE), format!("---\nname: {name}\ndescription: {layer}\n---\nbody\n")).unwrap();
+            std::fs::write(
+                d.join(SKILL_FILE),
+                format!("---\nname: {name}\ndescription: {layer}\n---\nbody\n"),
+            )
+            .unwrap();
         };
         write("op", "same");
         write("pr/.chock/skills", "same");

@@ -42,10 +42,12 @@ struct Report<'a> {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let path = chock_runner::default_config_path();
     let config = Config::load(&path)?;
-    let project = args
-        .project
-        .canonicalize()
-        .with_context(|| format!("cannot use the project directory {}: give an existing directory with --project", args.project.display()))?;
+    let project = args.project.canonicalize().with_context(|| {
+        format!(
+            "cannot use the project directory {}: give an existing directory with --project",
+            args.project.display()
+        )
+    })?;
     let skills = Skills::load(&SkillDirs::discover(config.skills_dir.as_deref(), &project));
     if args.json {
         let report = Report {

@@ -137,7 +137,9 @@ fn a_file_without_a_policy_block_holds_no_rules() {
     let unread: Vec<String> = checked.unread.iter().map(ToString::to_string).collect();
     assert_eq!(
         unread,
-        ["1:4: the .devices block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"]
+        [
+            "1:4: the .devices block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        ]
     );
     assert!(check_text(".{}", None).problems.is_empty());
 }
