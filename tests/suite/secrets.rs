@@ -444,8 +444,15 @@ fn run_with(env: &[(&str, &Path)], program: &str, args: &[&str], stdin: &str) {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap_or_else(|err| panic!("{program} did not start ({err}): .ci/run installs it (apt-get install pass)"));
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        .unwrap_or_else(|err| {
+            panic!("{program} did not start ({err}): .ci/run installs it (apt-get install pass)")
+        });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_success(&out);
 }
@@ -459,20 +466,43 @@ fn a_secret_kept_in_pass_reaches_the_command_and_reads_as_its_name() {
     let store = keys.path().join("store");
     std::fs::create_dir(&gnupg).unwrap();
     std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let env = [("GNUPGHOME", gnupg.as_path()), ("PASSWORD_STORE_DIR", store.as_path())];
+    let env = [
+        ("GNUPGHOME", gnupg.as_path()),
+        ("PASSWORD_STORE_DIR", store.as_path()),
+    ];
     run_with(
         &env,
         "gpg",
-        &["--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "chock-test@example.invalid", "future-default", "default", "never"],
+        &[
+            "--batch",
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "chock-test@example.invalid",
+            "future-default",
+            "default",
+            "never",
+        ],
         "",
     );
     run_with(&env, "pass", &["init", "chock-test@example.invalid"], "");
-    run_with(&env, "pass", &["insert", "--multiline", "shop/db"], &format!("{PASS_VALUE}\n"));
+    run_with(
+        &env,
+        "pass",
+        &["insert", "--multiline", "shop/db"],
+        &format!("{PASS_VALUE}\n"),
+    );
     let secrets = "        .DB = .{ .from = .{ .command = .{ \"pass\", \"show\", \"shop/db\" } }, .bind = .{ .env = \"PGPASSWORD\" } },\n";
     let project = project(&zon(secrets, &[("secret.use.DB", "allow")]));
     let fake = model(
         state.path(),
-        &[("c1", "run_command", command(&["sh", "-c", "echo db=$PGPASSWORD"], &["DB"]))],
+        &[(
+            "c1",
+            "run_command",
+            command(&["sh", "-c", "echo db=$PGPASSWORD"], &["DB"]),
+        )],
     );
     let out = chock(state.path())
         .env("GNUPGHOME", &gnupg)
@@ -487,7 +517,11 @@ fn a_secret_kept_in_pass_reaches_the_command_and_reads_as_its_name() {
     let events = log_values(&only_log(state.path()));
     let (ok, text) = output(&events, "c1");
     assert!(ok && text.contains("db=[secret DB]\n"), "{text}");
-    let bodies: String = fake.requests().iter().map(|r| r.json().to_string()).collect();
+    let bodies: String = fake
+        .requests()
+        .iter()
+        .map(|r| r.json().to_string())
+        .collect();
     assert!(!bodies.contains(PASS_VALUE));
     assert!(files_holding(state.path(), PASS_VALUE).is_empty());
 }

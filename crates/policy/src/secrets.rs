@@ -173,9 +173,7 @@ impl Walk<'_> {
 
     fn timeout(&mut self, v: &Value) -> Option<u64> {
         match &v.kind {
-            ValueKind::Int(n)
-                if (1..=i128::from(MAX_COMMAND_TIMEOUT_SECS)).contains(n) =>
-            {
+            ValueKind::Int(n) if (1..=i128::from(MAX_COMMAND_TIMEOUT_SECS)).contains(n) => {
                 u64::try_from(*n).ok()
             }
             _ => {

@@ -43,7 +43,7 @@ impl Given {
 
 /// Every value given in this session, by secret name.
 #[derive(Default)]
-pub(crate) struct Redactor {
+pub struct Redactor {
     given: RefCell<Vec<(String, String)>>,
 }
 
@@ -54,7 +54,7 @@ impl std::fmt::Debug for Redactor {
 }
 
 impl Redactor {
-    pub(crate) fn remember(&self, name: &str, value: &str) {
+    pub fn remember(&self, name: &str, value: &str) {
         let mut given = self.given.borrow_mut();
         if !given.iter().any(|(n, v)| n == name && v == value) {
             given.push((name.to_owned(), value.to_owned()));
@@ -64,7 +64,7 @@ impl Redactor {
     }
 
     /// `text` with each value given replaced by `[secret NAME]`.
-    pub(crate) fn redact(&self, text: &mut String) {
+    pub fn redact(&self, text: &mut String) {
         for (name, value) in self.given.borrow().iter() {
             if text.contains(value.as_str()) {
                 *text = text.replace(value.as_str(), &format!("[secret {name}]"));
@@ -74,7 +74,7 @@ impl Redactor {
 
     /// [`Self::redact`] over everything of a tool's output that is
     /// recorded or read.
-    pub(crate) fn redact_output(&self, output: &mut ToolOutput) {
+    pub fn redact_output(&self, output: &mut ToolOutput) {
         if self.given.borrow().is_empty() {
             return;
         }

@@ -145,6 +145,9 @@ impl Skills {
                 return;
             }
         };
+        // The project layer's own directory, made canonical once: each of
+        // its files must resolve inside it.
+        let top = (layer == SkillLayer::Project).then(|| dir.canonicalize().ok());
         let mut dirs: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
@@ -152,7 +155,7 @@ impl Skills {
             .collect();
         dirs.sort();
         for skill_dir in dirs {
-            match read_skill_file(layer, &skill_dir) {
+            match read_skill_file(layer, &skill_dir, top.as_ref().map(Option::as_deref)) {
                 Ok(skill) => {
                     if self.offered.iter().any(|s| s.name == skill.name) {
                         self.shadowed.push(skill);
@@ -198,8 +201,12 @@ impl Skills {
 
 /// Reads `dir/SKILL.md`'s front matter into a [`Skill`], or says what is
 /// wrong with it.
-fn read_skill_file(layer: SkillLayer, dir: &Path) -> Result<Skill, String> {
-    let text = read_in(layer, dir, Path::new(SKILL_FILE))?;
+fn read_skill_file(
+    layer: SkillLayer,
+    dir: &Path,
+    top: Option<Option<&Path>>,
+) -> Result<Skill, String> {
+    let text = read_below(top, dir, Path::new(SKILL_FILE))?;
     let (name, description, _body) = parse(&text)?;
     Ok(Skill {
         name,
@@ -260,6 +267,14 @@ pub(crate) fn parse(text: &str) -> Result<(String, String, &str), String> {
 /// any symlink, inside the project's skills directory, since the repository
 /// chose where its links point.
 pub(crate) fn read_in(layer: SkillLayer, dir: &Path, rel: &Path) -> Result<String, String> {
+    let top =
+        (layer == SkillLayer::Project).then(|| dir.parent().and_then(|p| p.canonicalize().ok()));
+    read_below(top.as_ref().map(Option::as_deref), dir, rel)
+}
+
+/// [`read_in`] with the project layer's directory made canonical already
+/// (`Some(top)`), or `None` for a layer whose links may point anywhere.
+fn read_below(top: Option<Option<&Path>>, dir: &Path, rel: &Path) -> Result<String, String> {
     if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
         return Err(format!(
             "'{}' is not a path inside the skill: give a relative path without '..', such as 'examples/one.md'",
@@ -267,8 +282,7 @@ pub(crate) fn read_in(layer: SkillLayer, dir: &Path, rel: &Path) -> Result<Strin
         ));
     }
     let path = dir.join(rel);
-    if layer == SkillLayer::Project {
-        let top = dir.parent().and_then(|p| p.canonicalize().ok());
+    if let Some(top) = top {
         let real = path.canonicalize().map_err(|err| format!("{err}"))?;
         if !top.is_some_and(|top| real.starts_with(top)) {
             return Err(format!(
