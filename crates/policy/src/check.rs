@@ -68,6 +68,56 @@ pub const KNOWN_BLOCKS: &[&str] = &[
     "skills_dir",
 ];
 
+/// The blocks only config.zon holds (the runner reads them from there).
+const CONFIG_BLOCKS: &[&str] = &[
+    "providers",
+    "model",
+    "reviewer",
+    "context_window",
+    "search",
+    "skills_dir",
+];
+
+/// Which file a text is, for the blocks it may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A project's chock.zon: `.policy` and `.secrets`.
+    Project,
+    /// The operator's config.zon: those and the config blocks.
+    Operator,
+    /// The org bundle: `.policy`.
+    Org,
+    /// Not known: every block any of them holds.
+    Any,
+}
+
+impl FileKind {
+    /// The kind a file's name says: `chock.zon`, `config.zon`, `org.zon`.
+    pub fn of_path(path: &Path) -> FileKind {
+        match path.file_name().and_then(|n| n.to_str()) {
+            Some("chock.zon") => FileKind::Project,
+            Some("config.zon") => FileKind::Operator,
+            Some("org.zon") => FileKind::Org,
+            _ => FileKind::Any,
+        }
+    }
+
+    /// Why `name`, a block Chock reads elsewhere, is not read in this
+    /// kind of file; `None` where it is read.
+    fn misplaced(self, name: &str) -> Option<String> {
+        let config = CONFIG_BLOCKS.contains(&name);
+        match self {
+            FileKind::Project if config => Some(format!(
+                "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
+            )),
+            FileKind::Org if name == "secrets" || config => Some(format!(
+                "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
+            )),
+            FileKind::Project | FileKind::Operator | FileKind::Org | FileKind::Any => None,
+        }
+    }
+}
+
 /// The blocks the design names that this version does not act on yet. Each
 /// leaves this list when the part of Chock that reads it lands; until then a
 /// file naming one is told so rather than left to believe it applies.
@@ -120,8 +170,16 @@ pub(crate) fn kind_name(kind: &ValueKind) -> &'static str {
 }
 
 /// Reads `text` (the contents of `file`) and reports every problem in its
-/// `.policy` block. A file with no `.policy` block holds no rules.
+/// `.policy` and `.secrets` blocks. A file with no `.policy` block holds no
+/// rules. Every block any file may hold is taken as known; see
+/// [`check_file`] to check for one kind of file.
 pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
+    check_file(text, file, FileKind::Any)
+}
+
+/// [`check_text`] for a file of `kind`: a block that kind does not hold
+/// (a provider in a project's chock.zon) is unread, as an unknown one is.
+pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
     let mut walk = Walk {
         file,
         problems: Vec::new(),
@@ -149,15 +207,20 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
     match &root.kind {
         ValueKind::Struct(fields) => {
             for f in fields {
+                let place = |message| Problem {
+                    line: f.name_span.start.line,
+                    column: f.name_span.start.column,
+                    message,
+                };
+                if let Some(why) = kind.misplaced(&f.name) {
+                    unread.push(place(why));
+                    continue;
+                }
                 match f.name.as_str() {
                     "policy" => walk.policy(&f.value, &mut set),
                     "secrets" => set.secrets = walk.secrets(&f.value),
                     name if KNOWN_BLOCKS.contains(&name) => {}
-                    name => unread.push(Problem {
-                        line: f.name_span.start.line,
-                        column: f.name_span.start.column,
-                        message: unread_block(name),
-                    }),
+                    name => unread.push(place(unread_block(name))),
                 }
             }
         }

@@ -43,6 +43,7 @@ fn bench(c: &mut Criterion) {
         operator: Some(root.path().join("no-operator-skills")),
         project: Some(skills.clone()),
         packaged: Vec::new(),
+        profiles: Vec::new(),
     };
 
     let mut group = c.benchmark_group("start");

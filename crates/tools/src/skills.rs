@@ -62,7 +62,11 @@ pub struct Skills {
 pub struct SkillDirs {
     pub operator: Option<PathBuf>,
     pub project: Option<PathBuf>,
+    /// Named by `$CHOCK_SKILLS_PATH`.
     pub packaged: Vec<PathBuf>,
+    /// `share/chock/skills` of each profile on `PATH`: guessed, so one that
+    /// cannot be reached (under another user's home) is not said.
+    pub profiles: Vec<PathBuf>,
 }
 
 impl SkillDirs {
@@ -78,36 +82,56 @@ impl SkillDirs {
                 .map(|c| c.join("chock").join("skills"))
         });
         let mut packaged: Vec<PathBuf> = Vec::new();
-        let listed = env(SKILLS_PATH_ENV)
+        for dir in env(SKILLS_PATH_ENV)
             .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-            .unwrap_or_default();
-        let profiles = env("PATH")
+            .unwrap_or_default()
+        {
+            if dir.is_absolute() && !packaged.contains(&dir) {
+                packaged.push(dir);
+            }
+        }
+        let mut profiles: Vec<PathBuf> = Vec::new();
+        let guessed = env("PATH")
             .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
             .unwrap_or_default()
             .into_iter()
             .filter(|bin| bin.file_name().is_some_and(|n| n == "bin"))
             .filter_map(|bin| bin.parent().map(|p| p.join("share/chock/skills")));
-        for dir in listed.into_iter().chain(profiles) {
-            if dir.is_absolute() && !packaged.contains(&dir) {
-                packaged.push(dir);
+        for dir in guessed {
+            if dir.is_absolute() && !packaged.contains(&dir) && !profiles.contains(&dir) {
+                profiles.push(dir);
             }
         }
         SkillDirs {
             operator,
             project: Some(project.join(PROJECT_DIR)),
             packaged,
+            profiles,
         }
     }
 
-    /// Every (layer, directory), in lookup order.
-    fn each(&self) -> Vec<(SkillLayer, &Path)> {
+    /// Every (layer, directory, guessed), in lookup order.
+    fn each(&self) -> Vec<(SkillLayer, &Path, bool)> {
         let mut out = Vec::new();
-        out.extend(self.operator.as_deref().map(|d| (SkillLayer::Operator, d)));
-        out.extend(self.project.as_deref().map(|d| (SkillLayer::Project, d)));
+        out.extend(
+            self.operator
+                .as_deref()
+                .map(|d| (SkillLayer::Operator, d, false)),
+        );
+        out.extend(
+            self.project
+                .as_deref()
+                .map(|d| (SkillLayer::Project, d, false)),
+        );
         out.extend(
             self.packaged
                 .iter()
-                .map(|d| (SkillLayer::Packaged, d.as_path())),
+                .map(|d| (SkillLayer::Packaged, d.as_path(), false)),
+        );
+        out.extend(
+            self.profiles
+                .iter()
+                .map(|d| (SkillLayer::Packaged, d.as_path(), true)),
         );
         out
     }
@@ -121,12 +145,17 @@ impl Skills {
         let mut skills = Skills::default();
         // Two packaged directories can be one directory by another path.
         let mut seen: Vec<PathBuf> = Vec::new();
-        for (layer, dir) in dirs.each() {
+        for (layer, dir, guessed) in dirs.each() {
             let real = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
             if seen.contains(&real) {
                 continue;
             }
             seen.push(real);
+            // A guessed directory that cannot even be looked at (under
+            // another user's home) is no skills directory of this person's.
+            if guessed && std::fs::metadata(dir).is_err() {
+                continue;
+            }
             skills.read_layer(layer, dir);
         }
         skills
@@ -361,6 +390,7 @@ mod tests {
             operator: Some(root.path().join("op")),
             project: Some(root.path().join("pr/.chock/skills")),
             packaged: vec![root.path().join("missing")],
+            profiles: Vec::new(),
         };
         let skills = Skills::load(&dirs);
         assert_eq!(skills.offered.len(), 2);

@@ -101,7 +101,8 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             args.file.display()
         )
     })?;
-    let mut checked = chock_policy::check_text(&text, Some(&args.file));
+    let kind = chock_policy::FileKind::of_path(&args.file);
+    let mut checked = chock_policy::check_file(&text, Some(&args.file), kind);
     // The runner's blocks (providers, model, search, ...) are validated by
     // the runner's own reading of config.zon, whichever file holds them.
     if checked.problems.is_empty()

@@ -143,3 +143,38 @@ fn a_file_without_a_policy_block_holds_no_rules() {
     );
     assert!(check_text(".{}", None).problems.is_empty());
 }
+
+#[test]
+fn a_block_another_kind_of_file_holds_is_unread_in_this_one() {
+    use chock_policy::{FileKind, check_file};
+    let text = ".{ .model = \"local/m\", .secrets = .{}, .policy = .{} }";
+    let said = |kind| -> Vec<String> {
+        check_file(text, None, kind)
+            .unread
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(
+        said(FileKind::Project),
+        [
+            "1:4: the .model block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
+        ]
+    );
+    assert_eq!(said(FileKind::Operator), Vec::<String>::new());
+    assert_eq!(
+        said(FileKind::Org),
+        [
+            "1:4: an org bundle's .model block is not read: the bundle holds .policy, a ceiling over the other files",
+            "1:24: an org bundle's .secrets block is not read: the bundle holds .policy, a ceiling over the other files"
+        ]
+    );
+    assert_eq!(
+        FileKind::of_path(Path::new("/p/chock.zon")),
+        FileKind::Project
+    );
+    assert_eq!(
+        FileKind::of_path(Path::new("/etc/chock/org.zon")),
+        FileKind::Org
+    );
+}
