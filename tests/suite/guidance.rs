@@ -90,6 +90,12 @@ fn the_projects_and_the_operators_guidance_and_the_memory_are_in_the_first_reque
         !instructions.contains("NESTED-MARKER"),
         "nested guidance stays for read_guidance"
     );
+    let tools = super::skills::first_tools(&fake);
+    assert!(tools.contains(&"read_guidance".to_owned()), "{tools:?}");
+    assert!(
+        !tools.contains(&"read_skill".to_owned()),
+        "no skill, no read_skill: {tools:?}"
+    );
     let operator_first =
         instructions.find("OPERATOR-MARKER").unwrap() < instructions.find("AGENTS-MARKER").unwrap();
     assert!(

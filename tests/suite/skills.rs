@@ -42,6 +42,16 @@ pub(crate) fn first_instructions(fake: &FakeModel) -> String {
         .to_owned()
 }
 
+/// The names of the tools the first request offered.
+pub(crate) fn first_tools(fake: &FakeModel) -> Vec<String> {
+    fake.requests()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// The layers' directories of one test machine: the operator's (where
 /// config.zon's directory puts it), a packaged one, and a profile whose bin
 /// is on PATH.
@@ -197,6 +207,7 @@ fn a_skill_of_each_layer_is_listed_at_the_start_and_read_at_its_layer() {
         "no body costs context: {instructions}"
     );
     assert!(!instructions.contains("nofront") && !instructions.contains("a.b"));
+    assert!(first_tools(&fake).contains(&"read_skill".to_owned()));
 
     let log = only_log(layers.state.path());
     assert_done(&log);

@@ -171,7 +171,7 @@ pub async fn run_turn<H: TurnHooks>(
     conversation: &mut Vec<Message>,
     hooks: &mut H,
 ) -> Result<TurnEnd, H::Error> {
-    let specs = chock_tools::specs_for(cx.commands);
+    let specs = chock_tools::specs_for(cx.commands, cx.tools);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     for _ in 0..cx.limits.max_model_calls {
         hooks.before_model_call(conversation).await?;

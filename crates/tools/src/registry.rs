@@ -5,6 +5,7 @@ use chock_policy::Action;
 use chock_providers::ToolSpec;
 
 use crate::run_command::Commands;
+use crate::session_tools::SessionTools;
 use crate::tool::Facts;
 use crate::{
     ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
@@ -117,10 +118,12 @@ impl ToolName {
     }
 
     /// Whether the model is offered `tool` in this session: serve_port only
-    /// where some rule could permit a port.
-    pub fn offered(self, commands: &Commands) -> bool {
+    /// where some rule could permit a port, read_skill only where there is
+    /// a skill to read.
+    pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
         match self {
             ToolName::ServePort => commands.could_serve(),
+            ToolName::ReadSkill => !tools.skills().offered.is_empty(),
             ToolName::ReadFile
             | ToolName::ListDirectory
             | ToolName::Glob
@@ -137,7 +140,6 @@ impl ToolName {
             | ToolName::ReadImage
             | ToolName::ReadMemory
             | ToolName::WriteMemory
-            | ToolName::ReadSkill
             | ToolName::AskUser
             | ToolName::RestrictSelf
             | ToolName::RequestAction => true,
@@ -162,12 +164,13 @@ pub fn specs() -> Vec<ToolSpec> {
 }
 
 /// The specs of the tools this session offers, in a stable order
-/// (serve_port only where the policy could permit a port).
-pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
+/// (serve_port only where the policy could permit a port, read_skill only
+/// where the session has a skill).
+pub fn specs_for(commands: &Commands, tools: &SessionTools<'_>) -> Vec<ToolSpec> {
     ToolName::ALL
         .into_iter()
         .zip(every_spec())
-        .filter(|(tool, _)| tool.offered(commands))
+        .filter(|(tool, _)| tool.offered(commands, tools))
         .map(|(_, spec)| spec.clone())
         .collect()
 }
