@@ -178,3 +178,19 @@ fn a_block_another_kind_of_file_holds_is_unread_in_this_one() {
         FileKind::Org
     );
 }
+
+#[test]
+fn the_dev_shell_block_the_nix_modules_write_is_said_to_be_unread() {
+    let checked = check_text(
+        ".{ .devshell = .{ .closure = \"/nix/store/x/store-paths\" } }",
+        None,
+    );
+    assert!(checked.problems.is_empty());
+    let unread: Vec<String> = checked.unread.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        unread,
+        [
+            "1:4: the .devshell block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        ]
+    );
+}
