@@ -246,6 +246,11 @@ fn a_use_refused_through_chock_approve_or_granted_by_nobody_refuses_the_call() {
                 "run_command",
                 command(&["sh", "-c", "echo > ran-unknown"], &["NO_SUCH"]),
             ),
+            (
+                "yes",
+                "run_command",
+                command(&["sh", "-c", "echo given=$GIVEN"], &["ASKED"]),
+            ),
         ],
     );
     let child = chock(state.path())
@@ -259,6 +264,22 @@ fn a_use_refused_through_chock_approve_or_granted_by_nobody_refuses_the_call() {
         .spawn()
         .unwrap();
     let (_, out) = answer_pending(state.path(), "secret.use.ASKED", "n\n");
+    assert_success(&out);
+    // The next use asks again, and a yes gives it to that call.
+    let log = only_log(state.path());
+    chock_testkit::wait_for(
+        std::time::Duration::from_secs(30),
+        "the second question",
+        || {
+            let folded = chock_log::fold_log(&log).ok()?;
+            let asked = log_values(&log)
+                .iter()
+                .filter(|e| e["type"] == "approval.request")
+                .count();
+            (asked == 2 && !folded.state.pending_approvals.is_empty()).then_some(())
+        },
+    );
+    let (_, out) = answer_pending(state.path(), "secret.use.ASKED", "y\n");
     assert_success(&out);
     finish(child);
     let log = only_log(state.path());
@@ -281,7 +302,9 @@ fn a_use_refused_through_chock_approve_or_granted_by_nobody_refuses_the_call() {
         "{text}"
     );
     // Only the one a rule makes a question was asked; none of them ran.
-    assert_eq!(all_of(&events, "approval.request").len(), 1);
+    assert_eq!(all_of(&events, "approval.request").len(), 2);
+    let (ok, text) = output(&events, "yes");
+    assert!(ok && text.contains("given=[secret ASKED]\n"), "{text}");
     for call in ["asked", "nobody", "unknown"] {
         assert!(
             of_call(&events, "tool.call", call).is_none(),
