@@ -126,6 +126,7 @@ impl<F> LogHooks<'_, F> {
             | Call::ReadImage(_)
             | Call::ReadMemory(_)
             | Call::WriteMemory(_)
+            | Call::ReadSkill(_)
             | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))

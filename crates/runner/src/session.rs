@@ -72,6 +72,10 @@ pub struct SessionSetup<'a> {
     /// Where a sentence for the person at the terminal goes (a wait before
     /// a retry, thinking shown folded); the binary prints it to stderr.
     pub say: fn(&str),
+    /// What the start read (guidance, memory, skills), recorded in the log
+    /// at the start; `system` holds its instructions. `None` for a session
+    /// told only `system`.
+    pub start: Option<&'a crate::context::StartContext>,
 }
 
 /// How a session ended.
@@ -238,6 +242,11 @@ pub(crate) async fn drive(
     if let Err(err) = writer.borrow_mut().append(decision_event(&jit, None)) {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
+    if let Some(start) = setup.start
+        && let Err(err) = record_start(&writer, start)
+    {
+        return Err(settled_before_error(checkout, &writer, err.into()));
+    }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
     let tools = SessionTools::new(
@@ -245,7 +254,8 @@ pub(crate) async fn drive(
         memory_file(setup.state, setup.project),
         setup.search,
         setup.provider.image_support(),
-    );
+    )
+    .with_skills(setup.start.map(|s| s.skills.clone()).unwrap_or_default());
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
@@ -268,6 +278,8 @@ pub(crate) async fn drive(
     let mut hooks = LogHooks {
         writer: &writer,
         judge: &judge,
+        policy: setup.policy,
+        secrets: crate::secrets::Redactor::default(),
         tools: &tools,
         handover: &handover,
         compaction: Compactor::for_session(
@@ -308,6 +320,27 @@ pub(crate) async fn drive(
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
     Ok((outcome, opened))
+}
+
+/// The start's record in the log: which files the instructions hold and
+/// their sizes, the skills offered, and each note (a block Chock does not
+/// act on, a skill skipped), one notice each.
+fn record_start(
+    writer: &RefCell<LogWriter>,
+    start: &crate::context::StartContext,
+) -> Result<(), WriteError> {
+    let mut writer = writer.borrow_mut();
+    writer.append(Notice {
+        subject: "context".to_owned(),
+        text: start.record(),
+    })?;
+    for note in &start.notes {
+        writer.append(Notice {
+            subject: "start".to_owned(),
+            text: note.clone(),
+        })?;
+    }
+    Ok(())
 }
 
 /// Background jobs do not outlive the session: each still running is
@@ -569,6 +602,10 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) writer: &'w RefCell<LogWriter>,
     /// The session's one judge, shared with the network's decisions.
     pub(crate) judge: &'w Judge<'w>,
+    /// The session's policy, for its secrets.
+    pub(crate) policy: &'w Policy,
+    /// Every secret value given so far, kept out of outputs.
+    pub(crate) secrets: crate::secrets::Redactor,
     pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) handover: &'w HandoverSocket,
     pub(crate) compaction: Compactor<'w>,
@@ -678,6 +715,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Ok(typed) => typed.decided_at(Offered {
                 serve: self.judge.could_permit("net.serve"),
                 search: self.tools.can_search(),
+                skills: Some(self.tools.skills()),
             }),
             // Arguments that do not parse are answered with what is wrong;
             // a tool decided at `call.<tool>` is decided first, as it
@@ -723,12 +761,25 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             // the like): the agent is told what is missing.
             return Ok(Gate::Refuse(text));
         }
+        let named_secrets = parsed.as_ref().map_or(&[][..], Call::secrets);
+        let given = match self.give_secrets(call, named_secrets).await? {
+            Ok(given) => given,
+            Err(refusal) => return Ok(Gate::Refuse(refusal)),
+        };
         self.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
         })?;
-        Ok(Gate::Run)
+        if given.env().is_empty() {
+            Ok(Gate::Run)
+        } else {
+            Ok(Gate::RunGiven(given))
+        }
+    }
+
+    fn redact(&self, output: &mut ToolOutput) {
+        self.secrets.redact_output(output);
     }
 
     async fn boundary(&mut self, last: bool) -> Result<Boundary, SessionError> {

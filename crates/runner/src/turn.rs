@@ -57,6 +57,8 @@ impl Default for TurnLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
     Run,
+    /// Run, given these secrets in its environment.
+    RunGiven(crate::secrets::Given),
     /// Refused; the text is the result the model reads.
     Refuse(String),
     /// The hook carried the call out itself (the session tools, which
@@ -160,6 +162,11 @@ pub trait TurnHooks {
 
     /// The refusal, once a stop refused an action of the session (a call, or
     /// a connection a command opened): the turn ends after the call.
+    /// Takes out of a tool's output what neither the model nor the log may
+    /// see (the values of secrets given): called on every output before it
+    /// is recorded or handed back.
+    fn redact(&self, _output: &mut ToolOutput) {}
+
     fn stopped(&self) -> Option<String> {
         None
     }
@@ -193,7 +200,7 @@ pub async fn run_turn<H: TurnHooks>(
     conversation: &mut Vec<Message>,
     hooks: &mut H,
 ) -> Result<TurnEnd, H::Error> {
-    let specs = chock_tools::specs_for(cx.commands);
+    let specs = chock_tools::specs_for(cx.commands, cx.tools);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     for made in 0..cx.limits.max_model_calls {
         if let Some(bound) = cx.limits.max_session_calls
@@ -297,11 +304,21 @@ async fn one_call<H: TurnHooks>(
 ) -> Result<(ToolOutput, Option<TurnEnd>), H::Error> {
     // The one place a call's name and arguments are read.
     let parsed = Call::parse(&call.name, &call.arguments);
+    let given = crate::secrets::Given::default();
     let mut output = match hooks.before_tool(call, &parsed).await? {
-        Gate::Run => match parsed {
-            Ok(parsed) => chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await,
-            Err(unparsed) => ToolOutput::error(unparsed.error),
-        },
+        gate @ (Gate::Run | Gate::RunGiven(_)) => {
+            let given = match &gate {
+                Gate::RunGiven(given) => given,
+                _ => &given,
+            };
+            match parsed {
+                Ok(parsed) => {
+                    chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools, given.env())
+                        .await
+                }
+                Err(unparsed) => ToolOutput::error(unparsed.error),
+            }
+        }
         Gate::Refuse(text) => ToolOutput::error(text),
         Gate::Answered(output) => output,
         Gate::Stopped(text) => {
@@ -311,6 +328,7 @@ async fn one_call<H: TurnHooks>(
             ));
         }
     };
+    hooks.redact(&mut output);
     let stop = match guard.record(&call.name, &call.arguments, output.is_error) {
         Verdict::Continue => None,
         Verdict::Warn(note) => {

@@ -112,6 +112,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         allow_dirty: args.allow_dirty,
         carry,
         say: say_on_stderr,
+        on_note: Some(|note| eprintln!("chock: note: {note}")),
     };
     let mut stdout = std::io::stdout().lock();
     let mut ends_in_newline = true;

@@ -51,6 +51,7 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
         context_tokens: 32_768,
         foreground: false,
         say: |_| {},
+        start: None,
     };
     let mut shown = String::new();
     let outcome = run_new(
