@@ -29,9 +29,26 @@ fn zon(secrets: &str, rules: &[(&str, &str)]) -> String {
         .iter()
         .map(|(a, d)| format!("        .{{ .action = \"{a}\", .decision = .{d} }},\n"))
         .collect();
-    format!(
-        ".{{\n    .secrets = .{{\n{secrets}    }},\n    .policy = .{{ .rules = .{{\n{rules}    }} }},\n}}\n"
-    )
+    let secrets = if secrets.is_empty() {
+        String::new()
+    } else {
+        format!("    .secrets = .{{\n{secrets}    }},\n")
+    };
+    format!(".{{\n{secrets}    .policy = .{{ .rules = .{{\n{rules}    }} }},\n}}\n")
+}
+
+/// Adds `secrets` (the inside of `.secrets = .{ ... }`) to the operator's
+/// config.zon in `state`: a file or command source is the person's own
+/// word, never a project's.
+fn operator_secrets(state: &Path, secrets: &str) {
+    let path = state.join("config/chock/config.zon");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replacen(
+        ".{",
+        &format!(".{{\n    .secrets = .{{\n{secrets}    }},"),
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
 }
 
 fn project(zon: &str) -> TempProject {
@@ -103,12 +120,12 @@ fn a_secret_from_each_source_reaches_one_command_and_reads_as_its_name_everywher
     let state = tempfile::tempdir().unwrap();
     let keys = tempfile::tempdir().unwrap();
     let file = secret_file(keys.path(), "token", FILE_VALUE, 0o600);
-    let secrets = format!(
-        "        .FROM_ENV = .{{ .from = .{{ .env = \"CHOCK_TEST_SECRET_SOURCE\" }}, .bind = .{{ .env = \"GIVEN_ENV\" }} }},\n\
-         .FROM_FILE = .{{ .from = .{{ .file = \"{file}\" }}, .bind = .{{ .env = \"GIVEN_FILE\" }} }},\n\
+    let secrets = "        .FROM_ENV = .{ .from = .{ .env = \"CHOCK_TEST_SECRET_SOURCE\" }, .bind = .{ .env = \"GIVEN_ENV\" } },\n";
+    let ours = format!(
+        "        .FROM_FILE = .{{ .from = .{{ .file = \"{file}\" }}, .bind = .{{ .env = \"GIVEN_FILE\" }} }},\n\
          .FROM_CMD = .{{ .from = .{{ .command = .{{ \"printf\", \"%s%s\", \"cmd-value-\", \"7731\" }} }}, .bind = .{{ .env = \"GIVEN_CMD\" }} }},\n"
     );
-    let project = project(&zon(&secrets, &[("secret.use.*", "allow")]));
+    let project = project(&zon(secrets, &[("secret.use.*", "allow")]));
     let fake = model(
         state.path(),
         &[
@@ -140,6 +157,7 @@ fn a_secret_from_each_source_reaches_one_command_and_reads_as_its_name_everywher
             ),
         ],
     );
+    operator_secrets(state.path(), &ours);
     let out = chock(state.path())
         .env("CHOCK_TEST_SECRET_SOURCE", ENV_VALUE)
         .arg("run")
@@ -212,11 +230,12 @@ fn a_secret_from_each_source_reaches_one_command_and_reads_as_its_name_everywher
             "{value}"
         );
     }
-    // The model was told which secrets exist, by name and variable.
+    // The model was told which secrets exist, by name and variable (the
+    // person's config.zon first).
     let instructions = super::skills::first_instructions(&fake);
     assert!(
         instructions.contains(
-            "FROM_ENV (as $GIVEN_ENV), FROM_FILE (as $GIVEN_FILE), FROM_CMD (as $GIVEN_CMD)"
+            "FROM_FILE (as $GIVEN_FILE), FROM_CMD (as $GIVEN_CMD), FROM_ENV (as $GIVEN_ENV)"
         ),
         "{instructions}"
     );
@@ -322,14 +341,14 @@ fn a_source_that_cannot_give_a_value_refuses_the_call_with_the_reason() {
     let state = tempfile::tempdir().unwrap();
     let keys = tempfile::tempdir().unwrap();
     let open = secret_file(keys.path(), "open", FILE_VALUE, 0o644);
-    let secrets = format!(
+    let ours = format!(
         "        .OPEN_FILE = .{{ .from = .{{ .file = \"{open}\" }}, .bind = .{{ .env = \"V\" }} }},\n\
          .FAILS = .{{ .from = .{{ .command = .{{ \"sh\", \"-c\", \"echo locked >&2; exit 3\" }} }}, .bind = .{{ .env = \"V\" }} }},\n\
-         .SLOW = .{{ .from = .{{ .command = .{{ \"sleep\", \"30\" }} }}, .timeout_secs = 1, .bind = .{{ .env = \"V\" }} }},\n\
-         .EMPTY = .{{ .from = .{{ .env = \"CHOCK_TEST_EMPTY\" }}, .bind = .{{ .env = \"V\" }} }},\n\
-         .UNSET = .{{ .from = .{{ .env = \"CHOCK_TEST_UNSET\" }}, .bind = .{{ .env = \"V\" }} }},\n"
+         .SLOW = .{{ .from = .{{ .command = .{{ \"sleep\", \"30\" }} }}, .timeout_secs = 1, .bind = .{{ .env = \"V\" }} }},\n"
     );
-    let project = project(&zon(&secrets, &[("secret.use.*", "allow")]));
+    let secrets = "        .EMPTY = .{ .from = .{ .env = \"CHOCK_TEST_EMPTY\" }, .bind = .{ .env = \"V\" } },\n\
+         .UNSET = .{ .from = .{ .env = \"CHOCK_TEST_UNSET\" }, .bind = .{ .env = \"V\" } },\n";
+    let project = project(&zon(secrets, &[("secret.use.*", "allow")]));
     let names = ["OPEN_FILE", "FAILS", "SLOW", "EMPTY", "UNSET"];
     let calls: Vec<(&str, &str, Value)> = names
         .iter()
@@ -342,6 +361,7 @@ fn a_source_that_cannot_give_a_value_refuses_the_call_with_the_reason() {
         })
         .collect();
     let _fake = model(state.path(), &calls);
+    operator_secrets(state.path(), &ours);
     let out = chock(state.path())
         .env("CHOCK_TEST_EMPTY", "")
         .env_remove("CHOCK_TEST_UNSET")
@@ -518,7 +538,7 @@ fn a_secret_kept_in_pass_reaches_the_command_and_reads_as_its_name() {
         &format!("{PASS_VALUE}\n"),
     );
     let secrets = "        .DB = .{ .from = .{ .command = .{ \"pass\", \"show\", \"shop/db\" } }, .bind = .{ .env = \"PGPASSWORD\" } },\n";
-    let project = project(&zon(secrets, &[("secret.use.DB", "allow")]));
+    let project = project(&zon("", &[("secret.use.DB", "allow")]));
     let fake = model(
         state.path(),
         &[(
@@ -527,6 +547,7 @@ fn a_secret_kept_in_pass_reaches_the_command_and_reads_as_its_name() {
             command(&["sh", "-c", "echo db=$PGPASSWORD"], &["DB"]),
         )],
     );
+    operator_secrets(state.path(), secrets);
     let out = chock(state.path())
         .env("GNUPGHOME", &gnupg)
         .env("PASSWORD_STORE_DIR", &store)
@@ -547,4 +568,46 @@ fn a_secret_kept_in_pass_reaches_the_command_and_reads_as_its_name() {
         .collect();
     assert!(!bodies.contains(PASS_VALUE));
     assert!(files_holding(state.path(), PASS_VALUE).is_empty());
+}
+
+#[test]
+fn a_projects_chock_zon_may_not_take_a_secret_from_a_file_or_a_command() {
+    let state = tempfile::tempdir().unwrap();
+    let secrets = "        .KEY = .{ .from = .{ .file = \"~/.ssh/id_ed25519\" }, .bind = .{ .env = \"K\" } },\n\
+         .RUN = .{ .from = .{ .command = .{ \"sh\", \"-c\", \"touch /tmp/ran\" } }, .bind = .{ .env = \"R\" } },\n";
+    let project = project(&zon(secrets, &[("secret.use.*", "allow")]));
+    let out = chock(state.path())
+        .current_dir(project.path())
+        .args(["policy", "check", "chock.zon"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("chock.zon:3:30: a project's chock.zon may not take the secret KEY from a .file: Chock would read a file of yours"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "may not take the secret RUN from a .command: Chock would run a program on your machine"
+        ),
+        "{stdout}"
+    );
+    // The same sources in the person's own config.zon are theirs to name.
+    let _fake = model(state.path(), &[]);
+    operator_secrets(
+        state.path(),
+        "        .RUN = .{ .from = .{ .command = .{ \"printf\", \"x\" } }, .bind = .{ .env = \"R\" } },\n",
+    );
+    let config = state.path().join("config/chock/config.zon");
+    let out = chock(state.path())
+        .args(["policy", "check"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -226,7 +226,9 @@ pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
                 }
                 match f.name.as_str() {
                     "policy" => walk.policy(&f.value, &mut set),
-                    "secrets" => set.secrets = walk.secrets(&f.value),
+                    "secrets" => {
+                        set.secrets = walk.secrets(&f.value, kind == FileKind::Project);
+                    }
                     name if KNOWN_BLOCKS.contains(&name) => {}
                     name => unread.push(place(unread_block(name))),
                 }

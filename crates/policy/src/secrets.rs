@@ -112,14 +112,23 @@ pub(crate) fn is_env_name(s: &str) -> bool {
 
 impl Walk<'_> {
     /// `.secrets = .{ .NAME = .{ .from = ..., .bind = ... }, ... }`.
-    pub(crate) fn secrets(&mut self, v: &Value) -> Vec<SecretSpec> {
+    ///
+    /// In a project's chock.zon (`project`) a value may come only from an
+    /// environment variable: a `.file` or `.command` source there would have
+    /// Chock read any file of the person's or run any program on the host
+    /// on the strength of a file in the repository, which a session's
+    /// applied commits can change. Those sources belong in config.zon.
+    pub(crate) fn secrets(&mut self, v: &Value, project: bool) -> Vec<SecretSpec> {
         let Some(fields) = self.fields(v, ".secrets") else {
             return Vec::new();
         };
-        fields.iter().filter_map(|f| self.secret(f)).collect()
+        fields
+            .iter()
+            .filter_map(|f| self.secret(f, project))
+            .collect()
     }
 
-    fn secret(&mut self, f: &Field) -> Option<SecretSpec> {
+    fn secret(&mut self, f: &Field, project: bool) -> Option<SecretSpec> {
         let name = &f.name;
         let name_ok = is_secret_name(name);
         if !name_ok {
@@ -134,7 +143,7 @@ impl Walk<'_> {
         let mut timeout = None;
         for field in fields {
             match field.name.as_str() {
-                "from" => source = self.source(&field.value, name),
+                "from" => source = self.source(&field.value, name, project),
                 "bind" => bind = self.bind(&field.value, name),
                 "timeout_secs" => timeout = self.timeout(&field.value),
                 other => self.problem(
@@ -188,7 +197,7 @@ impl Walk<'_> {
         }
     }
 
-    fn source(&mut self, v: &Value, name: &str) -> Option<SecretSource> {
+    fn source(&mut self, v: &Value, name: &str, project: bool) -> Option<SecretSource> {
         let fields = self.fields(v, &format!(".secrets.{name}.from"))?;
         let [field] = fields else {
             self.problem(
@@ -197,6 +206,18 @@ impl Walk<'_> {
             );
             return None;
         };
+        if project && matches!(field.name.as_str(), "file" | "command") {
+            let what = if field.name == "file" {
+                "read a file of yours"
+            } else {
+                "run a program on your machine"
+            };
+            self.problem(
+                &field.name_span,
+                format!("a project's chock.zon may not take the secret {name} from a .{}: Chock would {what} on the strength of a file in the repository, which a session's commits can change; name this source in your config.zon's .secrets.{name} (yours wins over the project's), or take it from an .env variable here", field.name),
+            );
+            return None;
+        }
         match field.name.as_str() {
             "env" => match &field.value.kind {
                 ValueKind::String(var) if is_env_name(var) => Some(SecretSource::Env(var.clone())),
