@@ -15,6 +15,7 @@ mod git_push_ssh;
 mod git_shim;
 mod kit;
 mod log;
+mod mcp_session;
 mod network;
 mod new_user;
 mod nix_zon;

@@ -48,13 +48,13 @@ pub struct Checked {
     pub problems: Vec<Problem>,
 }
 
-struct Walk<'a> {
-    file: Option<&'a Path>,
+pub(crate) struct Walk<'a> {
+    pub(crate) file: Option<&'a Path>,
     problems: Vec<Problem>,
 }
 
 impl Walk<'_> {
-    fn problem(&mut self, span: &Span, message: impl Into<String>) {
+    pub(crate) fn problem(&mut self, span: &Span, message: impl Into<String>) {
         self.problems.push(Problem {
             line: span.start.line,
             column: span.start.column,
@@ -63,7 +63,7 @@ impl Walk<'_> {
     }
 }
 
-fn kind_name(kind: &ValueKind) -> &'static str {
+pub(crate) fn kind_name(kind: &ValueKind) -> &'static str {
     match kind {
         ValueKind::Struct(_) => "a struct",
         ValueKind::List(_) => "a list",
@@ -88,6 +88,7 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
         rules: Vec::new(),
         file: file.map(Path::to_path_buf),
         net: NetSettings::default(),
+        mcp: Vec::new(),
     };
     let root = match chock_zon::parse(text) {
         Ok(v) => v,
@@ -105,8 +106,13 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
     };
     match &root.kind {
         ValueKind::Struct(fields) => {
-            for f in fields.iter().filter(|f| f.name == "policy") {
-                walk.policy(&f.value, &mut set);
+            for f in fields {
+                match f.name.as_str() {
+                    "policy" => walk.policy(&f.value, &mut set),
+                    // The MCP servers a session starts (crate::mcp).
+                    "mcp" => set.mcp = walk.mcp(&f.value),
+                    _ => {}
+                }
             }
         }
         ValueKind::List(items) if items.is_empty() => {}
@@ -125,7 +131,7 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
 }
 
 /// An empty `.{}` reads as either an empty struct or an empty list.
-fn items(v: &Value) -> Option<&[Value]> {
+pub(crate) fn items(v: &Value) -> Option<&[Value]> {
     match &v.kind {
         ValueKind::List(items) => Some(items),
         ValueKind::Struct(fields) if fields.is_empty() => Some(&[]),
@@ -232,7 +238,7 @@ impl Walk<'_> {
         Some(out)
     }
 
-    fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {
+    pub(crate) fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {
         match &v.kind {
             ValueKind::Struct(fields) => Some(fields),
             ValueKind::List(items) if items.is_empty() => Some(&[]),

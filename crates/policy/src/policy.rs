@@ -32,6 +32,8 @@ pub struct RuleSet {
     pub file: Option<PathBuf>,
     /// The file's `.policy.net` block.
     pub net: NetSettings,
+    /// The file's `.mcp` block: the MCP servers it names.
+    pub mcp: Vec<crate::mcp::McpServer>,
 }
 
 impl RuleSet {
@@ -41,6 +43,7 @@ impl RuleSet {
             rules,
             file: None,
             net: NetSettings::default(),
+            mcp: Vec::new(),
         }
     }
 }
@@ -167,6 +170,8 @@ pub struct Policy {
     background: NetMode,
     resolver: ResolverMode,
     resolver_ports: Vec<u16>,
+    /// The MCP servers of the operator's and the project's files.
+    mcp: Arc<crate::mcp::McpServers>,
     /// Org, operator, project and defaults in one trie, for the hot path.
     merged: Arc<Merged<4>>,
 }
@@ -228,6 +233,10 @@ impl Policy {
             .as_ref()
             .map(|s| s.net.clone())
             .unwrap_or_default();
+        let mcp = Arc::new(crate::mcp::McpServers::of(
+            layers.operator.as_ref().map_or(&[], |s| s.mcp.as_slice()),
+            layers.project.as_ref().map_or(&[], |s| s.mcp.as_slice()),
+        ));
         let org = match layers.org {
             Org::Absent => OrgLayer::Absent,
             Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
@@ -260,7 +269,14 @@ impl Policy {
             background: net::effective(org_net.background, op_net.background, pr_net.background),
             resolver: net::effective_resolver(org_net.resolver, op_net.resolver, pr_net.resolver),
             resolver_ports: net::resolver_ports(pr_net.resolver_ports.or(op_net.resolver_ports)),
+            mcp,
         }
+    }
+
+    /// The MCP servers the operator's config.zon and the project's
+    /// chock.zon name (an org bundle names none: it is a ceiling of rules).
+    pub fn mcp_servers(&self) -> &crate::mcp::McpServers {
+        &self.mcp
     }
 
     /// A policy with no file at all: the shipped defaults alone.
@@ -488,6 +504,14 @@ impl Policy {
     /// `could_permit("net.serve")`.
     pub fn could_permit(&self, prefix: &str) -> bool {
         self.could_reach(prefix, Decision::AgentThenHuman)
+    }
+
+    /// Whether everything under `prefix` is denied: the class folds to deny
+    /// and no rule naming something in it could permit it (`mcp.*` deny
+    /// starts no server; `mcp.<server>.tool.*` deny starts not that one).
+    pub fn denies_every(&self, prefix: &str) -> bool {
+        self.decision_str(&format!("{prefix}.\u{1}")) == Decision::Deny
+            && !self.could_permit(prefix)
     }
 
     /// Whether some rule permits something under `prefix` outright.

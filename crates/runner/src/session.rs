@@ -37,8 +37,8 @@ use crate::stop::StopCheck;
 use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
-    Call, Commands, Decide, Effect, Offered, PlanStatus, SessionTools, ToolName, ToolOutput,
-    Unparsed, Workspace, memory_file,
+    Call, Commands, Decide, Effect, McpTools, Offered, PlanStatus, SessionTools, ToolName,
+    ToolOutput, Unparsed, Workspace, memory_file,
 };
 
 /// What a session needs before it starts.
@@ -236,12 +236,14 @@ pub(crate) async fn drive(
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
+    let servers = McpTools::default();
     let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
         setup.search,
         setup.provider.image_support(),
-    );
+    )
+    .with_mcp(&servers);
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
@@ -272,6 +274,19 @@ pub(crate) async fn drive(
         let _ = hooks.settle();
         return Err(err);
     }
+    // The MCP servers start before the first turn; a local one runs in
+    // the workspace, so that is made first.
+    let started = async {
+        if crate::mcp::any_local(setup.policy) {
+            hooks.settle()?;
+        }
+        crate::mcp::start(setup.policy, &commands, &writer, &servers).await?;
+        Ok::<(), SessionError>(())
+    };
+    if let Err(err) = started.await {
+        let _ = hooks.settle();
+        return Err(err);
+    }
     // Ctrl-C (or SIGTERM, SIGHUP) abandons the turn at its next wait and
     // the session ends interrupted; tools run between waits, so no call is half recorded.
     // The network's records are appended as they come, beside the turn.
@@ -287,6 +302,8 @@ pub(crate) async fn drive(
     };
     let (end, opened) = hooks.settled(end)?;
     drop(hooks);
+    // The servers do not outlive the session (a next owner starts its own).
+    servers.stop();
     let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
@@ -652,6 +669,19 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         &mut self,
         conversation: &mut Vec<Message>,
     ) -> Result<(), SessionError> {
+        // A server that failed since the last request has its tools
+        // withdrawn before the model is offered them again.
+        for text in self
+            .tools
+            .mcp()
+            .map(McpTools::withdraw_failed)
+            .unwrap_or_default()
+        {
+            self.append(Notice {
+                subject: "mcp".to_owned(),
+                text,
+            })?;
+        }
         self.maybe_compact(conversation).await
     }
 

@@ -164,10 +164,13 @@ pub async fn run_turn<H: TurnHooks>(
     conversation: &mut Vec<Message>,
     hooks: &mut H,
 ) -> Result<TurnEnd, H::Error> {
-    let specs = chock_tools::specs_for(cx.commands);
+    let builtin = chock_tools::specs_for(cx.commands);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     for _ in 0..cx.limits.max_model_calls {
         hooks.before_model_call(conversation).await?;
+        // The MCP tools are read each time: a server that failed is gone.
+        let mut specs = builtin.clone();
+        specs.extend(cx.tools.mcp_specs());
         let request = ModelRequest {
             model: cx.model,
             system: cx.system,
@@ -229,7 +232,7 @@ async fn one_call<H: TurnHooks>(
     call: &ToolCall,
 ) -> Result<(ToolOutput, Option<TurnEnd>), H::Error> {
     // The one place a call's name and arguments are read.
-    let parsed = Call::parse(&call.name, &call.arguments);
+    let parsed = Call::parse_with(&call.name, &call.arguments, cx.tools.mcp());
     let mut output = match hooks.before_tool(call, &parsed).await? {
         Gate::Run => match parsed {
             Ok(parsed) => chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await,

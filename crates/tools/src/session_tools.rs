@@ -13,6 +13,7 @@ use chock_policy::Policy;
 
 use super::fetch_url::{self, Web};
 use super::{ToolError, ToolOutput, Workspace, read_image, read_memory, web_search, write_memory};
+use crate::mcp::McpTools;
 use crate::web_search::SearchConfig;
 
 pub use chock_providers::ImageSupport;
@@ -26,6 +27,8 @@ pub struct SessionTools<'a> {
     search: Option<&'a SearchConfig>,
     memory: PathBuf,
     images: ImageSupport,
+    /// The session's MCP servers, when it started any.
+    mcp: Option<&'a McpTools>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -42,6 +45,39 @@ impl<'a> SessionTools<'a> {
             search,
             memory,
             images,
+            mcp: None,
+        }
+    }
+
+    /// Gives the session's MCP servers' tools (builder style).
+    #[must_use]
+    pub fn with_mcp(mut self, mcp: &'a McpTools) -> Self {
+        self.mcp = Some(mcp);
+        self
+    }
+
+    /// The session's MCP servers, when it has any.
+    pub fn mcp(&self) -> Option<&'a McpTools> {
+        self.mcp
+    }
+
+    /// The specs of the MCP tools still offered.
+    pub fn mcp_specs(&self) -> Vec<chock_providers::ToolSpec> {
+        self.mcp.map(McpTools::specs).unwrap_or_default()
+    }
+
+    /// A decided call of an MCP server's tool.
+    pub(super) async fn mcp_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Value,
+    ) -> ToolOutput {
+        match self.mcp {
+            Some(mcp) => mcp.call(server, tool, arguments, &self.images).await,
+            None => ToolOutput::error(format!(
+                "nothing in this session provides the MCP server {server}"
+            )),
         }
     }
 

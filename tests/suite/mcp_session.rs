@@ -1,0 +1,764 @@
+//! MCP servers in a real session: the reference servers from PyPI and npm
+//! (installed by .ci/run under /opt/chock-mcp, which the sandbox shows
+//! read-only) started by `chock run` in the session's sandbox, a server on
+//! loopback over streamable HTTP built with the official Python SDK, and
+//! misbehaving ones, all driven by the fake model, which records the tools
+//! it was offered in each request.
+
+use std::time::Duration;
+
+use chock_testkit::{Reply, TempProject, Turn};
+use serde_json::{Value, json};
+
+use super::kit::{
+    all_of, answer_pending, assert_done, fake_model, finish, log_values, only_log, run_ok,
+    start_session,
+};
+use super::{chock, here};
+
+pub(crate) const VENV: &str = "/opt/chock-mcp/venv/bin";
+pub(crate) const NPM: &str = "/opt/chock-mcp/npm/node_modules/@modelcontextprotocol";
+
+/// A ZON list of strings.
+fn zon_list(items: &[&str]) -> String {
+    let items: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
+    format!(".{{ {} }}", items.join(", "))
+}
+
+/// A chock.zon naming `servers` (each a name and the inside of its struct)
+/// with `rules`.
+pub(crate) fn mcp_zon(servers: &[(&str, String)], rules: &[(&str, &str)]) -> String {
+    let servers: String = servers
+        .iter()
+        .map(|(name, body)| format!("        .{name} = .{{ {body} }},\n"))
+        .collect();
+    let rules: String = rules
+        .iter()
+        .map(|(action, decision)| {
+            format!("            .{{ .action = \"{action}\", .decision = .{decision} }},\n")
+        })
+        .collect();
+    format!(
+        ".{{\n    .mcp = .{{\n{servers}    }},\n    .policy = .{{\n        .rules = .{{\n{rules}        }},\n    }},\n}}\n"
+    )
+}
+
+/// A local server's `.command` (and more).
+pub(crate) fn command(argv: &[&str], more: &str) -> String {
+    format!(".command = {}, {more}", zon_list(argv))
+}
+
+pub(crate) fn time_server(more: &str) -> String {
+    command(
+        &[
+            &format!("{VENV}/mcp-server-time"),
+            "--local-timezone",
+            "UTC",
+        ],
+        more,
+    )
+}
+
+/// A git project whose committed chock.zon is `zon`.
+pub(crate) fn project(zon: &str) -> TempProject {
+    let project = TempProject::git();
+    project.write_chock_zon(zon);
+    project.commit_all("servers");
+    project
+}
+
+/// The tool names the model was offered in each request.
+pub(crate) fn offered(requests: &[chock_testkit::RecordedRequest]) -> Vec<Vec<String>> {
+    requests
+        .iter()
+        .map(|request| {
+            request.json()["tools"]
+                .as_array()
+                .map(|tools| {
+                    tools
+                        .iter()
+                        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The texts of the session's `mcp` notices.
+pub(crate) fn notices(events: &[Value]) -> Vec<String> {
+    all_of(events, "notice")
+        .into_iter()
+        .filter(|n| n["subject"] == "mcp")
+        .map(|n| n["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+pub(crate) fn result_text<'a>(events: &'a [Value], call: &str) -> (&'a str, bool) {
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool.result" && e["call_id"] == call)
+        .unwrap_or_else(|| panic!("no result for {call} in {events:#?}"));
+    (
+        result["output"].as_str().unwrap_or_default(),
+        result["ok"] == true,
+    )
+}
+
+fn call(id: &str, name: &str, args: Value) -> Reply {
+    Turn::text("").call(id, name, &args).into()
+}
+
+#[test]
+fn the_time_server_from_pypi_is_offered_and_called_on_both_revisions() {
+    for revision in ["2026-07-28", "2025-11-25"] {
+        let state = tempfile::tempdir().unwrap();
+        let project = project(&mcp_zon(
+            &[("time", time_server(&format!(".revision = \"{revision}\"")))],
+            &[("mcp.time.tool.*", "allow")],
+        ));
+        let fake = fake_model(
+            state.path(),
+            [
+                call(
+                    "t1",
+                    "mcp__time__get_current_time",
+                    json!({"timezone": "Europe/Paris"}),
+                ),
+                Turn::text("done").into(),
+            ],
+        );
+        run_ok(state.path(), project.path(), "what time is it");
+        let log = only_log(state.path());
+        assert_done(&log);
+        let events = log_values(&log);
+        let said = notices(&events).join("\n");
+        assert!(
+            said.contains(&format!(
+                "the MCP server time started (in the sandbox, with no network; MCP {revision}"
+            )),
+            "{said}"
+        );
+        let offered = offered(&fake.requests());
+        assert!(
+            offered[0].contains(&"mcp__time__get_current_time".to_owned()),
+            "{offered:?}"
+        );
+        let (text, ok) = result_text(&events, "t1");
+        assert!(ok, "{text}");
+        assert!(text.contains("Europe/Paris"), "{text}");
+        let decision = events
+            .iter()
+            .find(|e| e["type"] == "decision" && e["call_id"] == "t1")
+            .unwrap();
+        assert_eq!(decision["action"], "mcp.time.tool.get_current_time");
+        assert_eq!(decision["decision"], "allow");
+        let tool_call = events
+            .iter()
+            .find(|e| e["type"] == "tool.call" && e["call_id"] == "t1")
+            .unwrap();
+        assert_eq!(tool_call["tool"], "mcp__time__get_current_time");
+    }
+}
+
+#[test]
+fn without_a_pinned_revision_chock_discovers_the_newer_one_and_says_so() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[("mcp.time.tool.*", "allow")],
+    ));
+    let _fake = fake_model(state.path(), [Turn::text("done").into()]);
+    run_ok(state.path(), project.path(), "hello");
+    let said = notices(&log_values(&only_log(state.path()))).join("\n");
+    assert!(said.contains("MCP 2026-07-28 by server/discover"), "{said}");
+}
+
+#[test]
+fn a_server_that_knows_only_the_handshake_is_spoken_to_with_it() {
+    let state = tempfile::tempdir().unwrap();
+    let script = here().join("mcp/session_server.py");
+    let project = project(&mcp_zon(
+        &[(
+            "old",
+            command(&["/usr/bin/python3", "/workspace/old.py", "legacy"], ""),
+        )],
+        &[("mcp.old.tool.*", "allow")],
+    ));
+    std::fs::copy(&script, project.path().join("old.py")).unwrap();
+    project.commit_all("the server");
+    let fake = fake_model(
+        state.path(),
+        [
+            call("e1", "mcp__old__echo", json!({"said": "hi"})),
+            Turn::text("done").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "echo");
+    let events = log_values(&only_log(state.path()));
+    let said = notices(&events).join("\n");
+    assert!(
+        said.contains("MCP 2025-11-25 by the initialize handshake"),
+        "{said}"
+    );
+    assert!(offered(&fake.requests())[0].contains(&"mcp__old__echo".to_owned()));
+    let (text, ok) = result_text(&events, "e1");
+    assert!(ok && text.contains(r#"echo:{"said": "hi"}"#), "{text}");
+}
+
+#[test]
+fn a_tool_denied_at_start_is_never_offered_and_mcp_deny_starts_no_server() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[
+            ("mcp.time.tool.*", "allow"),
+            ("mcp.time.tool.convert_time", "deny"),
+        ],
+    ));
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    run_ok(state.path(), project.path(), "hello");
+    let offered = offered(&fake.requests());
+    assert!(offered[0].contains(&"mcp__time__get_current_time".to_owned()));
+    assert!(
+        !offered[0].iter().any(|t| t.contains("convert_time")),
+        "{offered:?}"
+    );
+    let events = log_values(&only_log(state.path()));
+    assert!(
+        notices(&events)
+            .join("\n")
+            .contains("kept out by the policy (deny): convert_time")
+    );
+    assert!(
+        all_of(&events, "approval.request").is_empty(),
+        "a deny at start asks nobody"
+    );
+
+    let state = tempfile::tempdir().unwrap();
+    let project = self::project(&mcp_zon(&[("time", time_server(""))], &[("mcp.*", "deny")]));
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    run_ok(state.path(), project.path(), "hello");
+    assert!(
+        !offered_any_mcp(&fake),
+        "{:?}",
+        self::offered(&fake.requests())
+    );
+    let said = notices(&log_values(&only_log(state.path()))).join("\n");
+    assert!(
+        said.contains("the MCP server time is not started: the policy denies every tool"),
+        "{said}"
+    );
+}
+
+fn offered_any_mcp(fake: &chock_testkit::FakeModel) -> bool {
+    offered(&fake.requests())
+        .iter()
+        .flatten()
+        .any(|t| t.starts_with("mcp__"))
+}
+
+#[test]
+fn an_ask_reaches_the_person_at_the_call_through_chock_approve() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[("mcp.time.tool.get_current_time", "ask")],
+    ));
+    let _fake = fake_model(
+        state.path(),
+        [
+            call(
+                "a1",
+                "mcp__time__get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+            Turn::text("done").into(),
+        ],
+    );
+    let child = start_session(state.path(), project.path(), "time please");
+    let (_, out) = answer_pending(state.path(), "mcp.time.tool.get_current_time", "y\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = finish(child);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = log_values(&only_log(state.path()));
+    let (text, ok) = result_text(&events, "a1");
+    assert!(ok && text.contains("UTC"), "{text}");
+}
+
+#[test]
+fn a_stop_refuses_an_mcp_call_like_any_other() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[("mcp.time.tool.*", "allow")],
+    ));
+    let stop = chock(state.path())
+        .current_dir(project.path())
+        .env("HOME", state.path())
+        .args(["stop", "--reason", "lunch"])
+        .output()
+        .unwrap();
+    assert!(
+        stop.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+    let _fake = fake_model(
+        state.path(),
+        [
+            call(
+                "s1",
+                "mcp__time__get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+            Turn::text("done").into(),
+        ],
+    );
+    let out = chock(state.path())
+        .env("HOME", state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("time")
+        .output()
+        .unwrap();
+    let events = log_values(&only_log(state.path()));
+    let (text, ok) = result_text(&events, "s1");
+    assert!(!ok && text.contains("lunch"), "{text} / {out:?}");
+    let end = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "session.end")
+        .unwrap();
+    assert_eq!(end["reason"], "stopped");
+}
+
+#[test]
+fn a_server_killed_mid_session_is_said_and_its_tools_withdrawn() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[(
+            "sc",
+            command(&["/usr/bin/python3", "/workspace/s.py", "modern"], ""),
+        )],
+        &[("mcp.sc.tool.*", "allow"), ("exec.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    project.commit_all("the server");
+    let fake = fake_model(
+        state.path(),
+        [
+            call("k0", "mcp__sc__echo", json!({"n": 0})),
+            call("k1", "mcp__sc__die", json!({})),
+            call("k2", "mcp__sc__echo", json!({"n": 2})),
+            Turn::text("done").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "go");
+    let events = log_values(&only_log(state.path()));
+    assert!(result_text(&events, "k0").1);
+    let (died, ok) = result_text(&events, "k1");
+    assert!(!ok && died.contains("the MCP server sc"), "{died}");
+    let (after, ok) = result_text(&events, "k2");
+    assert!(!ok, "{after}");
+    let said = notices(&events).join("\n");
+    assert!(said.contains("its tools are withdrawn"), "{said}");
+    let requests = offered(&fake.requests());
+    assert!(requests[0].contains(&"mcp__sc__echo".to_owned()));
+    assert!(
+        !requests
+            .last()
+            .unwrap()
+            .iter()
+            .any(|t| t.starts_with("mcp__sc__")),
+        "{requests:?}"
+    );
+}
+
+#[test]
+fn servers_that_cannot_start_write_garbage_or_hang_are_said_by_name_and_the_session_goes_on() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[
+            ("missing", command(&["no-such-mcp-server"], "")),
+            (
+                "garbage",
+                command(&["/usr/bin/python3", "/workspace/s.py", "garbage"], ""),
+            ),
+            (
+                "hangs",
+                command(
+                    &["/usr/bin/python3", "/workspace/s.py", "silent"],
+                    ".start_timeout_ms = 1500",
+                ),
+            ),
+            ("time", time_server("")),
+        ],
+        &[("mcp.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    project.commit_all("the servers");
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    let out = run_ok(state.path(), project.path(), "hello");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let events = log_values(&only_log(state.path()));
+    assert_done(&only_log(state.path()));
+    let said = notices(&events).join("\n");
+    for (name, says) in [
+        ("missing", "no-such-mcp-server"),
+        ("garbage", "not JSON-RPC"),
+        ("hangs", "did not answer its start"),
+    ] {
+        let line = format!("the MCP server {name} (");
+        assert!(
+            said.lines()
+                .any(|l| l.starts_with(&line) && l.contains(says)),
+            "{name}: {said}"
+        );
+        assert!(stderr.contains(&line), "{name} on stderr: {stderr}");
+    }
+    let offered = offered(&fake.requests());
+    assert!(offered[0].contains(&"mcp__time__get_current_time".to_owned()));
+    assert!(!offered[0].iter().any(|t| t.starts_with("mcp__garbage")));
+}
+
+#[test]
+fn bad_tool_names_are_refused_and_said_and_the_rest_offered() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[(
+            "names",
+            command(&["/usr/bin/python3", "/workspace/s.py", "names"], ""),
+        )],
+        &[("mcp.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    project.commit_all("the server");
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    run_ok(state.path(), project.path(), "hello");
+    let offered = offered(&fake.requests());
+    let mcp: Vec<&String> = offered[0]
+        .iter()
+        .filter(|t| t.starts_with("mcp__"))
+        .collect();
+    assert_eq!(mcp, ["mcp__names__echo"], "{offered:?}");
+    let said = notices(&log_values(&only_log(state.path()))).join("\n");
+    assert!(said.contains("\"two words\""), "{said}");
+    assert!(said.contains("\"twice\" (listed more than once)"), "{said}");
+}
+
+#[test]
+fn wrong_arguments_a_stray_id_and_a_call_that_never_answers_come_back_to_the_model() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[
+            ("time", time_server("")),
+            (
+                "sc",
+                command(
+                    &["/usr/bin/python3", "/workspace/s.py", "modern"],
+                    ".call_timeout_ms = 1000",
+                ),
+            ),
+        ],
+        &[("mcp.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    project.commit_all("the server");
+    let _fake = fake_model(
+        state.path(),
+        [
+            call("w1", "mcp__time__get_current_time", json!({"zone": 7})),
+            call("w2", "mcp__sc__stray", json!({})),
+            call("w3", "mcp__sc__hang", json!({})),
+            call("w4", "mcp__sc__big", json!({})),
+            call("w5", "mcp__sc__echo", json!({"after": true})),
+            Turn::text("done").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "go");
+    let events = log_values(&only_log(state.path()));
+    let (wrong, ok) = result_text(&events, "w1");
+    assert!(
+        !ok && wrong.contains("timezone"),
+        "the server's own error: {wrong}"
+    );
+    let (stray, ok) = result_text(&events, "w2");
+    assert!(
+        !ok && stray.contains("did not answer the call within 1000 ms"),
+        "{stray}"
+    );
+    let (hang, ok) = result_text(&events, "w3");
+    assert!(
+        !ok && hang.contains("did not answer the call within 1000 ms"),
+        "{hang}"
+    );
+    let big = events
+        .iter()
+        .find(|e| e["type"] == "tool.result" && e["call_id"] == "w4")
+        .unwrap();
+    assert_eq!(big["truncated"], true);
+    assert!(
+        big["output"].as_str().unwrap().len() > 200_000,
+        "the log keeps it whole"
+    );
+    let (after, ok) = result_text(&events, "w5");
+    assert!(
+        ok && after.contains("after"),
+        "the server still answers: {after}"
+    );
+}
+
+/// Waits for `url` to accept connections.
+pub(crate) fn wait_listening(port: u16) {
+    chock_testkit::wait_for(Duration::from_secs(20), "the MCP server's port", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+}
+
+/// The loopback streamable-HTTP server (the Python SDK), on a free port.
+pub(crate) struct HttpServer {
+    child: std::process::Child,
+    pub(crate) port: u16,
+}
+
+impl HttpServer {
+    pub(crate) fn start(redirect_to: Option<&str>) -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut command = std::process::Command::new(format!("{VENV}/python3"));
+        command
+            .arg(here().join("mcp/http_server.py"))
+            .arg(port.to_string());
+        if let Some(to) = redirect_to {
+            command.arg(to);
+        }
+        let child = command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_listening(port);
+        HttpServer { child, port }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_remote_server_is_reached_with_its_host_rule_and_refused_without_one() {
+    let server = HttpServer::start(None);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    for (rules, reached) in [
+        (
+            vec![
+                ("mcp.notes.host.127.0.0.1", "allow"),
+                ("mcp.notes.tool.*", "allow"),
+            ],
+            true,
+        ),
+        (vec![("mcp.notes.tool.*", "allow")], false),
+        (
+            // A rule for another server authorises nothing for this one.
+            vec![
+                ("mcp.other.host.127.0.0.1", "allow"),
+                ("mcp.notes.tool.*", "allow"),
+            ],
+            false,
+        ),
+    ] {
+        let state = tempfile::tempdir().unwrap();
+        let project = project(&mcp_zon(&[("notes", format!(".url = \"{url}\""))], &rules));
+        let fake = fake_model(
+            state.path(),
+            if reached {
+                vec![
+                    call("r1", "mcp__notes__add", json!({"a": 2, "b": 3})),
+                    Turn::text("done").into(),
+                ]
+            } else {
+                vec![Turn::text("done").into()]
+            },
+        );
+        run_ok(state.path(), project.path(), "add");
+        let events = log_values(&only_log(state.path()));
+        let said = notices(&events).join("\n");
+        if reached {
+            assert!(
+                said.contains("the MCP server notes started (at its url"),
+                "{said}"
+            );
+            let (text, ok) = result_text(&events, "r1");
+            assert!(ok && text.contains('5'), "{text}");
+        } else {
+            assert!(
+                said.contains("mcp.notes.host.127.0.0.1 is ask")
+                    && said.contains("only allow connects"),
+                "{said}"
+            );
+            assert!(!offered_any_mcp(&fake));
+        }
+    }
+}
+
+#[test]
+fn a_remote_server_that_redirects_to_another_host_is_refused() {
+    let server = HttpServer::start(Some("http://localhost:9/mcp"));
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("notes", format!(".url = \"{url}\""))],
+        &[
+            ("mcp.notes.host.127.0.0.1", "allow"),
+            ("mcp.notes.tool.*", "allow"),
+        ],
+    ));
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    run_ok(state.path(), project.path(), "add");
+    let said = notices(&log_values(&only_log(state.path()))).join("\n");
+    assert!(said.contains("redirect"), "{said}");
+    assert!(!offered_any_mcp(&fake));
+}
+
+#[test]
+fn the_reference_servers_from_npm_run_in_the_sandbox_and_see_only_the_workspace() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[
+            (
+                "fs",
+                command(
+                    &[
+                        "node",
+                        &format!("{NPM}/server-filesystem/dist/index.js"),
+                        "/workspace",
+                    ],
+                    "",
+                ),
+            ),
+            (
+                "every",
+                command(
+                    &[
+                        "node",
+                        &format!("{NPM}/server-everything/dist/index.js"),
+                        "stdio",
+                    ],
+                    "",
+                ),
+            ),
+        ],
+        &[("mcp.*", "allow"), ("sandbox.jit", "allow")],
+    ));
+    std::fs::write(
+        project.path().join("hello.txt"),
+        "hello from the workspace\n",
+    )
+    .unwrap();
+    project.commit_all("a file");
+    let fake = fake_model(
+        state.path(),
+        [
+            call(
+                "f1",
+                "mcp__fs__read_text_file",
+                json!({"path": "/workspace/hello.txt"}),
+            ),
+            call(
+                "f2",
+                "mcp__fs__read_text_file",
+                json!({"path": "/etc/shadow"}),
+            ),
+            call("v1", "mcp__every__echo", json!({"message": "over npm"})),
+            Turn::text("done").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "read");
+    let events = log_values(&only_log(state.path()));
+    let said = notices(&events).join("\n");
+    assert!(said.contains("the MCP server fs started"), "{said}");
+    assert!(said.contains("the MCP server every started"), "{said}");
+    let (text, ok) = result_text(&events, "f1");
+    assert!(ok && text.contains("hello from the workspace"), "{text}");
+    let (denied, ok) = result_text(&events, "f2");
+    assert!(!ok, "outside the workspace: {denied}");
+    let (echo, ok) = result_text(&events, "v1");
+    assert!(ok && echo.contains("over npm"), "{echo}");
+    let _ = fake;
+}
+
+#[test]
+fn the_fetch_server_reaches_a_loopback_site_only_through_its_network_key() {
+    let site = chock_testkit::Site::start([(
+        "/page",
+        chock_testkit::Page::html("<html><body><p>fetched through the router</p></body></html>"),
+    )]);
+    for (network, fetched) in [("allow", true), ("deny", false)] {
+        let state = tempfile::tempdir().unwrap();
+        let project = project(&mcp_zon(
+            &[(
+                "fetch",
+                command(
+                    &[&format!("{VENV}/mcp-server-fetch"), "--ignore-robots-txt"],
+                    "",
+                ),
+            )],
+            &[
+                ("mcp.fetch.tool.*", "allow"),
+                ("mcp.fetch.network", network),
+                ("net.connect.127.0.0.1", "allow"),
+            ],
+        ));
+        let _fake = fake_model(
+            state.path(),
+            [
+                call(
+                    "n1",
+                    "mcp__fetch__fetch",
+                    json!({"url": format!("{}/page", site.url())}),
+                ),
+                Turn::text("done").into(),
+            ],
+        );
+        run_ok(state.path(), project.path(), "fetch");
+        let events = log_values(&only_log(state.path()));
+        let (text, ok) = result_text(&events, "n1");
+        if fetched {
+            assert!(text.contains("fetched through the router"), "{text}");
+        } else {
+            assert!(!text.contains("fetched through the router"), "{ok} {text}");
+        }
+    }
+}
