@@ -83,7 +83,7 @@ for line in sys.stdin:
     if version != MODERN:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32022, "message": "unsupported protocol version", "data": {"supported": [MODERN], "requested": version}}})
     elif method == "server/discover":
-        result(rid, {"supportedVersions": [MODERN], "capabilities": {"tools": {}}, "serverInfo": {"name": "scripted", "version": "1.0.0"}})
+        result(rid, {"supportedVersions": [MODERN], "capabilities": {"tools": {}}, "ttlMs": 0, "cacheScope": "public", "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "1.0.0"}}})
     elif method == "tools/list":
         result(rid, {"tools": TOOLS})
     elif method == "tools/call":

@@ -299,8 +299,47 @@ fn a_stop_refuses_an_mcp_call_like_any_other() {
     let state = tempfile::tempdir().unwrap();
     let project = project(&mcp_zon(
         &[("time", time_server(""))],
-        &[("mcp.time.tool.*", "allow")],
+        &[("mcp.time.tool.*", "allow"), ("exec.*", "allow")],
     ));
+    let held = "touch ready; while [ ! -e go ]; do sleep 0.05; done";
+    let _fake = fake_model(
+        state.path(),
+        [
+            call("h1", "run_command", json!({"command": ["sh", "-c", held]})),
+            call(
+                "s1",
+                "mcp__time__get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+            Turn::text("done").into(),
+        ],
+    );
+    let child = chock(state.path())
+        .env("HOME", state.path())
+        .arg("run")
+        .arg(project.path())
+        .arg("time")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let workspace = chock_testkit::wait_for(Duration::from_secs(30), "the held command", || {
+        let log = super::kit::sessions(state.path()).into_iter().next()?;
+        let log = chock_log::StateDir::at(state.path()).log_path(&log);
+        let text = std::fs::read_to_string(log).ok()?;
+        let events: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let dir = events.iter().find(|e| e["type"] == "workspace.open")?["dir"]
+            .as_str()?
+            .to_owned();
+        std::path::Path::new(&dir)
+            .join("ready")
+            .exists()
+            .then_some(dir)
+    });
     let stop = chock(state.path())
         .current_dir(project.path())
         .env("HOME", state.path())
@@ -312,27 +351,12 @@ fn a_stop_refuses_an_mcp_call_like_any_other() {
         "{}",
         String::from_utf8_lossy(&stop.stderr)
     );
-    let _fake = fake_model(
-        state.path(),
-        [
-            call(
-                "s1",
-                "mcp__time__get_current_time",
-                json!({"timezone": "UTC"}),
-            ),
-            Turn::text("done").into(),
-        ],
-    );
-    let out = chock(state.path())
-        .env("HOME", state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("time")
-        .output()
-        .unwrap();
+    std::fs::write(std::path::Path::new(&workspace).join("go"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "a stopped session does not exit 0");
     let events = log_values(&only_log(state.path()));
     let (text, ok) = result_text(&events, "s1");
-    assert!(!ok && text.contains("lunch"), "{text} / {out:?}");
+    assert!(!ok && text.contains("lunch"), "{text}");
     let end = events
         .iter()
         .rev()
@@ -368,7 +392,7 @@ fn a_server_killed_mid_session_is_said_and_its_tools_withdrawn() {
     );
     run_ok(state.path(), project.path(), "go");
     let events = log_values(&only_log(state.path()));
-    assert!(result_text(&events, "k0").1);
+    assert!(result_text(&events, "k0").1, "{:#?}", notices(&events));
     let (died, ok) = result_text(&events, "k1");
     assert!(!ok && died.contains("the MCP server sc"), "{died}");
     let (after, ok) = result_text(&events, "k2");
@@ -731,13 +755,18 @@ fn the_fetch_server_reaches_a_loopback_site_only_through_its_network_key() {
             &[(
                 "fetch",
                 command(
-                    &[&format!("{VENV}/mcp-server-fetch"), "--ignore-robots-txt"],
+                    &[
+                        &format!("{VENV}/mcp-server-fetch"),
+                        "--ignore-robots-txt",
+                        "--allow-private-ips",
+                    ],
                     "",
                 ),
             )],
             &[
                 ("mcp.fetch.tool.*", "allow"),
                 ("mcp.fetch.network", network),
+                ("net.connect.test.allowed", "allow"),
                 ("net.connect.127.0.0.1", "allow"),
             ],
         ));
@@ -747,12 +776,24 @@ fn the_fetch_server_reaches_a_loopback_site_only_through_its_network_key() {
                 call(
                     "n1",
                     "mcp__fetch__fetch",
-                    json!({"url": format!("{}/page", site.url())}),
+                    json!({"url": format!("http://allowed.test:{}/page", site.port()), "raw": true}),
                 ),
                 Turn::text("done").into(),
             ],
         );
-        run_ok(state.path(), project.path(), "fetch");
+        // The router sends allowed.test to the site on the host's loopback.
+        let out = chock(state.path())
+            .env("CHOCK_NET_RESOLVE", "allowed.test=127.0.0.1")
+            .arg("run")
+            .arg(project.path())
+            .arg("fetch")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let events = log_values(&only_log(state.path()));
         let (text, ok) = result_text(&events, "n1");
         if fetched {
