@@ -803,3 +803,92 @@ fn the_fetch_server_reaches_a_loopback_site_only_through_its_network_key() {
         }
     }
 }
+
+#[test]
+fn an_image_a_server_returns_reaches_the_model_beside_the_text() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[(
+            "every",
+            command(
+                &[
+                    "node",
+                    &format!("{NPM}/server-everything/dist/index.js"),
+                    "stdio",
+                ],
+                "",
+            ),
+        )],
+        &[("mcp.*", "allow"), ("sandbox.jit", "allow")],
+    ));
+    let fake = fake_model(
+        state.path(),
+        [
+            call("i1", "mcp__every__get-tiny-image", json!({})),
+            Turn::text("done").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "an image");
+    let requests = fake.requests();
+    let second = requests[1].json().to_string();
+    assert!(second.contains("data:image/png;base64,"), "{second}");
+}
+
+#[test]
+fn servers_the_operator_names_start_everywhere_and_a_project_cannot_take_their_name() {
+    let state = tempfile::tempdir().unwrap();
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    let config = fake.config_zon(chock_testkit::Wire::OpenAi, "m");
+    let config = config.trim_end().strip_suffix('}').unwrap().to_owned()
+        + &format!(
+            "    .mcp = .{{ .time = .{{ {} }} }},\n}}\n",
+            time_server("")
+        );
+    super::kit::write_config(state.path(), &config);
+    let project = project(&mcp_zon(
+        &[("time", command(&["/usr/bin/false"], ""))],
+        &[("mcp.time.tool.*", "allow")],
+    ));
+    run_ok(state.path(), project.path(), "hello");
+    let said = notices(&log_values(&only_log(state.path()))).join("\n");
+    assert!(
+        said.contains("the operator's config.zon names a server time too"),
+        "{said}"
+    );
+    assert!(said.contains("the MCP server time started"), "{said}");
+    assert!(offered(&fake.requests())[0].contains(&"mcp__time__get_current_time".to_owned()));
+}
+
+#[test]
+fn policy_check_reports_each_bad_mcp_server_with_its_line_and_column() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chock.zon");
+    std::fs::write(
+        &file,
+        ".{\n    .mcp = .{\n        .@\"a.b\" = .{ .command = .{ \"x\" } },\n        .both = .{ .command = .{ \"x\" }, .url = \"https://a.example/mcp\" },\n        .neither = .{},\n        .ftp = .{ .url = \"ftp://a.example/\" },\n    },\n}\n",
+    )
+    .unwrap();
+    let out = chock(state.path())
+        .args(["policy", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (at, says) in [
+        ("3:9", "cannot be one label"),
+        ("4:48", "both .command and .url"),
+        ("5:20", "neither .command nor .url"),
+        ("6:26", "the scheme ftp"),
+    ] {
+        assert!(
+            text.lines().any(|l| l.contains(at) && l.contains(says)),
+            "{at} {says}: {text}"
+        );
+    }
+}

@@ -142,7 +142,7 @@ impl Walk<'_> {
                 self.problem(
                     &f.name_span,
                     format!(
-                        "the MCP server name .{} cannot be one label of an action ({err}); name it with letters, digits, _ and - only, as in .@\"my-server\"",
+                        "the MCP server name .{} cannot be one label of an action: {err}",
                         f.name
                     ),
                 );
