@@ -27,11 +27,15 @@ fn servers() -> [(&'static str, String); 3] {
         ),
         (
             "fs",
-            format!(".command = .{{ \"node\", \"{NPM}/server-filesystem/dist/index.js\", \"/workspace\" }}"),
+            format!(
+                ".command = .{{ \"node\", \"{NPM}/server-filesystem/dist/index.js\", \"/workspace\" }}"
+            ),
         ),
         (
             "every",
-            format!(".command = .{{ \"node\", \"{NPM}/server-everything/dist/index.js\", \"stdio\" }}"),
+            format!(
+                ".command = .{{ \"node\", \"{NPM}/server-everything/dist/index.js\", \"stdio\" }}"
+            ),
         ),
     ]
 }
@@ -71,7 +75,10 @@ fn to_first_request(project: &Path) -> (Duration, usize) {
 fn time_to_first_request_with_three_servers() {
     let none = project(&[]);
     let (peer, builtin) = to_first_request(none.path());
-    println!("no server: median {:.1} ms, {builtin} tools offered", ms(peer));
+    println!(
+        "no server: median {:.1} ms, {builtin} tools offered",
+        ms(peer)
+    );
     let mut slowest = Duration::ZERO;
     let mut sum = Duration::ZERO;
     for server in servers() {
@@ -138,7 +145,12 @@ fn descendants(pid: u32) -> Vec<u32> {
     let mut i = 0;
     while i < found.len() {
         let parent = found[i];
-        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(c, _)| *c));
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
         i += 1;
     }
     found.remove(0);
@@ -148,7 +160,10 @@ fn descendants(pid: u32) -> Vec<u32> {
 #[test]
 #[ignore = "a measurement; run by hand, see the module docs"]
 fn resident_memory_with_three_servers() {
-    for (label, servers) in [("no server", Vec::new()), ("three servers", servers().to_vec())] {
+    for (label, servers) in [
+        ("no server", Vec::new()),
+        ("three servers", servers().to_vec()),
+    ] {
         let project = project(&servers);
         let state = tempfile::tempdir().unwrap();
         let fake = fake_model(
@@ -165,7 +180,10 @@ fn resident_memory_with_three_servers() {
         std::thread::sleep(Duration::from_millis(300));
         let pid = child.id();
         let (rss, hwm) = (status_kib(pid, "VmRSS:"), status_kib(pid, "VmHWM:"));
-        let servers_rss: u64 = descendants(pid).iter().map(|p| status_kib(*p, "VmRSS:")).sum();
+        let servers_rss: u64 = descendants(pid)
+            .iter()
+            .map(|p| status_kib(*p, "VmRSS:"))
+            .sum();
         assert!(child.wait().unwrap().success());
         println!(
             "{label}: session RSS {:.1} MB (peak {:.1} MB); its sandboxed processes {:.1} MB together",

@@ -892,3 +892,80 @@ fn policy_check_reports_each_bad_mcp_server_with_its_line_and_column() {
         );
     }
 }
+
+#[test]
+fn a_restrict_self_promise_binds_the_very_next_mcp_call() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[("mcp.time.tool.*", "allow")],
+    ));
+    let _fake = fake_model(
+        state.path(),
+        [
+            call(
+                "p1",
+                "restrict_self",
+                json!({
+                    "rules": [{"action": "mcp.time.tool.get_current_time", "decision": "deny"}],
+                    "reason": "no clocks today",
+                }),
+            ),
+            call(
+                "p2",
+                "mcp__time__get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+            Turn::text("done").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "promise");
+    let events = log_values(&only_log(state.path()));
+    assert!(result_text(&events, "p1").1);
+    let (text, ok) = result_text(&events, "p2");
+    assert!(!ok, "{text}");
+    let decision = events
+        .iter()
+        .find(|e| e["type"] == "decision" && e["call_id"] == "p2")
+        .unwrap();
+    assert_eq!(decision["action"], "mcp.time.tool.get_current_time");
+    assert_eq!(decision["decision"], "deny");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "tool.call" && e["call_id"] == "p2"),
+        "a refused call is not run"
+    );
+}
+
+#[test]
+fn an_ended_session_leaves_no_server_running() {
+    let state = tempfile::tempdir().unwrap();
+    let marker = format!("chock-mcp-end-{}", std::process::id());
+    let project = project(&mcp_zon(
+        &[(
+            "sc",
+            command(
+                &["/usr/bin/python3", "/workspace/s.py", "modern", &marker],
+                "",
+            ),
+        )],
+        &[("mcp.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    project.commit_all("the server");
+    let _fake = fake_model(state.path(), [Turn::text("done").into()]);
+    run_ok(state.path(), project.path(), "hello");
+    let said = notices(&log_values(&only_log(state.path()))).join("\n");
+    assert!(said.contains("the MCP server sc started"), "{said}");
+    let running = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(&marker));
+    assert!(!running, "the server outlived its session");
+}
