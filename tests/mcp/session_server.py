@@ -11,9 +11,10 @@ silent   reads every request and answers none.
 names    modern, listing tool names a session must refuse.
 
 Tools: echo (its arguments back), die (exits mid-call), stray (answers with
-another id), hang (never answers), big (300,000 characters).
+another id), hang (never answers), big (300,000 characters), env (its working directory and environment).
 """
 import json
+import os
 import sys
 
 MODE = sys.argv[1]
@@ -25,7 +26,7 @@ def tool(name):
     return {"name": name, "description": "scripted " + name, "inputSchema": {"type": "object"}}
 
 
-TOOLS = [tool(n) for n in ["echo", "die", "stray", "hang", "big"]]
+TOOLS = [tool(n) for n in ["echo", "die", "stray", "hang", "big", "env"]]
 if MODE == "names":
     TOOLS = [tool("echo"), tool("two words"), tool("twice"), tool("twice")]
 
@@ -52,6 +53,8 @@ def call(rid, params):
         return
     if name == "big":
         text = "x" * 300000
+    elif name == "env":
+        text = json.dumps({"cwd": os.getcwd(), "env": dict(os.environ)})
     else:
         text = "echo:" + json.dumps(params.get("arguments"), sort_keys=True)
     result(rid, {"content": [{"type": "text", "text": text}], "isError": False})

@@ -158,6 +158,14 @@ fn the_time_server_from_pypi_is_offered_and_called_on_both_revisions() {
             .find(|e| e["type"] == "tool.call" && e["call_id"] == "t1")
             .unwrap();
         assert_eq!(tool_call["tool"], "mcp__time__get_current_time");
+        // The fold (which `chock sessions`, the daemon's rows and a carried-on
+        // session read) holds the call and its result like a built-in one's.
+        let folded = format!(
+            "{:?}",
+            chock_log::fold_log(&log).unwrap().state.conversation
+        );
+        assert!(folded.contains("mcp__time__get_current_time"), "{folded}");
+        assert!(folded.contains("Europe/Paris"), "{folded}");
     }
 }
 
@@ -968,4 +976,57 @@ fn an_ended_session_leaves_no_server_running() {
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(&marker));
     assert!(!running, "the server outlived its session");
+}
+
+#[test]
+fn a_local_server_gets_its_env_and_cwd_and_no_host_secret() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[(
+            "sc",
+            command(
+                &["/usr/bin/python3", "/workspace/s.py", "modern"],
+                ".env = .{ .GREETING = \"hello\" }, .cwd = \"sub\"",
+            ),
+        )],
+        &[("mcp.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    std::fs::create_dir(project.path().join("sub")).unwrap();
+    std::fs::write(project.path().join("sub/.keep"), "").unwrap();
+    project.commit_all("the server");
+    let _fake = fake_model(
+        state.path(),
+        [
+            call("v1", "mcp__sc__env", json!({})),
+            Turn::text("done").into(),
+        ],
+    );
+    let out = chock(state.path())
+        .env("CHOCK_TEST_HOST_SECRET", "hunter2")
+        .arg("run")
+        .arg(project.path())
+        .arg("env")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = log_values(&only_log(state.path()));
+    let (text, ok) = result_text(&events, "v1");
+    assert!(ok, "{text}");
+    let seen: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(seen["cwd"], "/workspace/sub");
+    assert_eq!(seen["env"]["GREETING"], "hello");
+    assert_eq!(seen["env"]["HOME"], "/tmp");
+    assert!(
+        !text.contains("hunter2"),
+        "a host variable reached the server: {text}"
+    );
 }

@@ -5,7 +5,7 @@
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum McpError {
     /// The lifecycle (discover, or initialize) failed.
-    #[error("did not start: {detail}")]
+    #[error("{detail}")]
     Start { detail: String },
     /// Nothing came back within the bound.
     #[error("did not answer {what} within {ms} ms")]

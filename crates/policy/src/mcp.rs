@@ -437,4 +437,66 @@ mod tests {
         assert!(url_host("https://user:pw@mcp.example.com/").is_err());
         assert!(url_host("mcp.example.com").is_err());
     }
+
+    #[test]
+    fn the_network_key_is_its_own_and_a_tool_named_network_is_not_it() {
+        let network: Action = "mcp.fetch.network".parse().unwrap();
+        assert_eq!(network, Action::mcp_network("fetch").unwrap());
+        let tool = Action::mcp_tool("fetch", "network").unwrap();
+        assert_eq!(tool.as_str(), "mcp.fetch.tool.network");
+        assert_ne!(tool, network);
+    }
+
+    #[test]
+    fn every_tool_denied_is_told_apart_from_one_tool_permitted() {
+        let policy = |rules: &[(&str, crate::Decision)]| {
+            let rules = rules
+                .iter()
+                .map(|(a, d)| crate::Rule::parse(Some(a), *d).unwrap())
+                .collect();
+            crate::Policy::new(crate::Layers {
+                project: Some(crate::RuleSet::new(rules)),
+                ..crate::Layers::default()
+            })
+        };
+        use crate::Decision::{Allow, Deny};
+        assert!(policy(&[("mcp.*", Deny)]).denies_every("mcp.time.tool"));
+        assert!(policy(&[("mcp.time.tool.*", Deny)]).denies_every("mcp.time.tool"));
+        assert!(
+            !policy(&[("mcp.*", Deny), ("mcp.time.tool.get_current_time", Allow)])
+                .denies_every("mcp.time.tool")
+        );
+        assert!(
+            !policy(&[]).denies_every("mcp.time.tool"),
+            "no rule asks at the call"
+        );
+    }
+
+    #[test]
+    fn a_project_server_with_an_operator_servers_name_is_left_out_and_said() {
+        let server = |name: &str, origin: &str| McpServer {
+            name: name.to_owned(),
+            transport: McpTransport::Url("https://a.example/mcp".to_owned()),
+            start_timeout_ms: 1,
+            call_timeout_ms: 1,
+            revision: None,
+            origin: origin.to_owned(),
+        };
+        let both = McpServers::of(
+            &[server("time", "config.zon:3")],
+            &[
+                server("time", "chock.zon:2"),
+                server("notes", "chock.zon:3"),
+            ],
+        );
+        let names: Vec<&str> = both.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["time", "notes"]);
+        assert_eq!(both.servers[0].origin, "config.zon:3");
+        assert_eq!(both.shadowed.len(), 1);
+        assert!(
+            both.shadowed[0].contains("chock.zon:2"),
+            "{}",
+            both.shadowed[0]
+        );
+    }
 }

@@ -193,9 +193,10 @@ fn denials(
         let Ok(action) = Action::mcp_tool(&started.name, &tool.name) else {
             continue;
         };
-        let verdict = policy.decide(&action);
-        if verdict.decision == Decision::Deny {
-            writer.borrow_mut().append(decision_event(&verdict, None))?;
+        if !policy.offered_at_start(&action) {
+            writer
+                .borrow_mut()
+                .append(decision_event(&policy.decide(&action), None))?;
             denied.push(action.to_string());
         }
     }

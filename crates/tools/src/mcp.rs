@@ -83,7 +83,7 @@ impl Process {
     /// How the process ended, when it has, and the end of its stderr.
     fn said(&mut self) -> String {
         let status = match self.child.try_wait() {
-            Ok(Some(status)) => format!("; it {status}"),
+            Ok(Some(status)) => format!("; its process ended ({status})"),
             _ => String::new(),
         };
         let tail = self
