@@ -11,7 +11,8 @@ silent   reads every request and answers none.
 names    modern, listing tool names a session must refuse.
 
 Tools: echo (its arguments back), die (exits mid-call), stray (answers with
-another id), hang (never answers), big (300,000 characters), env (its working directory and environment).
+another id), hang (never answers), big (300,000 characters), env (its working directory and environment), huge (one
+message over 16 MiB).
 """
 import json
 import os
@@ -26,7 +27,7 @@ def tool(name):
     return {"name": name, "description": "scripted " + name, "inputSchema": {"type": "object"}}
 
 
-TOOLS = [tool(n) for n in ["echo", "die", "stray", "hang", "big", "env"]]
+TOOLS = [tool(n) for n in ["echo", "die", "stray", "hang", "big", "env", "huge"]]
 if MODE == "names":
     TOOLS = [tool("echo"), tool("two words"), tool("twice"), tool("twice")]
 
@@ -50,6 +51,11 @@ def call(rid, params):
         send({"jsonrpc": "2.0", "id": "not-" + str(rid), "result": {"content": []}})
         return
     if name == "hang":
+        return
+    if name == "huge":
+        # One message over the 16 MiB a session reads from a server.
+        text = "y" * (17 << 20)
+        send({"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete", "content": [{"type": "text", "text": text}]}})
         return
     if name == "big":
         text = "x" * 300000

@@ -1030,3 +1030,92 @@ fn a_local_server_gets_its_env_and_cwd_and_no_host_secret() {
         "a host variable reached the server: {text}"
     );
 }
+
+#[test]
+fn a_message_over_the_bound_is_the_server_failing_and_is_said() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[(
+            "sc",
+            command(&["/usr/bin/python3", "/workspace/s.py", "modern"], ""),
+        )],
+        &[("mcp.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    project.commit_all("the server");
+    let _fake = fake_model(
+        state.path(),
+        [
+            call("h1", "mcp__sc__huge", json!({})),
+            Turn::text("done").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "huge");
+    let events = log_values(&only_log(state.path()));
+    let (text, ok) = result_text(&events, "h1");
+    assert!(
+        !ok && text.contains("wrote a message over 16777216 bytes"),
+        "{text}"
+    );
+    assert!(text.len() < 4096, "the oversized message is not kept");
+    assert!(
+        notices(&events)
+            .join("\n")
+            .contains("its tools are withdrawn")
+    );
+}
+
+#[test]
+fn a_carried_on_session_starts_its_servers_again() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[("mcp.time.tool.*", "allow")],
+    ));
+    let fake = fake_model(
+        state.path(),
+        [
+            Turn::text("first").into(),
+            call(
+                "c1",
+                "mcp__time__get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+            Turn::text("second").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "one");
+    let log = only_log(state.path());
+    let id = log
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = chock(state.path())
+        .current_dir(project.path())
+        .args(["run", "--continue", &id, "two"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = log_values(&log);
+    let started = notices(&events)
+        .iter()
+        .filter(|n| n.starts_with("the MCP server time started"))
+        .count();
+    assert_eq!(
+        started, 2,
+        "each process that owns the session starts its own"
+    );
+    assert!(result_text(&events, "c1").1);
+    assert!(offered(&fake.requests())[1].contains(&"mcp__time__get_current_time".to_owned()));
+}

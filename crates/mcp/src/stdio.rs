@@ -105,3 +105,53 @@ async fn pump<R: AsyncRead + Unpin>(from: R, mut to: tokio::io::DuplexStream, fa
 fn memchr(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|b| *b == b'\n')
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// What the pump passes on and records for `written` from a server.
+    async fn pumped(written: Vec<u8>) -> (String, Option<McpError>) {
+        let fault: Fault = Arc::new(Mutex::new(None));
+        let (mut server, from) = tokio::io::duplex(1 << 16);
+        let (checked, mut read) = tokio::io::duplex(1 << 16);
+        let writer = tokio::spawn(async move {
+            let _ = server.write_all(&written).await;
+        });
+        let pumping = tokio::spawn(pump(from, checked, Arc::clone(&fault)));
+        let mut out = Vec::new();
+        read.read_to_end(&mut out).await.unwrap();
+        pumping.await.unwrap();
+        writer.abort();
+        let held = fault.lock().unwrap().clone();
+        (String::from_utf8(out).unwrap(), held)
+    }
+
+    #[tokio::test]
+    async fn json_lines_pass_whole_and_the_end_is_recorded() {
+        let (out, fault) = pumped(b"{\"a\":1}\r\n\n  {\"b\":2}\n".to_vec()).await;
+        assert_eq!(out, "{\"a\":1}\n{\"b\":2}\n");
+        assert!(matches!(fault, Some(McpError::Closed { .. })), "{fault:?}");
+    }
+
+    #[tokio::test]
+    async fn the_first_line_that_is_not_json_ends_the_stream_and_is_said() {
+        let (out, fault) = pumped(b"{\"a\":1}\nTraceback: oops\n{\"b\":2}\n".to_vec()).await;
+        assert_eq!(out, "{\"a\":1}\n");
+        match fault {
+            Some(McpError::Garbage { line }) => assert_eq!(line, "Traceback: oops"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_bound_ends_the_stream_without_keeping_it() {
+        let mut huge = vec![b'"'; MAX_LINE + 2];
+        huge.push(b'\n');
+        let (out, fault) = pumped(huge).await;
+        assert_eq!(out, "");
+        assert!(matches!(fault, Some(McpError::TooLong { .. })), "{fault:?}");
+    }
+}
