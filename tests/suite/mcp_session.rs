@@ -580,6 +580,10 @@ pub(crate) struct HttpServer {
 
 impl HttpServer {
     pub(crate) fn start(redirect_to: Option<&str>) -> HttpServer {
+        HttpServer::start_with(redirect_to.into_iter().collect())
+    }
+
+    pub(crate) fn start_with(args: Vec<&str>) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -589,9 +593,7 @@ impl HttpServer {
         command
             .arg(here().join("mcp/http_server.py"))
             .arg(port.to_string());
-        if let Some(to) = redirect_to {
-            command.arg(to);
-        }
+        command.args(args);
         let child = command
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -1118,4 +1120,52 @@ fn a_carried_on_session_starts_its_servers_again() {
     );
     assert!(result_text(&events, "c1").1);
     assert!(offered(&fake.requests())[1].contains(&"mcp__time__get_current_time".to_owned()));
+}
+
+#[test]
+fn a_remote_server_whose_certificate_no_system_root_vouches_for_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let server = HttpServer::start_with(vec!["tls", cert.to_str().unwrap(), key.to_str().unwrap()]);
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[(
+            "notes",
+            format!(".url = \"https://localhost:{}/mcp\"", server.port),
+        )],
+        &[
+            ("mcp.notes.host.localhost", "allow"),
+            ("mcp.notes.tool.*", "allow"),
+        ],
+    ));
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    run_ok(state.path(), project.path(), "add");
+    let said = notices(&log_values(&only_log(state.path()))).join("\n");
+    assert!(said.contains("the MCP server notes ("), "{said}");
+    assert!(
+        said.contains("did not start") && said.contains("certificate"),
+        "{said}"
+    );
+    assert!(!offered_any_mcp(&fake), "{said}");
 }

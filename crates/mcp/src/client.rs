@@ -130,6 +130,23 @@ fn first_fault(fault: &Fault) -> Option<McpError> {
     fault.lock().ok().and_then(|held| held.clone())
 }
 
+/// An error and its causes on one line, each cause once: the SDK's own
+/// message names the step, the causes say what went wrong (a refused
+/// certificate, a connection refused).
+pub(crate) fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// The SDK's error as the session says it.
 fn said(err: ServiceError) -> McpError {
     match err {
@@ -175,7 +192,7 @@ where
         let service = rmcp::service::serve_client_with_lifecycle(info, transport, mode)
             .await
             .map_err(|err| McpError::Start {
-                detail: err.to_string(),
+                detail: chain(&err),
             })?;
         let tools = service.list_all_tools().await.map_err(said)?;
         Ok::<_, McpError>((service, tools))

@@ -75,9 +75,25 @@ pub async fn connect_url(
 ) -> Result<Connected, McpError> {
     let client = client(host)?;
     let transport = StreamableHttpClientTransport::with_client(
-        client,
+        client.clone(),
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()),
     );
     let fault: Fault = Arc::new(Mutex::new(None));
-    connect(transport, bounds, revision, fault, Vec::new()).await
+    match connect(transport, bounds, revision, fault, Vec::new()).await {
+        Err(McpError::Start { detail }) => Err(McpError::Start {
+            detail: why_unreachable(&client, url).await.unwrap_or(detail),
+        }),
+        other => other,
+    }
+}
+
+/// The SDK says a request could not be sent but not why; one plain request
+/// to the same url says it (a certificate no system root vouches for, a
+/// refused connection, a redirect elsewhere).
+async fn why_unreachable(client: &reqwest::Client, url: &str) -> Option<String> {
+    let probe = client.get(url).timeout(Duration::from_secs(5)).send();
+    match probe.await {
+        Ok(_) => None,
+        Err(err) => Some(crate::client::chain(&err)),
+    }
 }
