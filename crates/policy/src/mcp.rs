@@ -22,8 +22,9 @@ use crate::action::Action;
 use crate::check::{Walk, kind_name};
 
 /// How long a server may take to start and list its tools, unless its
-/// `.start_timeout_ms` says otherwise.
-pub const DEFAULT_START_TIMEOUT_MS: u64 = 10_000;
+/// `.start_timeout_ms` says otherwise: room for a server that never answers
+/// `server/discover`, which gets the handshake after the SDK's 10 s.
+pub const DEFAULT_START_TIMEOUT_MS: u64 = 20_000;
 
 /// The MCP revisions Chock speaks, newest first.
 pub const REVISIONS: [&str; 2] = ["2026-07-28", "2025-11-25"];
