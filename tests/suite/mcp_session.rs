@@ -1169,3 +1169,36 @@ fn a_remote_server_whose_certificate_no_system_root_vouches_for_is_refused() {
     );
     assert!(!offered_any_mcp(&fake), "{said}");
 }
+
+#[test]
+fn agent_review_sends_an_mcp_call_to_the_reviewer() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[("mcp.time.tool.get_current_time", "agent_review")],
+    ));
+    let fake = fake_model(
+        state.path(),
+        [
+            call(
+                "r1",
+                "mcp__time__get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+            Turn::text("NO: the clock is not part of the task.").into(),
+            Turn::text("understood").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "fix the build");
+    let events = log_values(&only_log(state.path()));
+    let review = all_of(&events, "review")[0];
+    assert_eq!(review["approved"], false);
+    assert_eq!(review["call_id"], "r1");
+    let asked = fake.requests()[1].json()["messages"].to_string();
+    assert!(asked.contains("mcp.time.tool.get_current_time"), "{asked}");
+    let (text, ok) = result_text(&events, "r1");
+    assert!(
+        !ok && text.contains("the clock is not part of the task"),
+        "{text}"
+    );
+}
