@@ -1202,3 +1202,49 @@ fn agent_review_sends_an_mcp_call_to_the_reviewer() {
         "{text}"
     );
 }
+
+#[test]
+fn an_interruption_while_a_server_starts_ends_the_session_at_once() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&mcp_zon(
+        &[(
+            "slow",
+            command(
+                &["/usr/bin/python3", "/workspace/s.py", "silent"],
+                ".start_timeout_ms = 60000",
+            ),
+        )],
+        &[("mcp.*", "allow")],
+    ));
+    std::fs::copy(
+        here().join("mcp/session_server.py"),
+        project.path().join("s.py"),
+    )
+    .unwrap();
+    project.commit_all("the server");
+    let fake = fake_model(state.path(), [Turn::text("done").into()]);
+    let child = start_session(state.path(), project.path(), "hello");
+    chock_testkit::wait_for(Duration::from_secs(20), "the session's log", || {
+        super::kit::sessions(state.path()).into_iter().next()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let interrupted = std::time::Instant::now();
+    super::kit::interrupt(&child);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(10),
+        "the session waited for the server's start bound"
+    );
+    assert!(!out.status.success());
+    let events = log_values(&only_log(state.path()));
+    let end = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "session.end")
+        .unwrap();
+    assert_eq!(end["reason"], "interrupted", "{events:#?}");
+    assert!(
+        fake.requests().is_empty(),
+        "no model request before the servers"
+    );
+}
