@@ -1,7 +1,7 @@
 """A small MCP server for the session tests, speaking one revision or
 misbehaving on purpose.
 
-Usage: session_server.py modern|legacy|garbage|silent|names
+Usage: session_server.py modern|legacy|garbage|silent|names|sleepy
 
 modern   2026-07-28 only: no handshake, `_meta` checked on every request.
 legacy   2025-11-25 only: the initialize handshake; server/discover is an
@@ -9,6 +9,8 @@ legacy   2025-11-25 only: the initialize handshake; server/discover is an
 garbage  writes a Python traceback instead of an answer.
 silent   reads every request and answers none.
 names    modern, listing tool names a session must refuse.
+sleepy   modern, after sleeping 400 ms first (a server slow to start that
+         costs no CPU meanwhile, for the start benchmark).
 
 Tools: echo (its arguments back), die (exits mid-call), stray (answers with
 another id), hang (never answers), big (300,000 characters), env (its working directory and environment), huge (one
@@ -19,6 +21,11 @@ import os
 import sys
 
 MODE = sys.argv[1]
+if MODE == "sleepy":
+    import time
+
+    time.sleep(0.4)
+    MODE = "modern"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 
