@@ -224,5 +224,6 @@ async fn idle() {
 #[cfg(test)]
 mod approval_rss;
 mod first_request;
+mod mcp_start;
 mod prompt_cache;
 mod tool_calls;

@@ -16,6 +16,8 @@ mod git_shim;
 mod guidance;
 mod kit;
 mod log;
+mod mcp_session;
+mod mcp_session_faults;
 mod network;
 mod new_user;
 mod nix_zon;
