@@ -724,6 +724,10 @@ fn another_user_who_reaches_handover_sock_is_refused_and_nothing_changes() {
     let reply = chock_testkit::exchange_as_other_user(&socket, "handover\n");
     let mut session = session;
     assert!(reply.starts_with("error refused: uid "), "{reply}");
+    assert!(
+        reply.contains("the user this session runs as") && !reply.contains("daemon"),
+        "a session's socket speaks for the session: {reply}"
+    );
     assert_eq!(std::fs::read(&log).unwrap(), before, "the log is unchanged");
     assert!(session.0.try_wait().unwrap().is_none(), "still running");
 }

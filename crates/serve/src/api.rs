@@ -32,7 +32,7 @@ use crate::{PAGE, Shared, page, watch};
 /// The state every handler takes: the one way to the daemon.
 pub(crate) type St = State<Arc<Shared>>;
 
-pub(crate) fn router(shared: Arc<Shared>) -> Router {
+pub(crate) fn router(shared: Arc<Shared>, hosts: Arc<crate::guard::Hosts>) -> Router {
     Router::new()
         .route("/", get(page::index))
         .route("/app.js", get(page::script))
@@ -47,6 +47,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared)
+        .layer(axum::middleware::from_fn_with_state(
+            hosts,
+            crate::guard::guard,
+        ))
 }
 
 async fn not_found(uri: Uri) -> ApiError {
