@@ -163,9 +163,8 @@ where
             // Its buffer is full, so the line may never reach it; a client
             // that starts reading again finds it after what was queued.
             let line = Reply::Error(format!(
-                "cut: this connection took no bytes for {} s while replies waited; \
-                 read as they come, and reconnect with the last event id you hold",
-                stall.as_secs()
+                "cut: this connection took no bytes for {stall:?} while replies waited; \
+                 read them as they come, and reconnect with the last event id you hold"
             ))
             .to_line();
             let _ =
