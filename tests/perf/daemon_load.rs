@@ -37,10 +37,13 @@ fn long_log(state: &Path, project: &Path) {
     let mut written = 0;
     let mut id = 2;
     while written < LOG_BYTES {
-        let kind = if id % 2 == 0 { "user.message" } else { "assistant.message" };
-        let line = format!(
-            r#"{{"id":{id},"at":"2026-11-29T19:00:00Z","type":"{kind}","text":"{text}"}}"#
-        );
+        let kind = if id % 2 == 0 {
+            "user.message"
+        } else {
+            "assistant.message"
+        };
+        let line =
+            format!(r#"{{"id":{id},"at":"2026-11-29T19:00:00Z","type":"{kind}","text":"{text}"}}"#);
         writeln!(out, "{line}").unwrap();
         written += line.len() + 1;
         id += 1;
@@ -104,7 +107,11 @@ async fn measure(keep_freed: bool) {
     let p = |q: f64| waits[((waits.len() - 1) as f64 * q) as usize];
     println!(
         "{}: at rest {:.1} MB; {WATCHERS} never-reading watchers of a {} MB log: {:.1} MB (highest seen {:.1} MB, VmHWM {:.1} MB); after they left: {}; a `list` meanwhile: p50 {:?}, max {:?} ({} asked)",
-        if keep_freed { "keeping freed memory" } else { "giving it back (default)" },
+        if keep_freed {
+            "keeping freed memory"
+        } else {
+            "giving it back (default)"
+        },
         mb(rest),
         LOG_BYTES >> 20,
         mb(with_watchers),

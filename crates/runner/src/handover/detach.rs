@@ -155,6 +155,14 @@ pub enum DetachError {
         address: Address,
         error: ClientError,
     },
+    #[error(
+        "session {session} has handed itself over, but process {pid} took it before the daemon at {address} could: it carries on in that process, not in the daemon; follow it with `chock log -f {session}`, and hand it over from there with `chock detach {session}` if you meant to"
+    )]
+    TakenElsewhere {
+        session: String,
+        address: Address,
+        pid: u32,
+    },
     #[error("cannot start a runtime for the handover: {0}")]
     Runtime(std::io::Error),
 }
@@ -233,17 +241,63 @@ async fn detach_async(
         .clone()
         .with_timeout(ADOPT_TIMEOUT)
         .adopt(&project, &session)
-        .await
-        .map_err(|source| DetachError::AdoptFailed {
-            session: session.clone(),
+        .await;
+    match adopted {
+        Ok(adopted) => Ok(Detached {
+            session: id,
             address: options.daemon.clone(),
-            error: source,
-        })?;
-    Ok(Detached {
-        session: id,
-        address: options.daemon.clone(),
-        log: adopted.log,
-        asked: !handed_unclaimed,
+            log: adopted.log,
+            asked: !handed_unclaimed,
+        }),
+        Err(error) => match adopt_failed(&client, &project, &id, &log, error).await {
+            // Another adopt gave it to the daemon first: it is the daemon's.
+            None => Ok(Detached {
+                session: id,
+                address: options.daemon.clone(),
+                log: log.display().to_string(),
+                asked: !handed_unclaimed,
+            }),
+            Some(err) => Err(err),
+        },
+    }
+}
+
+/// What happened when the daemon's adopt did not answer ok: the lock says
+/// who holds the session now, and the daemon's row says whether that is
+/// its own child (another adopt got there first: `None`, the daemon has
+/// it), so the report names where the session carries on.
+async fn adopt_failed(
+    client: &Client,
+    project: &Path,
+    id: &SessionId,
+    log: &Path,
+    error: ClientError,
+) -> Option<DetachError> {
+    let session = id.as_str().to_owned();
+    let holder = chock_log::locks::owner_pid(log).ok().flatten();
+    if let Some(pid) = holder {
+        let daemons = client
+            .clone()
+            .with_timeout(PROVE_TIMEOUT)
+            .list(project)
+            .await
+            .ok()
+            .and_then(|rows| {
+                rows.into_iter()
+                    .find(|r| r.row["id"].as_str() == Some(id.as_str()))
+            })
+            .and_then(|r| r.row["child"]["pid"].as_u64())
+            .is_some_and(|child| child == u64::from(pid));
+        return (!daemons).then(|| DetachError::TakenElsewhere {
+            session,
+            address: client.address().clone(),
+            pid,
+        });
+    }
+    Some(DetachError::AdoptFailed {
+        session,
+        address: client.address().clone(),
+        error,
     })
 }
 
