@@ -214,6 +214,18 @@ pub(crate) fn with_daemon_facts(
         (child.pid, ended)
     });
     let mut row = row.with_owner(path);
+    if row.owned == Some(false) {
+        // Nobody holds the log, so sockets beside it that nothing answers
+        // on were left by a process killed before it removed them.
+        for socket in [
+            shared.store.approve_socket(id),
+            shared.store.state().handover_socket(id),
+        ] {
+            if chock_control::owned_socket::remove_if_stale(&socket) {
+                tracing::info!(path = %socket.display(), "removed a stale socket");
+            }
+        }
+    }
     let crashed = child.as_ref().and_then(|(_, ended)| ended.clone());
     if let Some(ending) =
         crashed.filter(|_| row.status != RowStatus::Ended && row.owned != Some(true))

@@ -118,3 +118,21 @@ async fn a_watcher_that_never_reads_is_cut_after_the_stall_bound() {
         "{last}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sockets_left_by_a_session_killed_after_its_ending_are_removed_by_the_next_reader() {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
+    let log = h.live_log(S1);
+    log.end();
+    let dir = h.state().join("sessions").join(S1);
+    for name in ["approve.sock", "handover.sock"] {
+        // Bound and never removed: the process was killed.
+        drop(std::os::unix::net::UnixListener::bind(dir.join(name)).unwrap());
+        assert!(dir.join(name).exists());
+    }
+    let rows = h.client().list(&h.project()).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    for name in ["approve.sock", "handover.sock"] {
+        assert!(!dir.join(name).exists(), "{name} is removed");
+    }
+}
