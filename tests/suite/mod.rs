@@ -30,6 +30,7 @@ mod serve;
 mod serve_browser;
 mod session_logs;
 mod sessions;
+mod soak;
 mod stop_check;
 mod stop_resume;
 mod stop_session;

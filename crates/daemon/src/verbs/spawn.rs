@@ -74,6 +74,27 @@ pub(crate) async fn adopt(
             "session {session} is still owned by {by}: hand it over with 'chock detach {session}'"
         )));
     }
+    // Only a log that ends with a handover waits for an adopt; one that
+    // another process carried on since (and perhaps finished) does not.
+    let folded = shared.store.fold(&path).map_err(|err| {
+        VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
+    })?;
+    let handed = matches!(
+        &folded.state.status,
+        chock_log::Status::Ended {
+            reason: chock_log::event::EndReason::Handover,
+            ..
+        }
+    );
+    if !handed {
+        let by = folded.state.owner_pid.map_or_else(String::new, |pid| {
+            format!(" (the last process to open it was {pid})")
+        });
+        return Err(VerbError::Refuse(format!(
+            "session {session} is not waiting to be adopted: its log does not end with a \
+             handover{by}; 'chock log {session}' shows how it stands"
+        )));
+    }
     let dir = project_dir(project)?;
     // Read before the child can append its own `session.open`.
     let before = store::last_id(&path).unwrap_or(0);

@@ -160,7 +160,21 @@ async fn adopt_runs_chock_run_adopt_on_a_log_nobody_holds() {
     let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
-    drop(log); // the first owner let go
+    drop(log); // the first owner let go without handing it over
+    let err = h.client().adopt(&h.project(), S1).await.unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "session {S1} is not waiting to be adopted: its log does not end with a handover (the last process to open it was {})",
+            std::process::id()
+        )),
+        "{err}"
+    );
+    let mut log = chock_testkit::LiveLog::adopt(h.state(), S1, &h.project_text());
+    log.append(
+        "session.end",
+        r#""reason":"handover","detail":"to the daemon""#,
+    );
+    drop(log);
     let adopted = h.client().adopt(&h.project(), S1).await.unwrap();
     assert_eq!(adopted.session, S1);
     // Now the daemon's child holds it: a second adopt says so (ok), and
@@ -170,7 +184,7 @@ async fn adopt_runs_chock_run_adopt_on_a_log_nobody_holds() {
     assert_eq!(again.session, S1);
     assert_eq!(child_pid(&h).await, pid);
     h.release(S1);
-    let mut watch = h.client().watch(&h.project(), S1, 2).await.unwrap();
+    let mut watch = h.client().watch(&h.project(), S1, 4).await.unwrap();
     let mut kinds = Vec::new();
     while let Some(event) = watch.next_event().await.unwrap() {
         let value: serde_json::Value = serde_json::from_str(&event.line).unwrap();

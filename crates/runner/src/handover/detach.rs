@@ -274,7 +274,10 @@ async fn adopt_failed(
     error: ClientError,
 ) -> Option<DetachError> {
     let session = id.as_str().to_owned();
-    let holder = chock_log::locks::owner_pid(log).ok().flatten();
+    let holder = chock_log::locks::owner_pid(log)
+        .ok()
+        .flatten()
+        .or_else(|| next_owner(log));
     if let Some(pid) = holder {
         let daemons = client
             .clone()
@@ -298,6 +301,24 @@ async fn adopt_failed(
         session,
         address: client.address().clone(),
         error,
+    })
+}
+
+/// The process that opened the log after its last handover ending (from
+/// its `session.open`), whether or not it still holds it.
+fn next_owner(log: &Path) -> Option<u32> {
+    let batch = chock_log::read_after(log, chock_log::EventId(0)).ok()?;
+    let events: Vec<chock_log::Event> = batch
+        .events
+        .iter()
+        .filter_map(|raw| chock_log::Event::parse(raw.line.as_bytes()).ok())
+        .collect();
+    let handed = events.iter().rposition(|e| {
+        matches!(&e.body, chock_log::EventBody::SessionEnd(end) if end.reason == EndReason::Handover)
+    })?;
+    events[handed..].iter().find_map(|e| match &e.body {
+        chock_log::EventBody::SessionOpen(open) => Some(open.pid),
+        _ => None,
     })
 }
 
