@@ -271,29 +271,43 @@ fn soak() {
         .unwrap();
     let client = Client::new(daemon_address.clone()).with_timeout(Duration::from_secs(30));
 
-    // Sessions through the daemon.
-    let mut ids = Vec::new();
-    for _ in 0..scale.sessions {
-        let started = runtime
-            .block_on(client.start(&project_dir, "write a file"))
-            .unwrap();
-        ids.push(SessionId::parse(&started.session).unwrap());
-    }
-    let held = bad_clients(
-        &scale,
-        &daemon_socket,
-        &serve_address,
-        &project_dir,
-        ids[0].as_str(),
-    );
-
-    // Kills at random points, each carried on by a person's --continue.
+    // Sessions through the daemon, and among them kills at random points
+    // of the ones running, each carried on by a person's --continue.
     let mut prefixes: HashMap<String, Vec<Vec<u8>>> = HashMap::new();
     let mut continues = Vec::new();
     let mut waits = Vec::new();
-    for _ in 0..scale.kills {
-        let id = &ids[rng.below(ids.len())];
-        std::thread::sleep(Duration::from_millis(rng.below(300) as u64));
+    let mut ids: Vec<SessionId> = Vec::new();
+    let mut held = Vec::new();
+    let every = (scale.sessions / scale.kills.max(1)).max(1);
+    let mut killed = 0;
+    let mut tries = 0;
+    while ids.len() < scale.sessions || (killed < scale.kills && tries < scale.kills * 20) {
+        if ids.len() < scale.sessions {
+            let started = runtime
+                .block_on(client.start(&project_dir, "write a file"))
+                .unwrap();
+            ids.push(SessionId::parse(&started.session).unwrap());
+            if ids.len() == 1 {
+                held = bad_clients(
+                    &scale,
+                    &daemon_socket,
+                    &serve_address,
+                    &project_dir,
+                    ids[0].as_str(),
+                );
+            }
+            if ids.len() % every != 0 {
+                continue;
+            }
+        }
+        if killed >= scale.kills {
+            continue;
+        }
+        tries += 1;
+        // One of the newest sessions, after a random moment.
+        std::thread::sleep(Duration::from_millis(rng.below(200) as u64));
+        let recent = &ids[ids.len().saturating_sub(every.max(3))..];
+        let id = recent[rng.below(recent.len())].clone();
         let asked = Instant::now();
         let rows = runtime.block_on(client.list(&project_dir)).unwrap();
         waits.push(asked.elapsed());
@@ -301,13 +315,17 @@ fn soak() {
             .iter()
             .find(|r| r.row["id"] == id.as_str())
             .and_then(|r| r.row["child"]["pid"].as_u64());
-        let log = st.log_path(id);
+        let log = st.log_path(&id);
         if let Some(pid) = pid.filter(|_| chock_log::locks::is_owned(&log).unwrap_or(false)) {
             let _ = Command::new("kill")
                 .args(["-9", &pid.to_string()])
                 .stderr(Stdio::null())
                 .status();
             std::thread::sleep(Duration::from_millis(100));
+            if chock_log::locks::is_owned(&log).unwrap_or(true) {
+                continue; // it ended and another took it; not a kill
+            }
+            killed += 1;
             prefixes
                 .entry(id.as_str().to_owned())
                 .or_default()
@@ -466,7 +484,8 @@ fn soak() {
                 "{id}: the process named is the one that took it: {stderr}"
             );
         } else {
-            println!("soak: handover of {id} not made: {}", stderr.trim());
+            let last = stderr.trim().lines().last().unwrap_or("");
+            println!("soak: handover of {id} not made: {last}");
         }
     }
     waits.sort();
