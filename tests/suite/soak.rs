@@ -296,7 +296,7 @@ fn soak() {
                     ids[0].as_str(),
                 );
             }
-            if ids.len() % every != 0 {
+            if !ids.len().is_multiple_of(every) {
                 continue;
             }
         }

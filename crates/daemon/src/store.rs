@@ -55,9 +55,12 @@ pub(crate) struct Store {
 /// the daemon's memory holds one fold's work, not a hundred.
 #[derive(Debug, Default)]
 struct Rows {
-    kept: Mutex<HashMap<PathBuf, (u64, Option<SystemTime>, SessionState)>>,
+    kept: Mutex<HashMap<PathBuf, Kept>>,
     folding: Mutex<()>,
 }
+
+/// A log's length and modification time when it was folded, and the fold.
+type Kept = (u64, Option<SystemTime>, SessionState);
 
 impl Rows {
     fn fold(&self, path: &Path) -> Result<FoldedLog, chock_log::ReadError> {
