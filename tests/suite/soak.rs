@@ -38,6 +38,8 @@ use super::kit::fake_model;
 
 /// How much of everything a run does.
 struct Scale {
+    /// The size of the log the never-reading clients watch.
+    big_log: usize,
     sessions: usize,
     kills: usize,
     races: usize,
@@ -51,6 +53,7 @@ impl Scale {
     fn from_env() -> Scale {
         if std::env::var("CHOCK_SOAK").as_deref() == Ok("long") {
             Scale {
+                big_log: 100 << 20,
                 sessions: 100,
                 kills: 40,
                 races: 10,
@@ -61,6 +64,7 @@ impl Scale {
             }
         } else {
             Scale {
+                big_log: 20 << 20,
                 sessions: 6,
                 kills: 3,
                 races: 2,
@@ -152,6 +156,38 @@ fn ended(log: &Path) -> bool {
         && !chock_log::locks::is_owned(log).unwrap_or(true)
 }
 
+/// A long log of an ended session, held by nobody, for the clients that
+/// never read: the daemon's memory must not grow with it.
+fn big_log(state: &Path, project: &Path, bytes: usize) -> &'static str {
+    let id = chock_testkit::S3;
+    let dir = state.join("sessions").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join("log.jsonl")).unwrap());
+    writeln!(
+        out,
+        r#"{{"id":1,"at":"2026-11-29T19:00:00Z","type":"session.open","session_id":"{id}","project":"{}","model":"fake","pid":1}}"#,
+        project.display()
+    )
+    .unwrap();
+    let text = "x".repeat(4000);
+    let (mut written, mut n) = (0, 2);
+    while written < bytes {
+        let line = format!(
+            r#"{{"id":{n},"at":"2026-11-29T19:00:00Z","type":"user.message","text":"{text}"}}"#
+        );
+        writeln!(out, "{line}").unwrap();
+        written += line.len() + 1;
+        n += 1;
+    }
+    writeln!(
+        out,
+        r#"{{"id":{n},"at":"2026-11-29T19:00:00Z","type":"session.end","reason":"done","detail":"finished"}}"#
+    )
+    .unwrap();
+    out.flush().unwrap();
+    id
+}
+
 /// The bad clients, each bounded: garbage to the daemon, slowloris to
 /// serve, watchers of the daemon and event streams of serve that read
 /// nothing. Returns what must stay open until the end.
@@ -160,7 +196,7 @@ fn bad_clients(
     daemon: &Path,
     serve: &str,
     project: &Path,
-    busy: &str,
+    watched: &str,
 ) -> Vec<Box<dyn Send>> {
     let mut held: Vec<Box<dyn Send>> = Vec::new();
     for n in 0..scale.garbage {
@@ -179,7 +215,7 @@ fn bad_clients(
         if let Ok(mut stream) = UnixStream::connect(daemon) {
             let _ = write!(
                 stream,
-                "hello chock-control 1\nwatch {}\t{busy}\t0\n",
+                "hello chock-control 1\nwatch {}\t{watched}\t0\n",
                 project.display()
             );
             held.push(Box::new(stream));
@@ -187,7 +223,7 @@ fn bad_clients(
         if let Ok(mut stream) = TcpStream::connect(serve) {
             let _ = write!(
                 stream,
-                "GET /api/sessions/{busy}/watch?project={}&after=0 HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+                "GET /api/sessions/{watched}/watch?project={}&after=0 HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
                 project.display()
             );
             held.push(Box::new(stream));
@@ -232,6 +268,7 @@ fn soak() {
     let project = TempProject::git();
     let project_dir = project.path().canonicalize().unwrap();
     let fake = fake_model(state.path(), []);
+    let big = big_log(state.path(), &project_dir, scale.big_log);
     let mut n = 0;
     let mut feed = |count: usize| {
         for _ in 0..count {
@@ -288,13 +325,7 @@ fn soak() {
                 .unwrap();
             ids.push(SessionId::parse(&started.session).unwrap());
             if ids.len() == 1 {
-                held = bad_clients(
-                    &scale,
-                    &daemon_socket,
-                    &serve_address,
-                    &project_dir,
-                    ids[0].as_str(),
-                );
+                held = bad_clients(&scale, &daemon_socket, &serve_address, &project_dir, big);
             }
             if !ids.len().is_multiple_of(every) {
                 continue;
@@ -491,7 +522,7 @@ fn soak() {
     waits.sort();
     let worst = *waits.last().unwrap();
     println!(
-        "soak: {} sessions ({} started through the daemon, {} handover races: {} handed to the daemon, {} taken by the person first), {} kills carried on, {} garbage, {} slowloris, {} never-reading watchers and {} event streams; peak RSS daemon {:.1} MB, serve {:.1} MB; a list meanwhile: p50 {:?}, max {:?} ({} asked); {:.1} s",
+        "soak: {} sessions ({} started through the daemon, {} handover races: {} handed to the daemon, {} taken by the person first), {} kills carried on, {} garbage, {} slowloris, {} never-reading watchers and {} event streams of a {} MB log; peak RSS daemon {:.1} MB, serve {:.1} MB; a list meanwhile: p50 {:?}, max {:?} ({} asked); {:.1} s",
         ids.len(),
         scale.sessions,
         races.len(),
@@ -502,6 +533,7 @@ fn soak() {
         scale.slow,
         scale.never_reading,
         scale.never_reading,
+        scale.big_log >> 20,
         peak.0 as f64 / 1024.0,
         peak.1 as f64 / 1024.0,
         waits[waits.len() / 2],

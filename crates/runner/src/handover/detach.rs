@@ -455,7 +455,7 @@ async fn exchange(
         on_progress,
     )
     .await?;
-    released(log, session).await
+    released(log, session, client.address()).await
 }
 
 /// The second round trip: proves the daemon is there once more, confirms,
@@ -501,7 +501,7 @@ async fn confirm(
 
 /// The log is the proof, not the socket: only a durable handover ending
 /// counts, and the lock must be free before the daemon can take it.
-async fn released(log: &Path, session: String) -> Result<(), DetachError> {
+async fn released(log: &Path, session: String, address: &Address) -> Result<(), DetachError> {
     let unconfirmed = |why: String| DetachError::Unconfirmed {
         session: session.clone(),
         why,
@@ -514,6 +514,14 @@ async fn released(log: &Path, session: String) -> Result<(), DetachError> {
             ..
         }
     ) {
+        // It did let go, and another process opened the log straight after.
+        if let Some(pid) = next_owner(log) {
+            return Err(DetachError::TakenElsewhere {
+                session,
+                address: address.clone(),
+                pid,
+            });
+        }
         return Err(unconfirmed(
             "its log does not end with a handover".to_owned(),
         ));
