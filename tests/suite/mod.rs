@@ -36,6 +36,7 @@ mod serve_browser;
 mod session_logs;
 mod sessions;
 mod skills;
+mod soak;
 mod stop_check;
 mod stop_resume;
 mod stop_session;

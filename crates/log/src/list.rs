@@ -7,9 +7,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::fold::{SessionState, fold_log};
+use crate::fold::{FoldedLog, SessionState, fold_log};
 use crate::id::SessionId;
 use crate::paths::StateDir;
+use crate::reader::ReadError;
 
 /// The result of [`list_sessions`].
 #[derive(Debug, Default)]
@@ -23,6 +24,16 @@ pub struct ListedSessions {
 /// Fold every session under `state`, newest first; with `project`, only the
 /// sessions of that project directory.
 pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions {
+    list_sessions_with(state, project, fold_log)
+}
+
+/// [`list_sessions`] with each log folded by `fold`: the daemon passes the
+/// row fold ([`crate::fold::fold_row`]) through a cache of its own.
+pub fn list_sessions_with(
+    state: &StateDir,
+    project: Option<&Path>,
+    mut fold: impl FnMut(&Path) -> Result<FoldedLog, ReadError>,
+) -> ListedSessions {
     let mut listed = ListedSessions::default();
     let dir = state.sessions();
     let entries = match fs::read_dir(&dir) {
@@ -59,7 +70,7 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
     ids.sort_unstable_by(|a, b| b.cmp(a));
     for id in ids {
         let path = state.log_path(&id);
-        match fold_log(&path) {
+        match fold(&path) {
             Ok(folded) => {
                 if let Some(want) = &project {
                     let theirs = folded.state.project.as_deref().map(canonical);

@@ -35,6 +35,11 @@ pub(crate) struct DaemonArgs {
     /// The chock executable each session runs as `chock run` (tests only).
     #[arg(long, value_name = "PATH", hide = true)]
     run_exe: Option<PathBuf>,
+
+    /// Keep what the allocator freed after a burst instead of giving it
+    /// back (the benchmark's comparison only).
+    #[arg(long, hide = true)]
+    keep_freed_memory: bool,
 }
 
 pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
@@ -53,6 +58,7 @@ pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
     let mut config = chock_daemon::Config::new(state.root().to_owned(), chock_exe);
     config.socket = args.socket;
     config.tcp = tcp;
+    config.return_memory = !args.keep_freed_memory;
     chock_daemon::run(config, |addresses| {
         super::output::announce(addresses, None);
     })?;

@@ -8,7 +8,9 @@ use super::{Conn, Shared, VerbError, project_dir, with_daemon_facts};
 
 pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Result<(), VerbError> {
     let dir = project_dir(project)?;
-    let listed = chock_log::list_sessions(shared.store.state(), Some(&dir));
+    let listed = chock_log::list_sessions_with(shared.store.state(), Some(&dir), |path| {
+        shared.store.fold(path)
+    });
     // One unreadable log must not hide every other session.
     for (path, why) in &listed.skipped {
         tracing::warn!(path = %path.display(), %why, "list skipped an entry");

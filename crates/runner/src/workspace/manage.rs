@@ -36,6 +36,9 @@ pub struct Entry {
     pub owned: bool,
     /// The repository's common git directory, as the log recorded it.
     pub common_dir: Option<PathBuf>,
+    /// Left by a session that stopped while its checkout was being made:
+    /// no log names it and nothing ran in it.
+    pub half_made: bool,
 }
 
 impl Entry {
@@ -88,8 +91,53 @@ fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
         session_status: state.status.clone(),
         owned,
         common_dir: ws.common_dir.clone(),
+        half_made: false,
         session: id,
     })
+}
+
+/// A checkout no log names, left by a session killed while it was being
+/// made (`remake.rs`): found by the session's id, so it can be shown and
+/// discarded like any other.
+fn half_made_entry(
+    state_dir: &StateDir,
+    id: SessionId,
+    state: &SessionState,
+    log: &Path,
+) -> Option<Entry> {
+    if state.workspace.is_some() {
+        return None;
+    }
+    let project = state.project.clone()?;
+    let left = super::remake::half_made(state_dir, &id, &project)?;
+    let owned = locks::is_owned(log).unwrap_or(false);
+    Some(Entry {
+        project: Some(project),
+        dir: left.dir,
+        commit: left.commit.unwrap_or_default(),
+        branch: left.branch,
+        exists: left.exists,
+        applied: false,
+        status: if owned {
+            "its checkout is being made".to_owned()
+        } else {
+            "half made (the session stopped while its checkout was being made)".to_owned()
+        },
+        session_status: state.status.clone(),
+        owned,
+        common_dir: None,
+        half_made: true,
+        session: id,
+    })
+}
+
+fn any_entry(
+    state_dir: &StateDir,
+    id: SessionId,
+    state: &SessionState,
+    log: &Path,
+) -> Option<Entry> {
+    entry(id.clone(), state, log).or_else(|| half_made_entry(state_dir, id, state, log))
 }
 
 /// Every session's workspace, newest first.
@@ -99,7 +147,7 @@ pub fn list(state: &StateDir) -> Vec<Entry> {
         .into_iter()
         .filter_map(|(id, s)| {
             let log = state.log_path(&id);
-            entry(id, &s, &log)
+            any_entry(state, id, &s, &log)
         })
         .collect()
 }
@@ -110,7 +158,7 @@ pub fn find(state: &StateDir, session: &str) -> Result<Entry, WorkspaceError> {
         .find_session(session)
         .map_err(|err| WorkspaceError::Refused(err.to_string()))?;
     let folded = fold_log(&log).map_err(|err| WorkspaceError::Refused(err.to_string()))?;
-    entry(id.clone(), &folded.state, &log).ok_or_else(|| {
+    any_entry(state, id.clone(), &folded.state, &log).ok_or_else(|| {
         WorkspaceError::Refused(format!(
             "session {} has no workspace in its log",
             id.as_str()
@@ -160,6 +208,13 @@ pub fn show(state: &StateDir, entry: &Entry) -> Result<String, WorkspaceError> {
         entry.status,
         if entry.applied { ", applied" } else { "" },
     );
+    if entry.half_made {
+        let id = entry.session.as_str();
+        out.push_str(&format!(
+            "the session stopped while this checkout was being made, so no log names it and nothing ran in it: `chock run --continue {id}` makes it again, `chock workspace discard {id}` removes it\n"
+        ));
+        return Ok(out);
+    }
     if !entry.exists {
         out.push_str(&format!("{}\n", missing(entry)));
         return Ok(out);
@@ -257,6 +312,14 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
             entry.dir.display()
         )));
     }
+    if entry.half_made {
+        let project = entry.project.clone().unwrap_or_default();
+        super::remake::clear(state, &entry.session, &project)?;
+        return Ok(Discarded {
+            dir: entry.dir.clone(),
+            kept_branch: None,
+        });
+    }
     let repo = repo_of(entry)?;
     let dir = entry.dir.to_string_lossy().into_owned();
     // git refuses to remove a worktree whose `.git` no longer points back,
@@ -274,7 +337,7 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
     }
     // The session's private git directory goes with the checkout.
     let session_dir = state.session_dir(&entry.session);
-    for name in ["git", "git-pointer", "git-config", "git-import", "host-git"] {
+    for name in super::remake::CHECKOUT_FILES {
         let path = session_dir.join(name);
         let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
     }
