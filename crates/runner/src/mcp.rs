@@ -65,10 +65,10 @@ pub(crate) async fn start(
     }
     let mut plans = Vec::new();
     for server in &servers.servers {
-        if let Some(mut plan) = plan(policy, writer, server)? {
-            if give_secrets(policy, writer, redactor, &mut plan).await? {
-                plans.push(plan);
-            }
+        if let Some(mut plan) = plan(policy, writer, server)?
+            && give_secrets(policy, writer, redactor, &mut plan).await?
+        {
+            plans.push(plan);
         }
     }
     let started =
