@@ -94,7 +94,7 @@ pub struct BackgroundJob {
 }
 
 /// The session's workspace.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Workspace {
     /// The directory.
     pub dir: PathBuf,

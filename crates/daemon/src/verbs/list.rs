@@ -2,7 +2,7 @@
 //! `<started at>\t<row as JSON>`, newest first.
 
 use chock_control::Reply;
-use chock_log::SessionRow;
+use chock_log::LazyLocks;
 
 use super::{Conn, Shared, VerbError, project_dir, with_daemon_facts};
 
@@ -13,9 +13,10 @@ pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Res
     for (path, why) in &listed.skipped {
         tracing::warn!(path = %path.display(), %why, "list skipped an entry");
     }
-    for (id, state) in listed.sessions {
-        let path = shared.store.log_path(&id);
-        let row = with_daemon_facts(shared, &id, &path, SessionRow::from_state(&id, &state));
+    let mut locks = LazyLocks::default();
+    for listed in listed.sessions {
+        let path = shared.store.log_path(&listed.id);
+        let row = with_daemon_facts(shared, &listed.id, &path, listed.row(&mut locks));
         conn.queue(&Reply::Row {
             started_at: row.started_at(),
             row: row.json(),

@@ -195,7 +195,13 @@ pub(crate) fn with_daemon_facts(
         let ended = child.ended.borrow().clone().map(|e| e.0);
         (child.pid, ended)
     });
-    let mut row = row.with_owner(path);
+    // A listing has looked up the owner of every session not ended, with
+    // one reading of /proc/locks; an ended session's owner is not asked.
+    let mut row = if row.owned.is_some() || row.status == RowStatus::Ended {
+        row
+    } else {
+        row.with_owner(path)
+    };
     let crashed = child.as_ref().and_then(|(_, ended)| ended.clone());
     if let Some(ending) =
         crashed.filter(|_| row.status != RowStatus::Ended && row.owned != Some(true))
