@@ -224,4 +224,5 @@ async fn idle() {
 #[cfg(test)]
 mod approval_rss;
 mod first_request;
+mod history;
 mod tool_calls;

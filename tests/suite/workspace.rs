@@ -554,3 +554,92 @@ fn workspace_list_json_of_the_fixture_sessions() {
     assert_eq!(ok(&out), "exit Some(0)\nstdout: \nstderr: ");
     drop(state);
 }
+
+#[test]
+fn prune_removes_applied_and_workless_workspaces_and_keeps_work_unless_asked() {
+    let w = World::new([
+        call_turn(
+            "a1",
+            "write_file",
+            json!({"path": "a.txt", "content": "a\n"}),
+        ),
+        Turn::text("wrote a").into(),
+        call_turn(
+            "b1",
+            "write_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+        ),
+        Turn::text("wrote b").into(),
+        Turn::text("nothing to do").into(),
+        Turn::text("still here").into(),
+    ]);
+    let applied = w.session("write a");
+    ok(&w.run(&["workspace", "apply", "--yes", applied.as_str()]));
+    let with_work = w.session("write b");
+    let workless = w.session("look around");
+    let running = w.session("keep going");
+    // A process holds the last one's log, as a running session does.
+    let _held = chock_log::LogWriter::open(w.st().log_path(&running)).unwrap();
+    let dir = |id: &SessionId| w.st().workspace_dir(id);
+
+    // The default keeps a week: only the applied one goes, and its merged
+    // branch with it.
+    let out = ok(&w.run(&["workspace", "prune"]));
+    assert!(
+        out.contains(&format!("({}): applied", applied.as_str())),
+        "{out}"
+    );
+    assert!(!dir(&applied).exists());
+    assert!(dir(&with_work).is_dir() && dir(&workless).is_dir() && dir(&running).is_dir());
+    let branches = w.project.run_git(&["branch", "--list", "chock/*"]);
+    assert!(!branches.contains(applied.as_str()), "{branches}");
+
+    // Older than nothing: the workless one goes; work is kept unless asked.
+    let dry = ok(&w.run(&["workspace", "prune", "--older-than", "0", "--dry-run"]));
+    assert!(dry.contains("would remove"), "{dry}");
+    assert!(dir(&workless).is_dir(), "a dry run removes nothing");
+    let out = ok(&w.run(&["workspace", "prune", "--older-than", "0"]));
+    assert!(
+        out.contains(&format!("({}): no work left", workless.as_str())),
+        "{out}"
+    );
+    assert!(!dir(&workless).exists());
+    assert!(
+        dir(&with_work).is_dir(),
+        "its work is on no branch of yours: {out}"
+    );
+
+    // Asked: the checkout goes, the unmerged branch stays with the work.
+    let out = ok(&w.run(&["workspace", "prune", "--older-than", "0", "--unapplied"]));
+    assert!(
+        out.contains(&format!("kept branch chock/{}", with_work.as_str())),
+        "{out}"
+    );
+    assert!(!dir(&with_work).exists());
+    let kept = w
+        .project
+        .run_git(&["show", &format!("chock/{}:b.txt", with_work.as_str())]);
+    assert_eq!(kept, "b\n");
+    assert!(dir(&running).is_dir(), "a running session is never pruned");
+}
+
+#[test]
+fn a_state_dir_without_marks_still_names_a_kept_workspace_at_the_next_start() {
+    let w = World::new([
+        Reply::error(500, "overloaded"),
+        Turn::text("fine now").into(),
+    ]);
+    let p = w.project_path();
+    assert_eq!(w.run(&["run", p, "hi"]).status.code(), Some(1));
+    let id = sessions(w.dir()).remove(0);
+    // As a state directory from before the marks existed.
+    std::fs::remove_dir_all(w.dir().join("index")).unwrap();
+    let t = ok(&w.run(&["run", p, "again"]));
+    assert!(
+        t.contains(&format!(
+            "session {} (ended: error) kept its workspace",
+            id.as_str()
+        )),
+        "{t}"
+    );
+}

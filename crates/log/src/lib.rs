@@ -16,12 +16,12 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod blocks;
-mod index;
 pub mod event;
 pub mod fold;
 pub mod follow;
 pub mod head;
 pub mod id;
+mod index;
 mod lines;
 pub mod list;
 pub mod locks;

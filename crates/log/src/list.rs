@@ -13,7 +13,6 @@
 //! hide the others.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::EndReason;
 use crate::fold::{SessionState, Status, Workspace, fold_log};
 use crate::id::SessionId;
-use crate::index::{Index, Key};
+use crate::index::{Found, Index, Key};
 use crate::locks::Snapshot;
 use crate::paths::StateDir;
 use crate::row::{RowStatus, SessionRow};
@@ -90,21 +89,26 @@ impl Listed {
         locks.holds(self.file.0, self.file.1)
     }
 
-    /// The row with `owned` filled in: from `locks` for a session that has
-    /// not ended (`locks` is read only when some session needs it), and
-    /// left unknown for one that has.
+    /// The row with `owned` filled in from `locks`, one reading of
+    /// `/proc/locks` for the whole listing.
     pub fn row(&self, locks: &mut LazyLocks) -> SessionRow {
         let mut row = self.summary.row.clone();
-        if row.status != RowStatus::Ended {
-            row.owned = locks.get().map(|locks| self.owned(locks));
-        }
+        row.owned = locks.get().map(|locks| self.owned(locks));
         row
+    }
+
+    /// [`Listed::row`], taking the summary's row instead of copying it.
+    pub fn into_row(self, locks: &mut LazyLocks) -> SessionRow {
+        let owned = locks.get().map(|locks| self.owned(locks));
+        SessionRow {
+            owned,
+            ..self.summary.row
+        }
     }
 }
 
-/// `/proc/locks`, read the first time a listing needs it (its first
-/// reading after a quiet moment costs milliseconds on some kernels, so a
-/// listing of ended sessions never reads it).
+/// `/proc/locks`, read once, the first time a listing needs it (its first
+/// reading after a quiet moment costs milliseconds on some kernels).
 #[derive(Debug, Default)]
 pub struct LazyLocks(Option<Option<Snapshot>>);
 
@@ -131,41 +135,59 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
     let Some(ids) = session_ids(state, &mut listed.skipped) else {
         return listed;
     };
+    let sessions = state.sessions();
+    let dir = match rustix::fs::open(
+        &sessions,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) {
+        Ok(dir) => dir,
+        Err(e) => {
+            let e = std::io::Error::from(e);
+            listed
+                .skipped
+                .push((sessions, format!("cannot list sessions: {e}")));
+            return listed;
+        }
+    };
+    let mut index = Index::load(state);
+    let mut found = Vec::with_capacity(ids.len());
+    let mut files = Vec::with_capacity(ids.len());
+    for id in ids {
+        // Relative to the sessions directory: one short path walk each.
+        let stat = match rustix::fs::statat(
+            &dir,
+            format!("{}/log.jsonl", id.as_str()),
+            rustix::fs::AtFlags::empty(),
+        ) {
+            Ok(stat) => stat,
+            Err(e) => {
+                let path = state.log_path(&id);
+                let why = if e == rustix::io::Errno::NOENT {
+                    format!("no session log at {}", path.display())
+                } else {
+                    let e = std::io::Error::from(e);
+                    format!("cannot read the session log {}: {e}", path.display())
+                };
+                listed.skipped.push((path, why));
+                continue;
+            }
+        };
+        let key = Key::of(&stat);
+        let summary = index.take(&id, key).unwrap_or_else(|| {
+            fold_log(&state.log_path(&id))
+                .map(|f| Summary::of(&id, &f.state))
+                .map_err(|e| e.to_string())
+        });
+        files.push((stat.st_dev, stat.st_ino));
+        found.push(Found { id, key, summary });
+    }
+    index.save(state, &found);
     // The project is canonicalised once; a log records its project as the
     // session canonicalised it, so theirs is compared as written.
     let want = project.map(|p| (fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()), p));
-    let mut index = Index::load(state);
-    for id in ids {
-        let path = state.log_path(&id);
-        let meta = match fs::metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                listed.skipped.push((
-                    path.clone(),
-                    format!("no session log at {}", path.display()),
-                ));
-                continue;
-            }
-            Err(e) => {
-                listed.skipped.push((
-                    path.clone(),
-                    format!("cannot read the session log {}: {e}", path.display()),
-                ));
-                continue;
-            }
-        };
-        let key = Key::of(&meta);
-        let summary = match index.get(&id, key) {
-            Some(known) => known,
-            None => {
-                let folded = fold_log(&path)
-                    .map(|f| Summary::of(&id, &f.state))
-                    .map_err(|e| e.to_string());
-                index.put(id.clone(), key, folded.clone());
-                folded
-            }
-        };
-        match summary {
+    for (f, file) in found.into_iter().zip(files) {
+        match f.summary {
             Ok(summary) => {
                 if let Some((canonical, given)) = &want {
                     let theirs = summary.project();
@@ -174,15 +196,14 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
                     }
                 }
                 listed.sessions.push(Listed {
-                    id,
+                    id: f.id,
                     summary,
-                    file: (meta.dev(), meta.ino()),
+                    file,
                 });
             }
-            Err(why) => listed.skipped.push((path, why)),
+            Err(why) => listed.skipped.push((state.log_path(&f.id), why)),
         }
     }
-    index.save(state);
     listed
 }
 

@@ -76,7 +76,9 @@ pub(crate) fn after_append(log: &Path, body: &EventBody) {
             let text = format!("{pid} {started}\n{}\n", open.project.display());
             let _ = write_mark(&mark, &text);
         }
-        EventBody::SessionEnd(end) if matches!(end.reason, EndReason::Done | EndReason::Handover) => {
+        EventBody::SessionEnd(end)
+            if matches!(end.reason, EndReason::Done | EndReason::Handover) =>
+        {
             let _ = fs::remove_file(&mark);
         }
         _ => {}
@@ -142,7 +144,10 @@ pub fn read(state: &StateDir) -> (Vec<Unsettled>, bool) {
 pub fn seed<'a>(state: &StateDir, sessions: impl IntoIterator<Item = (&'a SessionId, &'a Path)>) {
     let dir = dir_of(state.root());
     for (id, project) in sessions {
-        let _ = write_mark(&dir.join(id.as_str()), &format!("0 0\n{}\n", project.display()));
+        let _ = write_mark(
+            &dir.join(id.as_str()),
+            &format!("0 0\n{}\n", project.display()),
+        );
     }
     let _ = write_mark(&dir.join(".seeded"), "");
 }

@@ -33,7 +33,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("chock: warning: skipped {}: {why}", path.display());
     }
     let mut locks = LazyLocks::default();
-    let rows: Vec<SessionRow> = listed.sessions.iter().map(|l| l.row(&mut locks)).collect();
+    let rows: Vec<SessionRow> = listed
+        .sessions
+        .into_iter()
+        .map(|l| l.into_row(&mut locks))
+        .collect();
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         rows.iter().try_for_each(|row| {

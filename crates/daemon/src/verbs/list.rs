@@ -16,7 +16,8 @@ pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Res
     let mut locks = LazyLocks::default();
     for listed in listed.sessions {
         let path = shared.store.log_path(&listed.id);
-        let row = with_daemon_facts(shared, &listed.id, &path, listed.row(&mut locks));
+        let id = listed.id.clone();
+        let row = with_daemon_facts(shared, &id, &path, listed.into_row(&mut locks));
         conn.queue(&Reply::Row {
             started_at: row.started_at(),
             row: row.json(),

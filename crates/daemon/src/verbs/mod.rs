@@ -195,9 +195,8 @@ pub(crate) fn with_daemon_facts(
         let ended = child.ended.borrow().clone().map(|e| e.0);
         (child.pid, ended)
     });
-    // A listing has looked up the owner of every session not ended, with
-    // one reading of /proc/locks; an ended session's owner is not asked.
-    let mut row = if row.owned.is_some() || row.status == RowStatus::Ended {
+    // A listing has looked up every owner with one reading of /proc/locks.
+    let mut row = if row.owned.is_some() {
         row
     } else {
         row.with_owner(path)

@@ -38,6 +38,8 @@ pub struct Entry {
     pub owned: bool,
     /// The repository's common git directory, as the log recorded it.
     pub common_dir: Option<PathBuf>,
+    /// When the session's newest event was written.
+    pub updated_at: Option<chock_log::Timestamp>,
 }
 
 impl Entry {
@@ -90,6 +92,7 @@ fn entry(id: SessionId, summary: &Summary, owned: bool) -> Option<Entry> {
         session_status,
         owned,
         common_dir: ws.common_dir.clone(),
+        updated_at: summary.row.updated_at,
         session: id,
     })
 }
