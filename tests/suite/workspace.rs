@@ -44,10 +44,16 @@ impl World {
     }
 
     /// `chock run <project> <message>`, asserted to succeed: the session
-    /// it made (the first in the state dir).
+    /// it made (the one that was not in the state dir before).
     fn session(&self, message: &str) -> SessionId {
+        let before = sessions(self.dir());
         ok(&self.run(&["run", self.project_path(), message]));
-        sessions(self.dir()).remove(0)
+        let mut made: Vec<SessionId> = sessions(self.dir())
+            .into_iter()
+            .filter(|id| !before.contains(id))
+            .collect();
+        assert_eq!(made.len(), 1, "one new session: {made:?}");
+        made.remove(0)
     }
 
     fn project_path(&self) -> &str {
@@ -587,7 +593,8 @@ fn prune_removes_applied_and_workless_workspaces_and_keeps_work_unless_asked() {
     let out = ok(&w.run(&["workspace", "prune"]));
     assert!(
         out.contains(&format!("({}): applied", applied.as_str())),
-        "{out}"
+        "{out}\n{}",
+        text(&w.run(&["workspace", "list", "--json"]))
     );
     assert!(!dir(&applied).exists());
     assert!(dir(&with_work).is_dir() && dir(&workless).is_dir() && dir(&running).is_dir());
