@@ -264,3 +264,54 @@ impl Index {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fold::Status;
+
+    #[test]
+    fn a_summary_survives_the_index_whatever_its_status() {
+        let id = SessionId::new();
+        let statuses = [
+            Status::Running,
+            Status::WaitingForApproval,
+            Status::WaitingForProvider("rate limited by x, retrying in 2 s (1 of 6)".into()),
+            Status::Ended {
+                reason: EndReason::Stopped,
+                detail: "stopped by a person".into(),
+            },
+            Status::Ended {
+                reason: EndReason::Unknown("later".into()),
+                detail: String::new(),
+            },
+        ];
+        for status in statuses {
+            let mut state = crate::fold::SessionState {
+                project: Some("/p".into()),
+                model: Some("m".into()),
+                owner_pid: Some(7),
+                started_at: Some(Timestamp::from_unix_millis(1_000)),
+                updated_at: Some(Timestamp::from_unix_millis(2_000)),
+                title: Some("t".into()),
+                status: status.clone(),
+                ..Default::default()
+            };
+            state.workspace = Some(Workspace {
+                dir: "/w".into(),
+                commit: "c".repeat(40),
+                branch: Some("chock/x".into()),
+                common_dir: Some("/p/.git".into()),
+                event_id: crate::id::EventId(2),
+                applied: true,
+            });
+            let summary = Summary::of(&id, &state);
+            let json = serde_json::to_string(&Compact::of(&summary)).unwrap();
+            let back = serde_json::from_str::<Compact>(&json)
+                .unwrap()
+                .into_summary(id.as_str().to_owned());
+            assert_eq!(back, summary, "{json}");
+            assert_eq!(back.status(), status);
+        }
+    }
+}
