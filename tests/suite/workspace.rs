@@ -633,7 +633,7 @@ fn prune_removes_applied_and_workless_workspaces_and_keeps_work_unless_asked() {
 #[test]
 fn a_state_dir_without_marks_still_names_a_kept_workspace_at_the_next_start() {
     let w = World::new([
-        Reply::error(500, "overloaded"),
+        Reply::error(400, "bad request"),
         Turn::text("fine now").into(),
     ]);
     let p = w.project_path();
@@ -649,4 +649,33 @@ fn a_state_dir_without_marks_still_names_a_kept_workspace_at_the_next_start() {
         )),
         "{t}"
     );
+}
+
+#[test]
+fn the_daemon_prunes_an_applied_workspace_by_itself() {
+    let w = World::new([
+        call_turn(
+            "a1",
+            "write_file",
+            json!({"path": "a.txt", "content": "a\n"}),
+        ),
+        Turn::text("wrote a").into(),
+    ]);
+    let id = w.session("write a");
+    ok(&w.run(&["workspace", "apply", "--yes", id.as_str()]));
+    let dir = w.st().workspace_dir(&id);
+    assert!(dir.is_dir());
+    let mut daemon = chock(w.dir())
+        .args(["daemon", "--prune-every", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        Duration::from_secs(20),
+        "the daemon's prune to remove the applied workspace",
+        || (!dir.exists()).then_some(()),
+    );
+    let _ = daemon.kill();
+    let _ = daemon.wait();
 }

@@ -15,6 +15,7 @@
 mod children;
 mod conn;
 mod feed;
+mod prune;
 mod store;
 mod verbs;
 
@@ -76,6 +77,18 @@ pub struct Config {
     pub line_timeout: Duration,
     /// How long a watch waits after a `handover` ending for the next owner.
     pub handover_grace: Duration,
+    /// The retention policy the daemon runs by itself, when it runs one.
+    pub prune: Option<Prune>,
+}
+
+/// `chock workspace prune` with its defaults, run by the daemon every
+/// `every` (first after five minutes, or `every` when shorter).
+#[derive(Debug, Clone)]
+pub struct Prune {
+    /// The chock executable to run it with.
+    pub exe: PathBuf,
+    /// How often.
+    pub every: Duration,
 }
 
 impl Config {
@@ -89,6 +102,7 @@ impl Config {
             start_timeout: Duration::from_secs(30),
             line_timeout: Duration::from_secs(30),
             handover_grace: Duration::from_secs(10),
+            prune: None,
         }
     }
 }
@@ -111,6 +125,7 @@ pub(crate) struct Shared {
 pub struct Daemon {
     listeners: Vec<Listener>,
     shared: Arc<Shared>,
+    prune: Option<Prune>,
 }
 
 impl Daemon {
@@ -150,6 +165,7 @@ impl Daemon {
                 listeners
             }
         };
+        let prune = config.prune;
         let shared = Arc::new(Shared {
             store: Store::new(config.state_dir),
             feeds: Arc::default(),
@@ -160,7 +176,11 @@ impl Daemon {
             line_timeout: config.line_timeout,
             handover_grace: config.handover_grace,
         });
-        Ok(Daemon { listeners, shared })
+        Ok(Daemon {
+            listeners,
+            shared,
+            prune,
+        })
     }
 
     /// The addresses a client can reach this daemon at, in the form
@@ -183,6 +203,9 @@ impl Daemon {
     /// socket files it created. Sessions it started keep running.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
         let shared = self.shared;
+        if let Some(prune) = self.prune {
+            tokio::spawn(prune::every(prune, shared.store.state().root().to_owned()));
+        }
         listen::serve_until(
             self.listeners,
             |listener| conn::accept_loop(listener, Arc::clone(&shared)),
