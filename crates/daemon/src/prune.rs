@@ -30,13 +30,15 @@ pub(crate) async fn every(prune: Prune, state_dir: PathBuf) {
                     tracing::info!("workspace prune: {line}");
                 }
             }
-            Ok(out) => tracing::warn!(
-                status = %out.status,
-                stderr = %String::from_utf8_lossy(&out.stderr).trim(),
-                "workspace prune failed"
-            ),
+            Ok(out) => {
+                tracing::warn!(
+                    status = %out.status,
+                    stderr = %String::from_utf8_lossy(&out.stderr).trim(),
+                    "workspace prune failed"
+                );
+            }
             Err(err) => {
-                tracing::warn!(%err, exe = %prune.exe.display(), "cannot run workspace prune")
+                tracing::warn!(%err, exe = %prune.exe.display(), "cannot run workspace prune");
             }
         }
     }
