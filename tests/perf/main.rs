@@ -38,8 +38,13 @@ struct Daemon {
 
 impl Daemon {
     fn start(state: &Path) -> Daemon {
+        Daemon::start_with(state, &[])
+    }
+
+    fn start_with(state: &Path, args: &[&str]) -> Daemon {
         let mut child = Command::new(chock_bin())
             .arg("daemon")
+            .args(args)
             .env("CHOCK_STATE_DIR", state)
             .stdout(Stdio::piped())
             .spawn()
@@ -223,7 +228,9 @@ async fn idle() {
 
 #[cfg(test)]
 mod approval_rss;
+mod daemon_load;
 mod first_request;
 mod history;
+mod mcp_start;
 mod prompt_cache;
 mod tool_calls;

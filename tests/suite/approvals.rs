@@ -185,6 +185,10 @@ fn another_user_who_reaches_approve_sock_is_refused_and_the_question_stays_open(
     let reply = chock_testkit::exchange_as_other_user(&socket, &format!("answer {request} yes\n"));
     assert!(reply.starts_with("error "), "{reply}");
     assert!(reply.contains("uid"), "{reply}");
+    assert!(
+        reply.contains("the user this session runs as") && !reply.contains("daemon"),
+        "a session's socket speaks for the session: {reply}"
+    );
     let folded = fold_log(&log).unwrap();
     assert_eq!(folded.state.status, Status::WaitingForApproval);
     assert!(

@@ -724,6 +724,67 @@ fn another_user_who_reaches_handover_sock_is_refused_and_nothing_changes() {
     let reply = chock_testkit::exchange_as_other_user(&socket, "handover\n");
     let mut session = session;
     assert!(reply.starts_with("error refused: uid "), "{reply}");
+    assert!(
+        reply.contains("the user this session runs as") && !reply.contains("daemon"),
+        "a session's socket speaks for the session: {reply}"
+    );
     assert_eq!(std::fs::read(&log).unwrap(), before, "the log is unchanged");
     assert!(session.0.try_wait().unwrap().is_none(), "still running");
+}
+
+#[test]
+fn a_handover_another_process_took_first_is_not_reported_as_the_daemons() {
+    let state = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let project_dir = project.path().canonicalize().unwrap();
+    let project_text = project_dir.display().to_string();
+    let id = chock_testkit::S1;
+    // A log that ends with a handover nobody took yet.
+    let mut log = chock_testkit::LiveLog::create(state.path(), id, &project_text);
+    log.append("user.message", r#""text":"hi""#);
+    log.append(
+        "session.end",
+        r#""reason":"handover","detail":"to the daemon""#,
+    );
+    drop(log);
+    let session_dir = StateDir::at(state.path()).session_dir(&SessionId::parse(id).unwrap());
+    // The daemon's child waits a second before it takes the lock.
+    std::fs::write(session_dir.join("adopt-delay"), "1").unwrap();
+    let fake = chock_testkit::StandIn::EndsOnRelease.install(state.path());
+    let mut daemon = chock(state.path())
+        .arg("daemon")
+        .arg("--run-exe")
+        .arg(&fake)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let first = BufReader::new(daemon.stdout.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert!(first.starts_with("listening on unix:"), "{first}");
+    let _daemon = Reaped(daemon);
+    let detach = detach(state.path(), &project_dir)
+        .arg(id)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A person's `chock run --continue` takes the log first.
+    std::thread::sleep(Duration::from_millis(400));
+    let _theirs = chock_testkit::LiveLog::adopt(state.path(), id, &project_text);
+    let out = detach.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(!stdout.contains("handed session"), "{stdout}");
+    assert!(
+        stderr.contains(&format!(
+            "session {id} has handed itself over, but process {} took it before the daemon",
+            std::process::id()
+        )) && stderr.contains("it carries on in that process, not in the daemon"),
+        "{stderr}"
+    );
 }

@@ -187,7 +187,7 @@ fn check_passes_a_good_file() {
 #[test]
 fn check_reports_each_block_chock_does_not_act_on_and_validates_the_ones_it_does() {
     let env = Env::new(None);
-    let text = ".{\n    .mcp = .{},\n    .devices = .{},\n    .workspace = .{},\n    .lsp = .{},\n    .style = .{},\n    .plugins = .{},\n    .polcy = .{},\n    .secrets = .{ .GH = .{ .from = .{ .env = \"GITHUB_TOKEN\" }, .bind = .{ .env = \"GH_TOKEN\" } } },\n    .policy = .{ .rules = .{} },\n}\n";
+    let text = ".{\n    .devshell = .{},\n    .devices = .{},\n    .workspace = .{},\n    .lsp = .{},\n    .style = .{},\n    .plugins = .{},\n    .polcy = .{},\n    .secrets = .{ .GH = .{ .from = .{ .env = \"GITHUB_TOKEN\" }, .bind = .{ .env = \"GH_TOKEN\" } } },\n    .policy = .{ .rules = .{} },\n}\n";
     std::fs::write(env.project().join("chock.zon"), text).unwrap();
     let out = env.run(&["policy", "check"]);
     assert_eq!(out.status.code(), Some(1));
@@ -201,15 +201,22 @@ fn check_reports_each_block_chock_does_not_act_on_and_validates_the_ones_it_does
         )
     };
     assert_eq!(lines.len(), 7, "{lines:#?}");
-    for (i, name) in ["mcp", "devices", "workspace", "lsp", "style", "plugins"]
-        .iter()
-        .enumerate()
+    for (i, name) in [
+        "devshell",
+        "devices",
+        "workspace",
+        "lsp",
+        "style",
+        "plugins",
+    ]
+    .iter()
+    .enumerate()
     {
         assert_eq!(lines[i], not_acted(u32::try_from(i).unwrap() + 2, name));
     }
     assert!(
         lines[6].starts_with(
-            "chock.zon:8:5: unknown block .polcy: Chock reads .policy, .secrets, .providers"
+            "chock.zon:8:5: unknown block .polcy: Chock reads .policy, .secrets, .mcp, .providers"
         ),
         "{}",
         lines[6]
@@ -295,14 +302,15 @@ fn a_session_meeting_a_block_chock_does_not_act_on_says_so_once_at_its_start() {
     use super::kit::{all_of, assert_done, fake_model, log_values, only_log, run_ok};
     let state = tempfile::tempdir().unwrap();
     let project = chock_testkit::TempProject::git();
-    project
-        .write_chock_zon(".{\n    .mcp = .{ .time = .{} },\n    .policy = .{ .rules = .{} },\n}\n");
-    project.commit_all("an mcp block");
+    project.write_chock_zon(
+        ".{\n    .devices = .{ .probe = .{} },\n    .policy = .{ .rules = .{} },\n}\n",
+    );
+    project.commit_all("a devices block");
     let _fake = fake_model(state.path(), [chock_testkit::Turn::text("Done.").into()]);
     let out = run_ok(state.path(), project.path(), "hi");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = format!(
-        "chock: note: {}:2:5: the .mcp block is not acted on by this version of Chock",
+        "chock: note: {}:2:5: the .devices block is not acted on by this version of Chock",
         project
             .path()
             .join("chock.zon")

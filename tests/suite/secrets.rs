@@ -451,10 +451,16 @@ fn a_secret_name_with_a_dot_is_a_problem_and_no_session_starts_under_it() {
 }
 
 #[test]
-fn a_secret_bound_to_an_mcp_server_or_a_plugin_refuses_the_session_at_its_start() {
+fn a_secret_bound_to_an_unnamed_mcp_server_or_a_plugin_refuses_the_session_at_its_start() {
     for (bind, says) in [
-        (".mcp = \"github\"", "is bound to the MCP server github"),
-        (".plugin = \"hello\"", "is bound to the plugin hello"),
+        (
+            ".mcp = \"github\"",
+            "is bound to the MCP server github, which neither chock.zon nor config.zon names",
+        ),
+        (
+            ".plugin = \"hello\"",
+            "is bound to the plugin hello, and this version of Chock runs no plugins",
+        ),
     ] {
         let state = tempfile::tempdir().unwrap();
         let secrets = format!(
@@ -469,7 +475,12 @@ fn a_secret_bound_to_an_mcp_server_or_a_plugin_refuses_the_session_at_its_start(
             .output()
             .unwrap();
         let stderr = failed(&out);
-        assert!(stderr.contains(&format!("chock.zon:3:9: the secret GH {says}, and this version of Chock starts no MCP servers or plugins")), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "chock.zon:3:9: the secret GH {says}, so it could not be given as promised"
+            )),
+            "{stderr}"
+        );
         assert!(fake.requests().is_empty(), "nothing reached the model");
     }
 }

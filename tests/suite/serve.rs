@@ -8,10 +8,15 @@ use super::kit::{Running, chock_out};
 use super::{Activation, assert_closed_fd_3_refused, assert_port_without_host_refused, chock};
 
 /// `GET path` over a connected stream; the whole reply.
-fn get<S: Read + Write>(mut stream: S, path: &str) -> String {
+fn get<S: Read + Write>(stream: S, path: &str) -> String {
+    get_as(stream, path, "serve")
+}
+
+/// [`get`] naming `host` in the request's Host header.
+fn get_as<S: Read + Write>(mut stream: S, path: &str, host: &str) -> String {
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: serve\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut reply = String::new();
@@ -82,11 +87,18 @@ fn host_with_port_zero_prints_the_port_the_system_chose() {
     let address = line.strip_prefix("listening on 127.0.0.1:").expect(&line);
     let port: u16 = address.parse().unwrap();
     assert_ne!(port, 0);
-    let page = get(
+    let page = get_as(
+        std::net::TcpStream::connect(("127.0.0.1", port)).unwrap(),
+        "/",
+        &format!("127.0.0.1:{port}"),
+    );
+    assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+    // A name it was not started for is refused (DNS rebinding).
+    let refused = get(
         std::net::TcpStream::connect(("127.0.0.1", port)).unwrap(),
         "/",
     );
-    assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+    assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
     assert!(
         !state.path().join("serve.sock").exists(),
         "--host swaps the socket for TCP"

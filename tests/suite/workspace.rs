@@ -561,6 +561,145 @@ fn workspace_list_json_of_the_fixture_sessions() {
     drop(state);
 }
 
+/// A `git` first on PATH that, while `hold` exists, writes its pid to
+/// `pid` and waits three seconds before a `worktree add` (then runs git).
+fn slow_worktree_git(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let bin = dir.join("slow-git");
+    std::fs::create_dir_all(&bin).unwrap();
+    let hold = dir.join("hold");
+    let pid = dir.join("git.pid");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = worktree ] && [ \"$2\" = add ] && [ -e {hold} ]; then echo $$ > {pid}; sleep 3; fi\nPATH=\"$REAL_PATH\" exec git \"$@\"\n",
+        hold = hold.display(),
+        pid = pid.display()
+    );
+    std::fs::write(bin.join("git"), script).unwrap();
+    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    (bin, hold, pid)
+}
+
+fn branch_exists(repo: &Path, branch: &str) -> bool {
+    Command::new("git")
+        .args([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ])
+        .current_dir(repo)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+#[test]
+fn a_kill_while_the_checkout_is_made_takes_git_along_and_the_session_is_carried_on_or_discarded() {
+    // The first answer goes to the killed run (its first model request is
+    // sent while the checkout is made), the second to the carried-on one.
+    let w = World::new([
+        Turn::text("Unheard.").into(),
+        Turn::text("Carried on.").into(),
+    ]);
+    let (bin, hold, pid_file) = slow_worktree_git(w.dir());
+    std::fs::write(&hold, "").unwrap();
+    let real_path = std::env::var("PATH").unwrap();
+    let mut child = chock(w.dir())
+        .args(["run", w.project_path(), "write one.txt"])
+        .env("PATH", format!("{}:{real_path}", bin.display()))
+        .env("REAL_PATH", &real_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let git_pid: i32 = wait_for(Duration::from_secs(20), "git worktree add", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    let id = wait_for(Duration::from_secs(10), "the session's log", || {
+        sessions(w.dir()).pop()
+    });
+    let st = w.st();
+    let log = st.log_path(&id);
+    wait_for(Duration::from_secs(10), "session.open", || {
+        std::fs::read_to_string(&log)
+            .ok()?
+            .contains("session.open")
+            .then_some(())
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // git goes with the session: it never makes the checkout.
+    wait_for(
+        Duration::from_secs(5),
+        "git to die with the session",
+        || {
+            let stat = std::fs::read_to_string(format!("/proc/{git_pid}/stat")).unwrap_or_default();
+            // Gone, or a zombie nobody has reaped yet.
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.split_whitespace().next());
+            matches!(state, None | Some("Z" | "X")).then_some(())
+        },
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    let dir = st.workspace_dir(&id);
+    let branch = format!("chock/{}", id.as_str());
+    assert!(!dir.exists(), "no checkout was made after the kill");
+    assert!(!branch_exists(w.project.path(), &branch));
+    std::fs::remove_file(&hold).unwrap();
+
+    // What a checkout left half made (here made by hand) is seen and
+    // removed by `chock workspace`.
+    let half_make = || {
+        let out = Command::new("git")
+            .args(["worktree", "add", "--quiet", "-b", &branch])
+            .arg(&dir)
+            .current_dir(w.project.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    half_make();
+    let shown = ok(&w.run(&["workspace", "show", id.as_str()]));
+    assert!(shown.contains("half made"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "`chock run --continue {}` makes it again",
+            id.as_str()
+        )),
+        "{shown}"
+    );
+    let listed = ok(&w.run(&["workspace", "list"]));
+    assert!(listed.contains(id.as_str()), "{listed}");
+    ok(&w.run(&["workspace", "discard", id.as_str()]));
+    assert!(!dir.exists());
+    assert!(!branch_exists(w.project.path(), &branch));
+
+    // Carried on: the checkout is made again and the session goes on.
+    half_make();
+    std::fs::write(dir.join("stray.txt"), "left by git\n").unwrap();
+    ok(&w.run(&["run", "--continue", id.as_str()]));
+    let after = events(&log);
+    assert_eq!(workspace_dirs(&after), vec![dir.clone()]);
+    assert!(
+        after.iter().any(
+            |e| matches!(&e.body, EventBody::SessionEnd(end) if end.reason == EndReason::Crashed)
+        ),
+        "the killed owner's ending is recorded"
+    );
+    assert!(
+        !dir.join("stray.txt").exists(),
+        "the half-made checkout was made anew"
+    );
+    assert!(branch_exists(w.project.path(), &branch));
+    assert_ended(&log, EndReason::Done);
+    for name in ["approve.sock", "handover.sock"] {
+        assert!(!st.session_dir(&id).join(name).exists(), "{name} is gone");
+    }
+}
+
 #[test]
 fn prune_removes_applied_and_workless_workspaces_and_keeps_work_unless_asked() {
     let w = World::new([

@@ -83,7 +83,16 @@ fn control_errors() {
             "PeerError",
             line(PeerError::Foreign {
                 peer: 1001,
-                own: 1000
+                own: 1000,
+                whose: chock_control::Whose::Daemon,
+            })
+        ),
+        (
+            "PeerError (a session's socket)",
+            line(PeerError::Foreign {
+                peer: 1001,
+                own: 1000,
+                whose: chock_control::Whose::Session,
             })
         ),
         (

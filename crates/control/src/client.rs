@@ -138,6 +138,30 @@ impl Client {
         Ok(events)
     }
 
+    /// The first `limit` events after `after`: the connection is closed once
+    /// they arrived, so a caller that wants one page of a long log holds that
+    /// page, not the log.
+    pub async fn read_at_most(
+        &self,
+        session: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EventLine>, ClientError> {
+        let request = Request::Read {
+            session: session.to_owned(),
+            after,
+        };
+        let mut conn = self.send(&request).await?;
+        let mut events = Vec::new();
+        while events.len() < limit {
+            let Some(line) = self.next_line(&mut conn).await? else {
+                break;
+            };
+            events.push(self.event(&line)?);
+        }
+        Ok(events)
+    }
+
     /// One row per session of the project.
     pub async fn list(&self, project: &Path) -> Result<Vec<RowLine>, ClientError> {
         let request = Request::List {

@@ -24,6 +24,7 @@ mod greeting;
 pub mod handover;
 mod lines;
 pub mod listen;
+pub mod memory;
 pub mod owned_socket;
 mod peer;
 mod reply;
@@ -38,7 +39,7 @@ pub use client::{Client, ClientError, Started, Watch};
 pub use greeting::{Greeting, GreetingError, check_greeting_reply};
 pub use lines::{LineError, LineReader, MAX_REPLY_LINE, MAX_REQUEST_LINE};
 pub use listen::{ListenError, Listener};
-pub use peer::{PeerError, check_peer, own_uid};
+pub use peer::{PeerError, Whose, check_peer, check_peer_of, own_uid};
 pub use reply::{EventLine, Reply, RowLine, sanitize};
 pub use request::{Answer, Request, RequestError, VERBS};
 

@@ -1,6 +1,8 @@
 //! Bounded line reading. A peer that never sends a newline must not make the
 //! other end buffer forever, so every read has a ceiling and a line past it
-//! is an error, not a longer buffer.
+//! is an error, not a longer buffer. The rest of such a line is read and
+//! thrown away before the error is returned, so the peer, still sending it,
+//! is not reset and reads the error line that follows.
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
@@ -63,6 +65,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 None => (available, None),
             };
             if self.buf.len() + chunk.len() > self.limit {
+                self.buf = Vec::new();
+                self.skip_line().await?;
                 return Err(LineError::TooLong { limit: self.limit });
             }
             self.buf.extend_from_slice(chunk);
@@ -73,6 +77,30 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 return String::from_utf8(line)
                     .map(Some)
                     .map_err(|_| LineError::NotUtf8);
+            }
+        }
+    }
+
+    /// Reads and throws away the rest of an over-long line, up to and
+    /// including its newline (or the end of the stream), holding no more of
+    /// it than the stream's own buffer. The peer is still writing that line:
+    /// closing on it unread would reset the connection under its feet, and
+    /// the error line sent after it would be lost.
+    async fn skip_line(&mut self) -> Result<(), LineError> {
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(());
+            }
+            match available.iter().position(|&b| b == b'\n') {
+                Some(at) => {
+                    self.inner.consume(at + 1);
+                    return Ok(());
+                }
+                None => {
+                    let len = available.len();
+                    self.inner.consume(len);
+                }
             }
         }
     }

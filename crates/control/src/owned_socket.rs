@@ -85,3 +85,21 @@ impl Drop for OwnedSocket {
         let _ = std::fs::remove_file(&self.path);
     }
 }
+
+/// Removes the socket file at `path` when nothing listens on it (a session
+/// killed after its ending, before it removed its sockets, leaves them
+/// behind); true when it removed one. A socket something answers on, and
+/// anything that is not a socket, is left alone.
+pub fn remove_if_stale(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    let is_socket = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket());
+    if !is_socket {
+        return false;
+    }
+    match std::os::unix::net::UnixStream::connect(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::ConnectionRefused => {
+            std::fs::remove_file(path).is_ok()
+        }
+        _ => false,
+    }
+}

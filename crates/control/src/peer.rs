@@ -7,25 +7,65 @@ use tokio::net::UnixStream;
 #[derive(Debug, thiserror::Error)]
 pub enum PeerError {
     #[error(
-        "refused: the kernel would not name the connecting user ({0}); \
-         connect over the unix socket as the user that started the daemon"
+        "refused: the kernel would not name the connecting user ({error}); \
+         connect over the unix socket as the user that started {}", .whose.started()
     )]
-    Unnamed(std::io::Error),
+    Unnamed { error: std::io::Error, whose: Whose },
     #[error(
-        "refused: uid {peer} is not uid {own}, the user this daemon runs as; \
-         connect as that user or put a proxy running as that user in front"
+        "refused: uid {peer} is not uid {own}, the user {} runs as; \
+         connect as that user{}", .whose.name(), .whose.or_else()
     )]
-    Foreign { peer: u32, own: u32 },
+    Foreign { peer: u32, own: u32, whose: Whose },
 }
 
-/// Checks the connection's peer against `own` (normally the effective uid).
+/// Whose socket refused the peer, so the refusal names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    /// `daemon.sock`.
+    Daemon,
+    /// A session's own `approve.sock` or `handover.sock`.
+    Session,
+}
+
+impl Whose {
+    fn name(self) -> &'static str {
+        match self {
+            Whose::Daemon => "this daemon",
+            Whose::Session => "this session",
+        }
+    }
+
+    fn started(self) -> &'static str {
+        match self {
+            Whose::Daemon => "the daemon",
+            Whose::Session => "the session",
+        }
+    }
+
+    fn or_else(self) -> &'static str {
+        match self {
+            Whose::Daemon => " or put a proxy running as that user in front",
+            Whose::Session => "",
+        }
+    }
+}
+
+/// Checks the connection's peer against `own` (normally the effective uid),
+/// for the daemon's socket.
 pub fn check_peer(stream: &UnixStream, own: u32) -> Result<(), PeerError> {
-    let cred = stream.peer_cred().map_err(PeerError::Unnamed)?;
+    check_peer_of(stream, own, Whose::Daemon)
+}
+
+/// [`check_peer`] for a socket that is `whose`, whose refusal names it.
+pub fn check_peer_of(stream: &UnixStream, own: u32, whose: Whose) -> Result<(), PeerError> {
+    let cred = stream
+        .peer_cred()
+        .map_err(|error| PeerError::Unnamed { error, whose })?;
     let peer = cred.uid();
     if peer == own {
         Ok(())
     } else {
-        Err(PeerError::Foreign { peer, own })
+        Err(PeerError::Foreign { peer, own, whose })
     }
 }
 

@@ -38,9 +38,22 @@ pub(crate) struct ChildInfo {
 #[derive(Debug, Default)]
 pub(crate) struct Children {
     by_session: Mutex<HashMap<String, ChildInfo>>,
+    /// One adopt of a session at a time.
+    adopting: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Children {
+    /// The turn an adopt of `session` waits for.
+    pub(crate) fn adopting(&self, session: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self
+            .adopting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Turns nobody waits on are dropped, so the map stays small.
+        map.retain(|_, turn| Arc::strong_count(turn) > 1);
+        Arc::clone(map.entry(session.to_owned()).or_default())
+    }
+
     pub(crate) fn get(&self, session: &str) -> Option<ChildInfo> {
         self.lock().get(session).cloned()
     }

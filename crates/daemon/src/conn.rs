@@ -22,13 +22,19 @@ pub(crate) async fn accept_loop(listener: Listener, shared: Arc<Shared>) {
             match listener.accept().await {
                 Ok((stream, _)) => {
                     let shared = Arc::clone(&shared);
+                    let permit = Arc::clone(&shared.open).try_acquire_owned();
                     tokio::spawn(async move {
                         if let Err(refusal) = chock_control::check_peer(&stream, shared.uid) {
                             tracing::warn!(%refusal, "refused a unix connection");
                             refuse(stream, &refusal.to_string()).await;
                             return;
                         }
+                        let Ok(permit) = permit else {
+                            refuse(stream, &too_many(&shared)).await;
+                            return;
+                        };
                         handle(shared, stream).await;
+                        drop(permit);
                     });
                 }
                 Err(err) => {
@@ -41,7 +47,16 @@ pub(crate) async fn accept_loop(listener: Listener, shared: Arc<Shared>) {
             match listener.accept().await {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
-                    tokio::spawn(handle(Arc::clone(&shared), stream));
+                    let shared = Arc::clone(&shared);
+                    let permit = Arc::clone(&shared.open).try_acquire_owned();
+                    tokio::spawn(async move {
+                        let Ok(permit) = permit else {
+                            refuse(stream, &too_many(&shared)).await;
+                            return;
+                        };
+                        handle(shared, stream).await;
+                        drop(permit);
+                    });
                 }
                 Err(err) => {
                     tracing::warn!(%err, "accept failed on the TCP listener");
@@ -52,9 +67,24 @@ pub(crate) async fn accept_loop(listener: Listener, shared: Arc<Shared>) {
     }
 }
 
+/// The refusal past the cap on open connections.
+fn too_many(shared: &Shared) -> String {
+    tracing::warn!(
+        limit = shared.max_connections,
+        "refused a connection: too many open"
+    );
+    format!(
+        "busy: this daemon already has {} connections open, its limit; try again in a moment",
+        shared.max_connections
+    )
+}
+
 /// Tells a refused peer why, then lets it finish sending its greeting
 /// (read and thrown away) so the refusal is not lost to a reset.
-async fn refuse(mut stream: tokio::net::UnixStream, message: &str) {
+async fn refuse<S>(mut stream: S, message: &str)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     use tokio::io::AsyncReadExt;
     let line = Reply::Error(message.to_owned()).to_line();
     if stream.write_all(line.as_bytes()).await.is_err() {
@@ -82,6 +112,7 @@ where
     let mut conn = Conn {
         lines: LineReader::new(BufReader::new(Box::new(read)), MAX_REQUEST_LINE),
         out: tokio::io::BufWriter::new(Box::new(write)),
+        stall: shared.write_stall,
     };
     let Some(first) = next_line(&mut conn, shared.line_timeout).await else {
         return;
@@ -126,6 +157,21 @@ where
         }
         Err(VerbError::Gone) => {
             tracing::debug!(verb, session_id = %session, "client went away");
+        }
+        Err(VerbError::Stalled(stall)) => {
+            tracing::info!(verb, session_id = %session, "cut a client that read nothing");
+            // Its buffer is full, so the line may never reach it; a client
+            // that starts reading again finds it after what was queued.
+            let line = Reply::Error(format!(
+                "cut: this connection took no bytes for {stall:?} while replies waited; \
+                 read them as they come, and reconnect with the last event id you hold"
+            ))
+            .to_line();
+            let _ =
+                tokio::time::timeout(Duration::from_secs(1), conn.out.write_all(line.as_bytes()))
+                    .await;
+            let _ = tokio::time::timeout(Duration::from_secs(1), conn.out.flush()).await;
+            return;
         }
     }
     let _ = conn.out.shutdown().await;

@@ -33,6 +33,10 @@ use crate::store::Store;
 
 /// The port `--host` listens on when `--port` is not given.
 pub const DEFAULT_PORT: u16 = 7780;
+/// Connections open at once, past which a new one is refused as busy.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// How long a reply may wait on a client that reads nothing.
+pub const WRITE_STALL: Duration = Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -79,6 +83,15 @@ pub struct Config {
     pub handover_grace: Duration,
     /// The retention policy the daemon runs by itself, when it runs one.
     pub prune: Option<Prune>,
+    /// How many connections may be open at once; past it a connection is
+    /// told the daemon is busy and closed.
+    pub max_connections: usize,
+    /// How long one reply write may wait for a client that takes no bytes
+    /// before that client is cut.
+    pub write_stall: Duration,
+    /// Give the allocator's free memory back after a burst of connections
+    /// (`chock_control::memory`); off only to measure what it saves.
+    pub return_memory: bool,
 }
 
 /// `chock workspace prune` with its defaults, run by the daemon every
@@ -103,6 +116,9 @@ impl Config {
             line_timeout: Duration::from_secs(30),
             handover_grace: Duration::from_secs(10),
             prune: None,
+            max_connections: MAX_CONNECTIONS,
+            write_stall: WRITE_STALL,
+            return_memory: true,
         }
     }
 }
@@ -118,6 +134,11 @@ pub(crate) struct Shared {
     pub(crate) start_timeout: Duration,
     pub(crate) line_timeout: Duration,
     pub(crate) handover_grace: Duration,
+    pub(crate) max_connections: usize,
+    /// One permit per open connection.
+    pub(crate) open: Arc<tokio::sync::Semaphore>,
+    pub(crate) write_stall: Duration,
+    pub(crate) return_memory: bool,
 }
 
 /// A daemon whose listeners are bound and not yet accepting.
@@ -175,6 +196,10 @@ impl Daemon {
             start_timeout: config.start_timeout,
             line_timeout: config.line_timeout,
             handover_grace: config.handover_grace,
+            max_connections: config.max_connections,
+            open: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
+            write_stall: config.write_stall,
+            return_memory: config.return_memory,
         });
         Ok(Daemon {
             listeners,
@@ -206,12 +231,21 @@ impl Daemon {
         if let Some(prune) = self.prune {
             tokio::spawn(prune::every(prune, shared.store.state().root().to_owned()));
         }
+        let trimmer = shared.return_memory.then(|| {
+            tokio::spawn(chock_control::memory::trim_after_bursts(
+                Arc::clone(&shared.open),
+                shared.max_connections,
+            ))
+        });
         listen::serve_until(
             self.listeners,
             |listener| conn::accept_loop(listener, Arc::clone(&shared)),
             shutdown,
         )
         .await;
+        if let Some(trimmer) = trimmer {
+            trimmer.abort();
+        }
     }
 }
 

@@ -9,11 +9,22 @@
 //! what a watch needs to know where a session ends, and the id of the last
 //! line from the log's tail, where a feed starts following.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
-use chock_log::{EventHead, EventId, SessionId, SessionRow, StateDir};
+use chock_log::{EventHead, EventId, FoldedLog, SessionId, SessionRow, SessionState, StateDir};
+
+/// How many bytes of events a connection holds at a time while it sends a
+/// log on: the log is sent page by page, each page read after the one
+/// before has been written to the client, so what a connection holds does
+/// not grow with the log.
+pub(crate) const PAGE_BYTES: usize = 64 << 10;
+/// How many folded rows the cache keeps before it starts again.
+const ROWS_KEPT: usize = 4096;
 
 /// One complete event line of a log, with its head.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,16 +43,84 @@ impl LogEvent {
 }
 
 /// The state directory's session logs.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Store {
     state: StateDir,
+    rows: Rows,
+}
+
+/// Folded rows by log, each kept while the log's length and modification
+/// time are what they were when it was folded. One fold runs at a time:
+/// a hundred watchers arriving together at a long log fold it once, and
+/// the daemon's memory holds one fold's work, not a hundred.
+#[derive(Debug, Default)]
+struct Rows {
+    kept: Mutex<HashMap<PathBuf, Kept>>,
+    folding: Mutex<()>,
+}
+
+/// A log's length and modification time when it was folded, and the fold.
+type Kept = (u64, Option<SystemTime>, SessionState);
+
+impl Rows {
+    fn fold(&self, path: &Path) -> Result<FoldedLog, chock_log::ReadError> {
+        let stamp = || {
+            std::fs::metadata(path)
+                .map(|m| (m.len(), m.modified().ok()))
+                .ok()
+        };
+        let cached = |stamp: Option<(u64, Option<SystemTime>)>| {
+            let stamp = stamp?;
+            let kept = lock(&self.kept);
+            let (len, modified, state) = kept.get(path)?;
+            ((*len, *modified) == stamp).then(|| FoldedLog {
+                state: state.clone(),
+                problems: Vec::new(),
+            })
+        };
+        if let Some(hit) = cached(stamp()) {
+            return Ok(hit);
+        }
+        let _one_at_a_time = lock(&self.folding);
+        let before = stamp();
+        if let Some(hit) = cached(before) {
+            return Ok(hit);
+        }
+        let folded = chock_log::fold_row(path)?;
+        for problem in &folded.problems {
+            tracing::warn!(path = %path.display(), %problem, "session log");
+        }
+        // Kept only when nothing was appended while it was folded.
+        if let Some((len, modified)) = before.filter(|b| stamp() == Some(*b)) {
+            let mut kept = lock(&self.kept);
+            if kept.len() >= ROWS_KEPT {
+                kept.clear();
+            }
+            kept.insert(path.to_owned(), (len, modified, folded.state.clone()));
+        }
+        Ok(folded)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every use is one insert, lookup or fold: a poisoned value is whole.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Store {
     pub(crate) fn new(state_dir: PathBuf) -> Store {
         Store {
             state: StateDir::at(state_dir),
+            rows: Rows::default(),
         }
+    }
+
+    /// A log folded for its row (without its conversation), from the cache
+    /// when the log has not changed since.
+    pub(crate) fn fold(&self, path: &Path) -> Result<FoldedLog, chock_log::ReadError> {
+        self.rows.fold(path)
     }
 
     pub(crate) fn state(&self) -> &StateDir {
@@ -108,10 +187,12 @@ pub(crate) fn last_id(path: &Path) -> Result<u64, chock_log::ReadError> {
     chock_log::read_after(path, EventId(0)).map(|batch| batch.last_id.0)
 }
 
-/// The events with an id greater than `after` ("I already have this one"),
-/// found by `chock-log`'s binary search rather than a scan from the start.
-pub(crate) fn read_after(path: &Path, after: u64) -> Result<Vec<LogEvent>, chock_log::ReadError> {
-    let batch = chock_log::read_after(path, EventId(after))?;
+/// One page of the events with an id greater than `after` ("I already
+/// have this one"), about [`PAGE_BYTES`] long, found by `chock-log`'s
+/// binary search rather than a scan from the start. An empty page is the
+/// end of what the log holds now.
+pub(crate) fn read_page(path: &Path, after: u64) -> Result<Vec<LogEvent>, chock_log::ReadError> {
+    let batch = chock_log::read_page(path, EventId(after), PAGE_BYTES)?;
     for problem in &batch.problems {
         tracing::warn!(path = %path.display(), %problem, "session log");
     }
@@ -134,13 +215,11 @@ pub(crate) fn is_owned(path: &Path) -> bool {
 
 /// The session's row, from the same fold every other view uses.
 pub(crate) fn fold_row(
+    store: &Store,
     session: &SessionId,
     path: &Path,
 ) -> Result<SessionRow, chock_log::ReadError> {
-    let folded = chock_log::fold_log(path)?;
-    for problem in &folded.problems {
-        tracing::warn!(path = %path.display(), %problem, "session log");
-    }
+    let folded = store.fold(path)?;
     Ok(SessionRow::from_state(session, &folded.state))
 }
 

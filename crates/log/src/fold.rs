@@ -380,6 +380,40 @@ pub fn fold_log(path: &Path) -> Result<FoldedLog, ReadError> {
     fold_file(&file, len, Split::for_len(len)).map_err(io_err)
 }
 
+/// The fold a session's row needs, which keeps none of the conversation:
+/// every message's text is dropped as it is parsed, so the memory it takes
+/// does not grow with the log (a daemon folds rows for every watcher and
+/// every `list`). Everything [`crate::SessionRow::from_state`] reads is
+/// the same as [`fold_log`]'s; `conversation` is left empty.
+pub fn fold_row(path: &Path) -> Result<FoldedLog, ReadError> {
+    let file = reader::open(path)?;
+    let io_err = |source| ReadError::Io {
+        path: path.to_owned(),
+        error: source,
+    };
+    let len = file.metadata().map_err(io_err)?.len();
+    let mut folded =
+        fold_file_with(&file, len, Split::for_len(len), parse_for_row, true).map_err(io_err)?;
+    folded.state.conversation.clear();
+    Ok(folded)
+}
+
+/// [`parse_for_fold`], with the text of messages and results dropped too.
+fn parse_for_row(line: &[u8]) -> serde_json::Result<Event> {
+    let mut event = parse_for_fold(line)?;
+    match &mut event.body {
+        EventBody::UserMessage(m) => m.text = String::new(),
+        EventBody::AssistantMessage(m) => {
+            m.text = String::new();
+            m.tool_calls = Vec::new();
+        }
+        EventBody::ToolResult(r) => r.output = String::new(),
+        EventBody::Compaction(c) => c.summary = String::new(),
+        _ => {}
+    }
+    Ok(event)
+}
+
 /// A line parsed on a parsing thread, with the bodies [`SessionState::apply_owned`]
 /// ignores dropped there: freeing memory on the thread that allocated it is
 /// cheap, handing it to the folding thread to free is not. The placeholder
@@ -411,35 +445,45 @@ fn parse_for_fold(line: &[u8]) -> serde_json::Result<Event> {
 /// Parsing is most of the fold's cost and each line parses on its own, so
 /// lines are parsed on every core ([`blocks`]) and applied here, in order.
 fn fold_file(file: &File, len: u64, split: Split) -> std::io::Result<FoldedLog> {
+    fold_file_with(file, len, split, parse_for_fold, false)
+}
+
+/// The fold over lines parsed by `parse`; `rows_only` empties the
+/// conversation after every event, so nothing of it accumulates.
+fn fold_file_with(
+    file: &File,
+    len: u64,
+    split: Split,
+    parse: fn(&[u8]) -> serde_json::Result<Event>,
+    rows_only: bool,
+) -> std::io::Result<FoldedLog> {
     let mut folded = FoldedLog::default();
     let mut pending = Vec::new();
-    blocks::for_each_line(
-        file,
-        0,
-        len,
-        split,
-        parse_for_fold,
-        |offset, parsed| match parsed {
-            Err(err) => pending.push((
+    blocks::for_each_line(file, 0, len, split, parse, |offset, parsed| match parsed {
+        Err(err) => pending.push((
+            offset,
+            ReadProblem::Invalid {
+                line: 0,
+                message: err.to_string(),
+            },
+        )),
+        Ok(event) if event.id <= folded.state.last_event_id => {
+            pending.push((
                 offset,
-                ReadProblem::Invalid {
+                ReadProblem::OutOfOrder {
                     line: 0,
-                    message: err.to_string(),
+                    id: event.id,
+                    previous: folded.state.last_event_id,
                 },
-            )),
-            Ok(event) if event.id <= folded.state.last_event_id => {
-                pending.push((
-                    offset,
-                    ReadProblem::OutOfOrder {
-                        line: 0,
-                        id: event.id,
-                        previous: folded.state.last_event_id,
-                    },
-                ));
+            ));
+        }
+        Ok(event) => {
+            folded.state.apply_owned(event);
+            if rows_only {
+                folded.state.conversation.clear();
             }
-            Ok(event) => folded.state.apply_owned(event),
-        },
-    )?;
+        }
+    })?;
     let offsets: Vec<u64> = pending.iter().map(|p| p.0).collect();
     let numbers = lines::line_numbers(file, &offsets)?;
     for ((_, mut problem), number) in pending.into_iter().zip(numbers) {

@@ -118,6 +118,7 @@ impl Follower {
                 len,
                 self.after,
                 self.last_id,
+                usize::MAX,
                 &mut batch,
             )
             .map_err(io_err)?;

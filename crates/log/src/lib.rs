@@ -33,13 +33,13 @@ pub mod unsettled;
 pub mod writer;
 
 pub use event::{Event, EventBody, RawEvent};
-pub use fold::{FoldedLog, SessionState, Status, fold_log};
+pub use fold::{FoldedLog, SessionState, Status, fold_log, fold_row};
 pub use follow::Follower;
 pub use head::EventHead;
 pub use id::{EventId, SessionId};
 pub use list::{LazyLocks, Listed, ListedSessions, Summary, list_sessions};
 pub use paths::{FindError, PathError, StateDir};
-pub use reader::{ReadBatch, ReadError, ReadProblem, read_after};
+pub use reader::{ReadBatch, ReadError, ReadProblem, read_after, read_page};
 pub use row::{RowStatus, SessionRow};
 pub use time::Timestamp;
 pub use writer::{LogWriter, WriteError};

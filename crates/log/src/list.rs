@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::event::EndReason;
-use crate::fold::{SessionState, Status, Workspace, fold_log};
+use crate::fold::{SessionState, Status, Workspace, fold_row};
 use crate::id::SessionId;
 use crate::index::{Found, Index, Key};
 use crate::locks::Snapshot;
@@ -177,8 +177,10 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
             }
         };
         let key = Key::of(&stat);
+        // The row fold keeps none of the conversation: what a listing
+        // holds does not grow with a log's length.
         let summary = index.take(&id, key).unwrap_or_else(|| {
-            fold_log(&state.log_path(&id))
+            fold_row(&state.log_path(&id))
                 .map(|f| Summary::of(&id, &f.state))
                 .map_err(|e| e.to_string())
         });

@@ -121,6 +121,19 @@ pub struct ReadBatch {
 
 /// Read the events of the log at `path` with ids above `after`.
 pub fn read_after(path: &Path, after: EventId) -> Result<ReadBatch, ReadError> {
+    read_bounded(path, after, usize::MAX)
+}
+
+/// [`read_after`], stopping at the first line that brings the events read
+/// to `budget` bytes or more (at least one event, however long): a page of
+/// a long log, so a reader that sends a log on holds one page of it at a
+/// time. Ask again after the page's last id for the next one; an empty
+/// page is the end of what the log holds now.
+pub fn read_page(path: &Path, after: EventId, budget: usize) -> Result<ReadBatch, ReadError> {
+    read_bounded(path, after, budget)
+}
+
+fn read_bounded(path: &Path, after: EventId, budget: usize) -> Result<ReadBatch, ReadError> {
     let file = open(path)?;
     let io_err = |source| ReadError::Io {
         path: path.to_owned(),
@@ -139,7 +152,7 @@ pub fn read_after(path: &Path, after: EventId) -> Result<ReadBatch, ReadError> {
             }
         }
     };
-    scan(&file, start, len, after, previous, &mut batch).map_err(io_err)?;
+    scan(&file, start, len, after, previous, budget, &mut batch).map_err(io_err)?;
     Ok(batch)
 }
 
@@ -267,9 +280,11 @@ pub(crate) fn scan(
     len: u64,
     after: EventId,
     previous: EventId,
+    budget: usize,
     batch: &mut ReadBatch,
 ) -> io::Result<()> {
     let mut lines = ForwardLines::new(file, start, len);
+    let mut taken = 0usize;
     let mut previous = previous;
     batch.last_id = batch.last_id.max(previous);
     let mut pending: Vec<(u64, ReadProblem)> = Vec::new();
@@ -303,10 +318,14 @@ pub(crate) fn scan(
                     None
                 };
                 if head.id > after {
+                    taken = taken.saturating_add(line.len());
                     batch.events.push(RawEvent {
                         id: head.id,
                         line: String::from_utf8_lossy(line).into_owned(),
                     });
+                    if taken >= budget {
+                        break;
+                    }
                 }
             }
         }

@@ -55,11 +55,13 @@ pub struct Checked {
 }
 
 /// The top-level blocks a chock.zon or config.zon may hold that this
-/// version reads and validates: the policy and the secrets here, the rest
+/// version reads and validates: the policy, the secrets and the MCP servers
+/// here, the rest
 /// in the runner's config (docs/configuration.md lists them all).
 pub const KNOWN_BLOCKS: &[&str] = &[
     "policy",
     "secrets",
+    "mcp",
     "providers",
     "model",
     "reviewer",
@@ -110,7 +112,7 @@ impl FileKind {
             FileKind::Project if config => Some(format!(
                 "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
             )),
-            FileKind::Org if name == "secrets" || config => Some(format!(
+            FileKind::Org if name == "secrets" || name == "mcp" || config => Some(format!(
                 "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
             )),
             FileKind::Project | FileKind::Operator | FileKind::Org | FileKind::Any => None,
@@ -122,7 +124,6 @@ impl FileKind {
 /// leaves this list when the part of Chock that reads it lands; until then a
 /// file naming one is told so rather than left to believe it applies.
 pub const NOT_ACTED_ON: &[&str] = &[
-    "mcp",
     "devices",
     "workspace",
     "lsp",
@@ -229,6 +230,8 @@ pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
                     "secrets" => {
                         set.secrets = walk.secrets(&f.value, kind == FileKind::Project);
                     }
+                    // The MCP servers a session starts (crate::mcp).
+                    "mcp" => set.mcp = walk.mcp(&f.value),
                     name if KNOWN_BLOCKS.contains(&name) => {}
                     name => unread.push(place(unread_block(name))),
                 }
@@ -252,7 +255,7 @@ pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
 }
 
 /// An empty `.{}` reads as either an empty struct or an empty list.
-fn items(v: &Value) -> Option<&[Value]> {
+pub(crate) fn items(v: &Value) -> Option<&[Value]> {
     match &v.kind {
         ValueKind::List(items) => Some(items),
         ValueKind::Struct(fields) if fields.is_empty() => Some(&[]),

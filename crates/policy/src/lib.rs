@@ -36,6 +36,7 @@ pub mod defaults;
 mod explain;
 mod index;
 mod load;
+mod mcp;
 mod net;
 mod pattern;
 mod policy;
@@ -48,6 +49,10 @@ pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
 pub use check::{Checked, FileKind, KNOWN_BLOCKS, NOT_ACTED_ON, Problem, check_file, check_text};
 pub use decision::{Decision, UnknownDecision};
 pub use load::{LoadError, Sources, load_file, load_file_as, refuse_open_to_others};
+pub use mcp::{
+    DEFAULT_CALL_TIMEOUT_MS, DEFAULT_START_TIMEOUT_MS, McpServer, McpServers, McpTransport,
+    REVISIONS, url_host,
+};
 pub use net::{MAX_RESOLVER_PORTS, NetMode, NetSettings, RESOLVER_PORTS, ResolverMode};
 pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};

@@ -36,6 +36,8 @@ pub struct RuleSet {
     pub secrets: Vec<crate::SecretSpec>,
     /// The file's top-level blocks Chock does not act on.
     pub unread: Vec<crate::Problem>,
+    /// The file's `.mcp` block: the MCP servers it names.
+    pub mcp: Vec<crate::mcp::McpServer>,
 }
 
 impl RuleSet {
@@ -170,6 +172,8 @@ pub struct Policy {
     background: NetMode,
     resolver: ResolverMode,
     resolver_ports: Vec<u16>,
+    /// The MCP servers of the operator's and the project's files.
+    mcp: Arc<crate::mcp::McpServers>,
     /// Org, operator, project and defaults in one trie, for the hot path.
     merged: Arc<Merged<4>>,
     /// The secrets the operator's and the project's files name, the
@@ -264,6 +268,10 @@ impl Policy {
             .flatten()
             .flat_map(|set| set.secrets.iter().cloned())
             .collect();
+        let mcp = Arc::new(crate::mcp::McpServers::of(
+            layers.operator.as_ref().map_or(&[], |s| s.mcp.as_slice()),
+            layers.project.as_ref().map_or(&[], |s| s.mcp.as_slice()),
+        ));
         let org = match layers.org {
             Org::Absent => OrgLayer::Absent,
             Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
@@ -298,6 +306,7 @@ impl Policy {
             resolver_ports: net::resolver_ports(pr_net.resolver_ports.or(op_net.resolver_ports)),
             secrets: secrets.into(),
             unread: unread.into(),
+            mcp,
         }
     }
 
@@ -316,6 +325,12 @@ impl Policy {
     /// each `<file>:<line>:<column>: <what>`.
     pub fn unread_blocks(&self) -> &[String] {
         &self.unread
+    }
+
+    /// The MCP servers the operator's config.zon and the project's
+    /// chock.zon name (an org bundle names none: it is a ceiling of rules).
+    pub fn mcp_servers(&self) -> &crate::mcp::McpServers {
+        &self.mcp
     }
 
     /// A policy with no file at all: the shipped defaults alone.
@@ -543,6 +558,14 @@ impl Policy {
     /// `could_permit("net.serve")`.
     pub fn could_permit(&self, prefix: &str) -> bool {
         self.could_reach(prefix, Decision::AgentThenHuman)
+    }
+
+    /// Whether everything under `prefix` is denied: the class folds to deny
+    /// and no rule naming something in it could permit it (`mcp.*` deny
+    /// starts no server; `mcp.<server>.tool.*` deny starts not that one).
+    pub fn denies_every(&self, prefix: &str) -> bool {
+        self.decision_str(&format!("{prefix}.\u{1}")) == Decision::Deny
+            && !self.could_permit(prefix)
     }
 
     /// Whether some rule permits something under `prefix` outright.

@@ -20,6 +20,7 @@ mod guard;
 mod handover;
 mod history;
 mod judge;
+mod mcp;
 mod net;
 /// The model wire formats, a crate of their own (`chock-providers`).
 pub use chock_providers as provider;

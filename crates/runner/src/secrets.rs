@@ -86,17 +86,31 @@ impl Redactor {
 }
 
 /// Refuses, before the first turn, a secret bound to something this
-/// version does not start: an MCP server and a plugin are not built yet, so
-/// such a binding would promise what nothing keeps.
+/// version does not start: plugins are not built yet, and an MCP server
+/// no file names cannot be given one, so such a binding would promise what
+/// nothing keeps.
 pub(crate) fn refuse_unbuilt_bindings(policy: &Policy) -> Result<(), String> {
     for spec in policy.secrets() {
         let what = match &spec.bind.target {
             BindTarget::Command => continue,
-            BindTarget::Mcp(server) => format!("the MCP server {server}"),
-            BindTarget::Plugin(name) => format!("the plugin {name}"),
+            BindTarget::Mcp(server)
+                if policy
+                    .mcp_servers()
+                    .servers
+                    .iter()
+                    .any(|s| &s.name == server) =>
+            {
+                continue;
+            }
+            BindTarget::Mcp(server) => {
+                format!("the MCP server {server}, which neither chock.zon nor config.zon names")
+            }
+            BindTarget::Plugin(name) => {
+                format!("the plugin {name}, and this version of Chock runs no plugins")
+            }
         };
         return Err(format!(
-            "{}the secret {} is bound to {what}, and this version of Chock starts no MCP servers or plugins, so it could not be given as promised; bind it to run_command (.bind = .{{ .env = \"{}\" }}) or remove it (docs/secrets.md)",
+            "{}the secret {} is bound to {what}, so it could not be given as promised; bind it to run_command (.bind = .{{ .env = \"{}\" }}) or remove it (docs/secrets.md)",
             place(spec),
             spec.name,
             spec.bind.env

@@ -38,8 +38,8 @@ use crate::stop::StopCheck;
 use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
-    Call, Commands, Decide, Effect, Offered, PlanStatus, SessionTools, ToolName, ToolOutput,
-    Unparsed, Workspace, memory_file,
+    Call, Commands, Decide, Effect, McpTools, Offered, PlanStatus, SessionTools, ToolName,
+    ToolOutput, Unparsed, Workspace, memory_file,
 };
 
 /// What a session needs before it starts.
@@ -249,13 +249,8 @@ pub(crate) async fn drive(
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
-    let tools = SessionTools::new(
-        setup.policy,
-        memory_file(setup.state, setup.project),
-        setup.search,
-        setup.provider.image_support(),
-    )
-    .with_skills(setup.start.map(|s| s.skills.clone()).unwrap_or_default());
+    let servers = McpTools::default();
+    let tools = tools_for(setup, &servers);
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
@@ -297,25 +292,31 @@ pub(crate) async fn drive(
     // Promises and grants made earlier in a carried-on session bind this
     // process too.
     if let Err(err) = hooks.replay() {
-        // The checkout, once made, is recorded whatever the error.
-        let _ = hooks.settle();
-        return Err(err);
+        return Err(settled_after(&mut hooks, err));
     }
+    let interrupt = async { Into::<Interruption>::into(interrupt.await) };
+    let mut interrupt = std::pin::pin!(interrupt);
     // Ctrl-C (or SIGTERM, SIGHUP) abandons the turn at its next wait and
-    // the session ends interrupted; tools run between waits, so no call is half recorded.
-    // The network's records are appended as they come, beside the turn.
-    // Handover asks are taken beside the turn and answered at its
-    // boundaries.
-    let end = tokio::select! {
-        end = run_turn(&cx, &mut conversation, &mut hooks) => end.map(Some),
-        why = interrupt => Ok(Some(TurnEnd::Interrupted(why.into()))),
-        recorded = net::record(&mut net_records, &writer, &judge) => {
-            recorded.map(|()| None).map_err(SessionError::from)
-        }
-        never = handover.serve() => match never {},
+    // the session ends interrupted; tools run between waits, so no call is
+    // half recorded. The network's records are appended as they come, and
+    // handover asks taken, beside the turn (answered at its boundaries).
+    let end = match start_servers(setup, &mut hooks, &commands, &servers, interrupt.as_mut()).await
+    {
+        Err(err) => return Err(settled_after(&mut hooks, err)),
+        Ok(Some(end)) => Ok(Some(end)),
+        Ok(None) => tokio::select! {
+            end = run_turn(&cx, &mut conversation, &mut hooks) => end.map(Some),
+            why = &mut interrupt => Ok(Some(TurnEnd::Interrupted(why))),
+            recorded = net::record(&mut net_records, &writer, &judge) => {
+                recorded.map(|()| None).map_err(SessionError::from)
+            }
+            never = handover.serve() => match never {},
+        },
     };
     let (end, opened) = hooks.settled(end)?;
     drop(hooks);
+    // The servers do not outlive the session (a next owner starts its own).
+    servers.stop();
     let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
@@ -341,6 +342,51 @@ fn record_start(
         })?;
     }
     Ok(())
+}
+
+/// What fetch_url, web_search, read_image, the memory tools and the MCP
+/// servers' tools share for the session.
+fn tools_for<'s>(setup: &SessionSetup<'s>, servers: &'s McpTools) -> SessionTools<'s> {
+    SessionTools::new(
+        setup.policy,
+        memory_file(setup.state, setup.project),
+        setup.search,
+        setup.provider.image_support(),
+    )
+    .with_skills(setup.start.map(|s| s.skills.clone()).unwrap_or_default())
+    .with_mcp(servers)
+}
+
+/// `err`, once a checkout still being made is recorded (whatever the error).
+fn settled_after<F>(hooks: &mut LogHooks<'_, F>, err: SessionError) -> SessionError {
+    let _ = hooks.settle();
+    err
+}
+
+/// The MCP servers start before the first turn; a local one runs in the
+/// workspace, so that is made first. An interruption while they start
+/// ends the session before its turn (`Some`).
+async fn start_servers<F>(
+    setup: &SessionSetup<'_>,
+    hooks: &mut LogHooks<'_, F>,
+    commands: &Commands,
+    servers: &McpTools,
+    interrupt: std::pin::Pin<&mut impl Future<Output = Interruption>>,
+) -> Result<Option<TurnEnd>, SessionError> {
+    if crate::mcp::any_local(setup.policy) {
+        hooks.settle()?;
+    }
+    let start = crate::mcp::start(
+        setup.policy,
+        commands,
+        hooks.writer,
+        servers,
+        &hooks.secrets,
+    );
+    tokio::select! {
+        started = start => started.map(|()| None).map_err(SessionError::from),
+        why = interrupt => Ok(Some(TurnEnd::Interrupted(why))),
+    }
 }
 
 /// Background jobs do not outlive the session: each still running is
@@ -690,6 +736,19 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         conversation: &mut Vec<Message>,
         tools: &[crate::provider::ToolSpec],
     ) -> Result<(), SessionError> {
+        // A server that failed since the last request has its tools
+        // withdrawn before the model is offered them again.
+        for text in self
+            .tools
+            .mcp()
+            .map(McpTools::withdraw_failed)
+            .unwrap_or_default()
+        {
+            self.append(Notice {
+                subject: "mcp".to_owned(),
+                text,
+            })?;
+        }
         self.maybe_compact(conversation, tools).await?;
         self.compaction.sent = conversation.len();
         self.thought = 0;

@@ -200,7 +200,13 @@ pub async fn run_turn<H: TurnHooks>(
     conversation: &mut Vec<Message>,
     hooks: &mut H,
 ) -> Result<TurnEnd, H::Error> {
-    let specs = chock_tools::specs_for(cx.commands, cx.tools);
+    let builtin = chock_tools::specs_for(cx.commands, cx.tools);
+    // The MCP tools are read each time: a server that failed is gone.
+    let offered = || {
+        let mut specs = builtin.clone();
+        specs.extend(cx.tools.mcp_specs());
+        specs
+    };
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
     for made in 0..cx.limits.max_model_calls {
         if let Some(bound) = cx.limits.max_session_calls
@@ -208,7 +214,10 @@ pub async fn run_turn<H: TurnHooks>(
         {
             return Ok(TurnEnd::SessionBudget(bound));
         }
-        hooks.before_model_call(conversation, &specs).await?;
+        // Before the call the hooks withdraw a server that failed since
+        // the last one, so what is offered is read after them.
+        hooks.before_model_call(conversation, &offered()).await?;
+        let specs = offered();
         let request = ModelRequest {
             model: cx.model,
             system: cx.system,
@@ -303,7 +312,7 @@ async fn one_call<H: TurnHooks>(
     call: &ToolCall,
 ) -> Result<(ToolOutput, Option<TurnEnd>), H::Error> {
     // The one place a call's name and arguments are read.
-    let parsed = Call::parse(&call.name, &call.arguments);
+    let parsed = Call::parse_with(&call.name, &call.arguments, cx.tools.mcp());
     let given = crate::secrets::Given::default();
     let mut output = match hooks.before_tool(call, &parsed).await? {
         gate @ (Gate::Run | Gate::RunGiven(_)) => {

@@ -17,6 +17,7 @@ mod error;
 mod landlock;
 pub mod net;
 mod netns;
+mod orphan;
 mod plan;
 mod report;
 mod seccomp;
@@ -25,6 +26,7 @@ mod spec;
 mod status;
 
 pub use error::{SpawnError, SpecError};
+pub use orphan::dies_with_parent;
 pub use report::{LandlockState, SandboxReport};
 pub use seccomp::denied_names;
 pub use spawn::{FORCE_ENV, Sandbox, SandboxChild};

@@ -32,7 +32,7 @@ use crate::{PAGE, Shared, page, watch};
 /// The state every handler takes: the one way to the daemon.
 pub(crate) type St = State<Arc<Shared>>;
 
-pub(crate) fn router(shared: Arc<Shared>) -> Router {
+pub(crate) fn router(shared: Arc<Shared>, hosts: Arc<crate::guard::Hosts>) -> Router {
     Router::new()
         .route("/", get(page::index))
         .route("/app.js", get(page::script))
@@ -47,6 +47,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared)
+        .layer(axum::middleware::from_fn_with_state(
+            hosts,
+            crate::guard::guard,
+        ))
 }
 
 async fn not_found(uri: Uri) -> ApiError {
@@ -203,11 +207,13 @@ async fn events(
         (None, Some(before)) => (before.saturating_sub(limit + 1), Some(before)),
         (after, None) => (after.unwrap_or(0), None),
     };
-    let lines = shared.client.read(&id, after).await?;
+    // Only the page is read: serve holds one page of a long log, not the log.
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let lines = shared.client.read_at_most(&id, after, limit).await?;
     let page: Vec<_> = lines
         .into_iter()
         .filter(|e| before.is_none_or(|b| e.id < b))
-        .take(usize::try_from(limit).unwrap_or(usize::MAX))
+        .take(limit)
         .collect();
     let first = page.first().map_or(after + 1, |e| e.id);
     // Each line is already a JSON object, exactly as the log holds it; it

@@ -14,6 +14,7 @@
 
 mod api;
 mod error;
+pub mod guard;
 mod listen;
 pub mod page;
 mod watch;
@@ -28,6 +29,12 @@ use chock_control::{Address, Client};
 
 /// The port `--host` listens on when `--port` is not given.
 pub const DEFAULT_PORT: u16 = 7781;
+
+/// How long a request's headers may take, and a connection may sit idle.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections open at once (live views included) before a new one is
+/// refused with 503.
+pub const MAX_CONNECTIONS: usize = 512;
 
 /// How many events the page asks for at a time, and the tail a fresh
 /// session view starts from.
@@ -57,6 +64,17 @@ pub struct Config {
     /// Bounds each connect to the daemon and each read of a reply (not the
     /// wait between a watch's events).
     pub daemon_timeout: Duration,
+    /// Names a browser may use for a TCP listener besides its address and
+    /// `localhost` (`--allow-host`).
+    pub allow_hosts: Vec<String>,
+    /// How long a connection may take to send a request's headers, and how
+    /// long it may sit idle between requests.
+    pub header_timeout: Duration,
+    /// How many connections may be open at once; past it a new one is
+    /// answered 503 and closed.
+    pub max_connections: usize,
+    /// How long a request's body may take once its headers have arrived.
+    pub body_timeout: Duration,
 }
 
 impl Config {
@@ -67,6 +85,10 @@ impl Config {
             tcp: None,
             socket_activation: true,
             daemon_timeout: Duration::from_secs(30),
+            allow_hosts: Vec::new(),
+            header_timeout: HEADER_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+            body_timeout: guard::BODY_TIMEOUT,
         }
     }
 }
@@ -82,6 +104,8 @@ pub(crate) struct Shared {
 pub struct Serve {
     listeners: Vec<Listener>,
     shared: Arc<Shared>,
+    hosts: Arc<guard::Hosts>,
+    limits: listen::Limits,
 }
 
 impl Serve {
@@ -107,9 +131,28 @@ impl Serve {
             },
         };
         let client = Client::new(config.daemon).with_timeout(config.daemon_timeout);
+        // The names are checked only where a browser can reach serve
+        // directly; behind a unix socket the proxy names the site.
+        let tcp_host = listeners.iter().find_map(|l| match l {
+            Listener::Tcp(_) => Some(config.tcp.as_ref().map_or_else(
+                || l.address().map(|a| a.to_string()).unwrap_or_default(),
+                |(h, _)| h.clone(),
+            )),
+            Listener::Unix { .. } => None,
+        });
+        let hosts = guard::Hosts {
+            allowed: tcp_host.map(|host| guard::allowed_hosts(&host, &config.allow_hosts)),
+            body_timeout: config.body_timeout,
+        };
         Ok(Serve {
             listeners,
             shared: Arc::new(Shared { client }),
+            hosts: Arc::new(hosts),
+            limits: listen::Limits {
+                header_timeout: config.header_timeout,
+                open: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
+                max_connections: config.max_connections,
+            },
         })
     }
 
@@ -137,13 +180,19 @@ impl Serve {
     /// Accepts connections until `shutdown` completes, then removes the
     /// socket file it created.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
-        let router = api::router(Arc::clone(&self.shared));
+        let router = api::router(Arc::clone(&self.shared), Arc::clone(&self.hosts));
+        let limits = self.limits;
+        let trimmer = tokio::spawn(chock_control::memory::trim_after_bursts(
+            Arc::clone(&limits.open),
+            limits.max_connections,
+        ));
         listeners::serve_until(
             self.listeners,
-            |listener| listen::accept_loop(listener, router.clone()),
+            |listener| listen::accept_loop(listener, router.clone(), limits.clone()),
             shutdown,
         )
         .await;
+        trimmer.abort();
     }
 }
 

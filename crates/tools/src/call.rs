@@ -10,6 +10,7 @@
 //! [`Call::External`], carrying their source and tool name; they are
 //! decided at `mcp.<server>.tool.<tool>` and `plugin.<name>.tool.<tool>`.
 
+use crate::mcp::McpTools;
 use crate::tool::{Decide, Offered, Tool, arguments};
 use crate::{
     Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
@@ -127,6 +128,30 @@ impl External {
     }
 }
 
+/// A run-time tool's call: its arguments are a JSON object (or nothing),
+/// checked against the tool's schema by its source, which answers.
+fn external(source: Source, tool: String, text: &str) -> Result<Call, Unparsed> {
+    let arguments = if text.trim().is_empty() {
+        serde_json::Value::Object(serde_json::Map::new())
+    } else {
+        serde_json::from_str(text).map_err(|err| Unparsed {
+            tool: None,
+            error: format!("the arguments are not JSON ({err}); send an object"),
+        })?
+    };
+    if !arguments.is_object() {
+        return Err(Unparsed {
+            tool: None,
+            error: format!("the arguments are {arguments}; send an object"),
+        });
+    }
+    Ok(Call::External(External {
+        source,
+        tool,
+        arguments,
+    }))
+}
+
 /// A call that could not be parsed: the tool it names, when it names one,
 /// and what the model reads.
 #[derive(Debug)]
@@ -138,7 +163,20 @@ pub struct Unparsed {
 impl Call {
     /// Parses the model's call of `name` with `arguments` (JSON text).
     pub fn parse(name: &str, arguments: &str) -> Result<Call, Unparsed> {
+        Call::parse_with(name, arguments, None)
+    }
+
+    /// [`Call::parse`], where `mcp` names the MCP tools offered: a name
+    /// that is no built-in tool is looked up there whole.
+    pub fn parse_with(
+        name: &str,
+        arguments: &str,
+        mcp: Option<&McpTools>,
+    ) -> Result<Call, Unparsed> {
         let Some(tool) = ToolName::parse(name) else {
+            if let Some((server, tool)) = mcp.and_then(|mcp| mcp.find(name)) {
+                return external(Source::Mcp(server), tool, arguments);
+            }
             return Err(Unparsed {
                 tool: None,
                 error: format!(
@@ -270,6 +308,11 @@ pub async fn carry_out(
         Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) => Err(
             ToolError::Failed("a session tool is carried out by the session itself".to_owned()),
         ),
+        Call::External(External {
+            source: Source::Mcp(server),
+            tool,
+            arguments,
+        }) => Ok(session.mcp_call(&server, &tool, arguments).await),
         Call::External(external) => Err(ToolError::Failed(format!(
             "nothing in this session provides {}",
             external.action_name()

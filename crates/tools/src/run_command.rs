@@ -275,31 +275,45 @@ impl Commands {
     fn sandbox(&self, routed: bool) -> Result<&Sandbox, String> {
         let cell = if routed { &self.routed } else { &self.sandbox };
         cell.get_or_init(|| {
-            let mut spec = SandboxSpec::new(&self.workspace);
-            spec.workspace_at = Some(PathBuf::from(SANDBOX_ROOT));
-            if let Some(git) = &self.git {
-                let mounts = git.prepare(&self.workspace, Path::new(SANDBOX_ROOT))?;
-                spec.binds.extend(mounts.binds);
-                spec.env.extend(mounts.env);
-            }
-            if let Some(id) = &self.session {
-                spec.env.push((SESSION_ENV.to_owned(), id.clone()));
-            }
-            spec.jit = self.jit;
+            let mut spec = self.spec(routed)?;
             spec.stdin = Stdio::Null;
-            spec.stdout = Stdio::Piped;
-            spec.stderr = Stdio::Piped;
-            if routed {
-                spec = if self.net.as_ref().is_some_and(NetSetup::fake_resolver) {
-                    spec.with_fake_resolver()
-                } else {
-                    spec.with_router()
-                };
-            }
             Sandbox::new(spec).map_err(|err| err.to_string())
         })
         .as_ref()
         .map_err(Clone::clone)
+    }
+
+    /// What every sandbox of the session is made of: the workspace at
+    /// `/workspace`, the private git directory, the session's name, jit as
+    /// decided, piped output, and a router when `routed`.
+    pub(crate) fn spec(&self, routed: bool) -> Result<SandboxSpec, String> {
+        let mut spec = SandboxSpec::new(&self.workspace);
+        spec.workspace_at = Some(PathBuf::from(SANDBOX_ROOT));
+        if let Some(git) = &self.git {
+            let mounts = git.prepare(&self.workspace, Path::new(SANDBOX_ROOT))?;
+            spec.binds.extend(mounts.binds);
+            spec.env.extend(mounts.env);
+        }
+        if let Some(id) = &self.session {
+            spec.env.push((SESSION_ENV.to_owned(), id.clone()));
+        }
+        spec.jit = self.jit;
+        spec.stdout = Stdio::Piped;
+        spec.stderr = Stdio::Piped;
+        if routed {
+            spec = if self.net.as_ref().is_some_and(NetSetup::fake_resolver) {
+                spec.with_fake_resolver()
+            } else {
+                spec.with_router()
+            };
+        }
+        Ok(spec)
+    }
+
+    /// The session's network, for a process other than a command (an MCP
+    /// server) that is given a router.
+    pub(crate) fn net(&self) -> Option<&NetSetup> {
+        self.net.as_ref()
     }
 
     /// Whether a command gets a router: a foreground one per

@@ -15,6 +15,7 @@ use super::fetch_url::{self, Web};
 use super::{
     ToolError, ToolOutput, Workspace, read_image, read_memory, read_skill, web_search, write_memory,
 };
+use crate::mcp::McpTools;
 use crate::skills::Skills;
 use crate::web_search::SearchConfig;
 
@@ -30,6 +31,8 @@ pub struct SessionTools<'a> {
     memory: PathBuf,
     images: ImageSupport,
     skills: Skills,
+    /// The session's MCP servers, when it started any.
+    mcp: Option<&'a McpTools>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -47,6 +50,39 @@ impl<'a> SessionTools<'a> {
             memory,
             images,
             skills: Skills::default(),
+            mcp: None,
+        }
+    }
+
+    /// Gives the session's MCP servers' tools (builder style).
+    #[must_use]
+    pub fn with_mcp(mut self, mcp: &'a McpTools) -> Self {
+        self.mcp = Some(mcp);
+        self
+    }
+
+    /// The session's MCP servers, when it has any.
+    pub fn mcp(&self) -> Option<&'a McpTools> {
+        self.mcp
+    }
+
+    /// The specs of the MCP tools still offered.
+    pub fn mcp_specs(&self) -> Vec<chock_providers::ToolSpec> {
+        self.mcp.map(McpTools::specs).unwrap_or_default()
+    }
+
+    /// A decided call of an MCP server's tool.
+    pub(super) async fn mcp_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Value,
+    ) -> ToolOutput {
+        match self.mcp {
+            Some(mcp) => mcp.call(server, tool, arguments, &self.images).await,
+            None => ToolOutput::error(format!(
+                "nothing in this session provides the MCP server {server}"
+            )),
         }
     }
 

@@ -41,6 +41,11 @@ pub(crate) struct DaemonArgs {
     /// The chock executable each session runs as `chock run` (tests only).
     #[arg(long, value_name = "PATH", hide = true)]
     run_exe: Option<PathBuf>,
+
+    /// Keep what the allocator freed after a burst instead of giving it
+    /// back (the benchmark's comparison only).
+    #[arg(long, hide = true)]
+    keep_freed_memory: bool,
 }
 
 pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
@@ -64,6 +69,7 @@ pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
     };
     config.socket = args.socket;
     config.tcp = tcp;
+    config.return_memory = !args.keep_freed_memory;
     chock_daemon::run(config, |addresses| {
         super::output::announce(addresses, None);
     })?;

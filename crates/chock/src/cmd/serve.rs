@@ -41,6 +41,13 @@ pub(crate) struct ServeArgs {
     /// [default: 7781].
     #[arg(long, value_name = "N")]
     port: Option<u16>,
+
+    /// A name a browser may use to reach the --host listener, besides the
+    /// --host address and localhost (repeat for more). Requests that name
+    /// any other host are refused, so a page on another site cannot reach
+    /// serve by rebinding its own name to this address.
+    #[arg(long, value_name = "NAME", requires = "host")]
+    allow_host: Vec<String>,
 }
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -61,6 +68,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| state.root().join("serve.sock"));
     let mut config = chock_serve::Config::new(daemon.clone(), socket);
     config.tcp = tcp;
+    config.allow_hosts = args.allow_host;
     chock_serve::run(config, |addresses| {
         super::output::announce(addresses, Some(&format!("serving the daemon at {daemon}")));
     })?;

@@ -8,6 +8,8 @@ use super::{Conn, Shared, VerbError, project_dir, with_daemon_facts};
 
 pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Result<(), VerbError> {
     let dir = project_dir(project)?;
+    // The state directory's index folds only the logs that changed, with
+    // the row fold (docs/log.md, "The index").
     let listed = chock_log::list_sessions(shared.store.state(), Some(&dir));
     // One unreadable log must not hide every other session.
     for (path, why) in &listed.skipped {

@@ -9,6 +9,7 @@ mod spawn;
 mod watch;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use chock_control::{LineReader, Reply, Request};
 use chock_log::event::EndReason;
@@ -24,28 +25,43 @@ pub(crate) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 pub(crate) struct Conn {
     pub(crate) lines: LineReader<BufReader<ReadHalf>>,
     pub(crate) out: BufWriter<WriteHalf>,
+    /// How long one write may wait for the client to take bytes before the
+    /// client is cut: a client that reads nothing holds a page and a
+    /// socket buffer, and only for this long.
+    pub(crate) stall: Duration,
 }
 
 impl Conn {
     /// Writes one reply line and flushes it.
     pub(crate) async fn send(&mut self, reply: &Reply) -> Result<(), VerbError> {
-        self.out
-            .write_all(reply.to_line().as_bytes())
-            .await
-            .map_err(|_| VerbError::Gone)?;
-        self.out.flush().await.map_err(|_| VerbError::Gone)
+        self.queue(reply).await?;
+        self.flush().await
     }
 
     /// Writes a reply line without flushing, for a batch of lines.
     pub(crate) async fn queue(&mut self, reply: &Reply) -> Result<(), VerbError> {
-        self.out
-            .write_all(reply.to_line().as_bytes())
-            .await
-            .map_err(|_| VerbError::Gone)
+        let line = reply.to_line();
+        match tokio::time::timeout(self.stall, self.out.write_all(line.as_bytes())).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(VerbError::Gone),
+            Err(_) => Err(VerbError::Stalled(self.stall)),
+        }
     }
 
     pub(crate) async fn flush(&mut self) -> Result<(), VerbError> {
-        self.out.flush().await.map_err(|_| VerbError::Gone)
+        match tokio::time::timeout(self.stall, self.out.flush()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(VerbError::Gone),
+            Err(_) => Err(VerbError::Stalled(self.stall)),
+        }
+    }
+
+    /// Completes when the client sends anything more, or closes its side:
+    /// after its request it has nothing more to say, so either ends a
+    /// watch. Nothing it sends is kept beyond the reader's own buffer.
+    pub(crate) async fn client_spoke(&mut self) {
+        use tokio::io::AsyncBufReadExt;
+        let _ = self.lines.get_mut().fill_buf().await;
     }
 }
 
@@ -55,6 +71,8 @@ pub(crate) enum VerbError {
     Refuse(String),
     /// The client went away; there is nobody to tell.
     Gone,
+    /// The client took nothing for this long while replies waited.
+    Stalled(Duration),
 }
 
 impl From<String> for VerbError {
@@ -179,7 +197,7 @@ impl Row {
 /// what only the daemon knows (its child, and that a child which ended
 /// without writing an ending crashed: the log cannot say so).
 pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, VerbError> {
-    let row = store::fold_row(id, path)
+    let row = store::fold_row(&shared.store, id, path)
         .map_err(|err| VerbError::Refuse(format!("cannot read the log of session {id}: {err}")))?;
     Ok(with_daemon_facts(shared, id, path, row))
 }
@@ -201,6 +219,18 @@ pub(crate) fn with_daemon_facts(
     } else {
         row.with_owner(path)
     };
+    if row.owned == Some(false) {
+        // Nobody holds the log, so sockets beside it that nothing answers
+        // on were left by a process killed before it removed them.
+        for socket in [
+            shared.store.approve_socket(id),
+            shared.store.state().handover_socket(id),
+        ] {
+            if chock_control::owned_socket::remove_if_stale(&socket) {
+                tracing::info!(path = %socket.display(), "removed a stale socket");
+            }
+        }
+    }
     let crashed = child.as_ref().and_then(|(_, ended)| ended.clone());
     if let Some(ending) =
         crashed.filter(|_| row.status != RowStatus::Ended && row.owned != Some(true))

@@ -1,5 +1,7 @@
 //! `read <session id> <last event id>`: the events after the id, then the
-//! connection closes.
+//! connection closes. The log goes out a page at a time, each page read
+//! once the one before is written, so a client that reads slowly (or not
+//! at all) holds one page of the daemon's memory, not the whole log.
 
 use chock_control::Reply;
 
@@ -13,11 +15,18 @@ pub(crate) async fn read(
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
     let (_, path) = session_log(shared, session)?;
-    let events = store::read_after(&path, after).map_err(|err| {
-        VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
-    })?;
-    for event in events {
-        conn.queue(&Reply::Event(event.line)).await?;
+    let mut last = after;
+    loop {
+        let page = store::read_page(&path, last).map_err(|err| {
+            VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
+        })?;
+        let Some(newest) = page.last() else {
+            break;
+        };
+        last = newest.head.id.0;
+        for event in page {
+            conn.queue(&Reply::Event(event.line)).await?;
+        }
     }
     conn.flush().await
 }

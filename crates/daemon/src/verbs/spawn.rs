@@ -48,8 +48,25 @@ pub(crate) async fn adopt(
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
     let (_, path, _) = project_session(shared, project, session)?;
+    // One adopt of a session at a time: a second waits for the first, and
+    // then finds the daemon's own child holding the log.
+    let turn = shared.children.adopting(session);
+    let _turn = turn.lock().await;
     if store::is_owned(&path) {
-        let by = store::owner(&path).map_or_else(
+        let by = store::owner(&path);
+        if let (Some(pid), Some(child)) = (by, shared.children.get(session))
+            && child.pid == pid
+            && child.ended.borrow().is_none()
+        {
+            // Already the daemon's: its own child holds the lock.
+            return conn
+                .send(&Reply::Started {
+                    session: session.to_owned(),
+                    log: path.to_string_lossy().into_owned(),
+                })
+                .await;
+        }
+        let by = by.map_or_else(
             || "another process".to_owned(),
             |pid| format!("process {pid}"),
         );
@@ -57,9 +74,30 @@ pub(crate) async fn adopt(
             "session {session} is still owned by {by}: hand it over with 'chock detach {session}'"
         )));
     }
+    // Only a log that ends with a handover waits for an adopt; one that
+    // another process carried on since (and perhaps finished) does not.
+    let folded = shared.store.fold(&path).map_err(|err| {
+        VerbError::Refuse(format!("cannot read the log of session {session}: {err}"))
+    })?;
+    let handed = matches!(
+        &folded.state.status,
+        chock_log::Status::Ended {
+            reason: chock_log::event::EndReason::Handover,
+            ..
+        }
+    );
+    if !handed {
+        let by = folded.state.owner_pid.map_or_else(String::new, |pid| {
+            format!(" (the last process to open it was {pid})")
+        });
+        return Err(VerbError::Refuse(format!(
+            "session {session} is not waiting to be adopted: its log does not end with a \
+             handover{by}; 'chock log {session}' shows how it stands"
+        )));
+    }
     let dir = project_dir(project)?;
-    // Measured before the child can append its own `session.open`.
-    let before = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    // Read before the child can append its own `session.open`.
+    let before = store::last_id(&path).unwrap_or(0);
     let args = ["run", "--adopt", session];
     let child = spawn(shared, session, &args, &dir)?;
     wait_ready(shared, session, &path, &child, Some(before)).await?;
@@ -94,32 +132,41 @@ fn spawn(
 }
 
 /// Waits until, for `start`, the log has its first complete event, or, for
-/// `adopt`, the child holds the log or has written to it; or the child
-/// exits, or the time runs out.
+/// `adopt`, the child itself holds the log: `/proc/locks` names it, or the
+/// log's new `session.open` carries its pid. A log that grew by someone
+/// else's hand is not the child's: another process (a person's `chock run
+/// --continue`) took the session first, and that is what the reply says.
 async fn wait_ready(
     shared: &Shared,
     session: &str,
     path: &Path,
     child: &ChildInfo,
-    adopted_len: Option<u64>,
+    adopted_after: Option<u64>,
 ) -> Result<(), VerbError> {
     let deadline = Instant::now() + shared.start_timeout;
     let mut ended = child.ended.clone();
     loop {
-        let ready = match adopted_len {
+        let taker = adopted_after.and_then(|after| opened_by(path, after));
+        let ready = match adopted_after {
             // A fresh log is a started session once its first event (the
             // session.open naming the project) is complete: holding the
             // lock comes earlier, and a watch or answer arriving between
             // the two would find a session of no project.
             None => store::last_id(path).is_ok_and(|last| last > 0),
-            // An adopted log already names its project.
-            Some(before) => {
-                store::owner(path) == Some(child.pid)
-                    || std::fs::metadata(path).is_ok_and(|m| m.len() > before)
-            }
+            Some(_) => store::owner(path) == Some(child.pid) || taker == Some(child.pid),
         };
         if ready {
             return Ok(());
+        }
+        let other = taker
+            .filter(|pid| *pid != child.pid)
+            .or_else(|| store::owner(path).filter(|pid| *pid != child.pid));
+        if let (Some(_), Some(pid)) = (adopted_after, other) {
+            return Err(VerbError::Refuse(format!(
+                "session {session} was taken by process {pid} before this daemon's child \
+                 could hold it: it carries on in that process, not in the daemon; \
+                 follow it with 'chock log -f {session}'"
+            )));
         }
         if let Some(ending) = ended.borrow_and_update().clone() {
             return Err(VerbError::Refuse(format!(
@@ -141,4 +188,16 @@ async fn wait_ready(
             () = tokio::time::sleep(READY_POLL) => {}
         }
     }
+}
+
+/// The pid in the first `session.open` after event `after`: the process
+/// that took the log over.
+fn opened_by(path: &Path, after: u64) -> Option<u32> {
+    let page = store::read_page(path, after).ok()?;
+    page.iter()
+        .find(|event| event.head.kind == "session.open")
+        .and_then(|event| {
+            let value: serde_json::Value = serde_json::from_str(&event.line).ok()?;
+            u32::try_from(value.get("pid")?.as_u64()?).ok()
+        })
 }

@@ -57,7 +57,7 @@ pub(crate) async fn watch(
                 received = feed.recv() => received,
                 // Anything from the client now, or its going away, ends the
                 // watch: the request was its only line.
-                _ = conn.lines.next_line() => return Err(VerbError::Gone),
+                () = conn.client_spoke() => return Err(VerbError::Gone),
             };
             match received {
                 Ok(event) => {
@@ -114,20 +114,25 @@ async fn awaits_new_owner(
         }
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(50)) => {}
-            _ = conn.lines.next_line() => return Err(VerbError::Gone),
+            () = conn.client_spoke() => return Err(VerbError::Gone),
         }
     }
     Ok(false)
 }
 
-/// Sends every event in the log after the last one sent; true when the
-/// session ended.
+/// Sends every event in the log after the last one sent, a page at a
+/// time; true when the session ended.
 async fn catch_up(path: &Path, state: &mut State, conn: &mut Conn) -> Result<bool, VerbError> {
-    let events = store::read_after(path, state.last)
-        .map_err(|err| VerbError::Refuse(format!("cannot read the session's log: {err}")))?;
-    for event in &events {
-        if send(event, state, conn).await? {
-            return Ok(true);
+    loop {
+        let page = store::read_page(path, state.last)
+            .map_err(|err| VerbError::Refuse(format!("cannot read the session's log: {err}")))?;
+        if page.is_empty() {
+            break;
+        }
+        for event in &page {
+            if send(event, state, conn).await? {
+                return Ok(true);
+            }
         }
     }
     conn.flush().await?;

@@ -5,6 +5,7 @@
 
 mod answer;
 mod bad_input;
+mod load;
 mod peer;
 mod protocol;
 mod read_list;

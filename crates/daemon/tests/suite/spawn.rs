@@ -160,18 +160,31 @@ async fn adopt_runs_chock_run_adopt_on_a_log_nobody_holds() {
     let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
     let mut log = h.live_log(S1);
     log.append("user.message", r#""text":"hi""#);
-    drop(log); // the first owner let go
-    let adopted = h.client().adopt(&h.project(), S1).await.unwrap();
-    assert_eq!(adopted.session, S1);
-    // Now the daemon's child holds it, so a second adopt is refused.
+    drop(log); // the first owner let go without handing it over
     let err = h.client().adopt(&h.project(), S1).await.unwrap_err();
     assert!(
-        err.to_string()
-            .contains(&format!("session {S1} is still owned by process")),
+        err.to_string().contains(&format!(
+            "session {S1} is not waiting to be adopted: its log does not end with a handover (the last process to open it was {})",
+            std::process::id()
+        )),
         "{err}"
     );
+    let mut log = chock_testkit::LiveLog::adopt(h.state(), S1, &h.project_text());
+    log.append(
+        "session.end",
+        r#""reason":"handover","detail":"to the daemon""#,
+    );
+    drop(log);
+    let adopted = h.client().adopt(&h.project(), S1).await.unwrap();
+    assert_eq!(adopted.session, S1);
+    // Now the daemon's child holds it: a second adopt says so (ok), and
+    // runs no second child.
+    let pid = child_pid(&h).await;
+    let again = h.client().adopt(&h.project(), S1).await.unwrap();
+    assert_eq!(again.session, S1);
+    assert_eq!(child_pid(&h).await, pid);
     h.release(S1);
-    let mut watch = h.client().watch(&h.project(), S1, 2).await.unwrap();
+    let mut watch = h.client().watch(&h.project(), S1, 4).await.unwrap();
     let mut kinds = Vec::new();
     while let Some(event) = watch.next_event().await.unwrap() {
         let value: serde_json::Value = serde_json::from_str(&event.line).unwrap();
@@ -203,4 +216,70 @@ async fn adopt_of_a_session_someone_holds_or_of_another_project_is_refused() {
     let other = tempfile::tempdir().unwrap();
     let err = h.client().adopt(other.path(), S1).await.unwrap_err();
     assert!(err.to_string().contains("belongs to"), "{err}");
+}
+
+/// The daemon's own child for S1, as its row names it.
+async fn child_pid(h: &TestDaemon) -> u64 {
+    let rows = h.client().list(&h.project()).await.unwrap();
+    let row = rows.iter().find(|r| r.row["id"] == S1).unwrap();
+    row.row["child"]["pid"].as_u64().unwrap()
+}
+
+/// A log that ends with a handover nobody took, whose adopting child waits
+/// `delay` seconds before it takes the lock.
+fn handed_over(h: &TestDaemon, delay: &str) {
+    let mut log = h.live_log(S1);
+    log.append("user.message", r#""text":"hi""#);
+    log.append(
+        "session.end",
+        r#""reason":"handover","detail":"to the daemon""#,
+    );
+    drop(log);
+    std::fs::write(
+        h.state().join("sessions").join(S1).join("adopt-delay"),
+        delay,
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_adopt_that_another_process_beat_to_the_lock_says_so_and_is_not_ok() {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
+    handed_over(&h, "1");
+    let (client, project) = (h.client(), h.project());
+    let adopt = client.adopt(&project, S1);
+    let person = async {
+        // A person's `chock run --continue` takes the log while the
+        // daemon's child is still starting.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        chock_testkit::LiveLog::adopt(h.state(), S1, &h.project_text())
+    };
+    let (adopted, _theirs) = tokio::join!(adopt, person);
+    let err = adopted.unwrap_err().to_string();
+    assert!(
+        err.contains(&format!(
+            "session {S1} was taken by process {} before this daemon's child could hold it: \
+             it carries on in that process, not in the daemon",
+            std::process::id()
+        )),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_adopts_at_once_run_one_child_and_both_say_the_daemon_has_it() {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
+    handed_over(&h, "0.5");
+    let (one, two, project) = (h.client(), h.client(), h.project());
+    let (a, b) = tokio::join!(one.adopt(&project, S1), two.adopt(&project, S1));
+    assert_eq!(a.unwrap().session, S1);
+    assert_eq!(b.unwrap().session, S1);
+    let rows = h.client().list(&h.project()).await.unwrap();
+    let row = &rows.iter().find(|r| r.row["id"] == S1).unwrap().row;
+    assert_eq!(row["owned"], true, "{row}");
+    assert!(
+        row["child"]["ended"].is_null(),
+        "the child that holds it is the row's: {row}"
+    );
+    h.release(S1);
 }

@@ -192,6 +192,14 @@ impl Action {
         Ok(Action::new(format!("mcp.{server}.tool.{tool}")))
     }
 
+    /// `mcp.<server>.network`: whether a local server's process reaches a
+    /// host at all (its connections are then decided per host). A tool
+    /// cannot be this key: tools live under `.tool.`.
+    pub fn mcp_network(server: &str) -> Result<Action, ActionError> {
+        label("MCP server", server)?;
+        Ok(Action::new(format!("mcp.{server}.network")))
+    }
+
     /// `mcp.<server>.host.<reversed host>`: the host a remote server is reached at.
     pub fn mcp_host(server: &str, host: &str) -> Result<Action, ActionError> {
         label("MCP server", server)?;

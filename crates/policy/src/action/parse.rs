@@ -119,12 +119,13 @@ impl Action {
             )),
             ["mcp", server] => Action::mcp_server(server),
             ["mcp", server, "tool", tool] => Action::mcp_tool(server, tool),
+            ["mcp", server, "network"] => Action::mcp_network(server),
             ["mcp", server, "host", host @ ..] if !host.is_empty() => {
                 Action::mcp_host(server, &unreversed(host))
             }
             ["mcp", ..] => Err(unknown(
                 name,
-                "write mcp.<server>, mcp.<server>.tool.<tool> or mcp.<server>.host.<host>",
+                "write mcp.<server>, mcp.<server>.tool.<tool>, mcp.<server>.network or mcp.<server>.host.<host>",
             )),
             ["plugin", p] => Action::plugin(p),
             ["plugin", p, "tool", tool] => Action::plugin_tool(p, tool),

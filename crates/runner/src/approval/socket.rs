@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use chock_control::approve::{Incoming, MAX_APPROVE_LINE, reply_line};
 use chock_control::owned_socket::OwnedSocket;
-use chock_control::{Answer, LineReader, check_peer, own_uid};
+use chock_control::{Answer, LineReader, Whose, check_peer_of, own_uid};
 use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::net::UnixStream;
 
@@ -88,7 +88,7 @@ impl ApproveSocket {
 
 /// One connection: a peer check, one line in, one line out.
 async fn serve_one(mut stream: UnixStream, request: &str, wants: Wants) -> Option<Given> {
-    if let Err(err) = check_peer(&stream, own_uid()) {
+    if let Err(err) = check_peer_of(&stream, own_uid(), Whose::Session) {
         tracing::warn!(%err, "approve.sock refused a peer");
         let line = reply_line(&Err(err.to_string()));
         chock_control::owned_socket::refuse(stream, &line, MAX_APPROVE_LINE).await;

@@ -155,6 +155,14 @@ pub enum DetachError {
         address: Address,
         error: ClientError,
     },
+    #[error(
+        "session {session} has handed itself over, but process {pid} took it before the daemon at {address} could: it carries on in that process, not in the daemon; follow it with `chock log -f {session}`, and hand it over from there with `chock detach {session}` if you meant to"
+    )]
+    TakenElsewhere {
+        session: String,
+        address: Address,
+        pid: u32,
+    },
     #[error("cannot start a runtime for the handover: {0}")]
     Runtime(std::io::Error),
 }
@@ -233,17 +241,84 @@ async fn detach_async(
         .clone()
         .with_timeout(ADOPT_TIMEOUT)
         .adopt(&project, &session)
-        .await
-        .map_err(|source| DetachError::AdoptFailed {
-            session: session.clone(),
+        .await;
+    match adopted {
+        Ok(adopted) => Ok(Detached {
+            session: id,
             address: options.daemon.clone(),
-            error: source,
-        })?;
-    Ok(Detached {
-        session: id,
-        address: options.daemon.clone(),
-        log: adopted.log,
-        asked: !handed_unclaimed,
+            log: adopted.log,
+            asked: !handed_unclaimed,
+        }),
+        Err(error) => match adopt_failed(&client, &project, &id, &log, error).await {
+            // Another adopt gave it to the daemon first: it is the daemon's.
+            None => Ok(Detached {
+                session: id,
+                address: options.daemon.clone(),
+                log: log.display().to_string(),
+                asked: !handed_unclaimed,
+            }),
+            Some(err) => Err(err),
+        },
+    }
+}
+
+/// What happened when the daemon's adopt did not answer ok: the lock says
+/// who holds the session now, and the daemon's row says whether that is
+/// its own child (another adopt got there first: `None`, the daemon has
+/// it), so the report names where the session carries on.
+async fn adopt_failed(
+    client: &Client,
+    project: &Path,
+    id: &SessionId,
+    log: &Path,
+    error: ClientError,
+) -> Option<DetachError> {
+    let session = id.as_str().to_owned();
+    let holder = chock_log::locks::owner_pid(log)
+        .ok()
+        .flatten()
+        .or_else(|| next_owner(log));
+    if let Some(pid) = holder {
+        let daemons = client
+            .clone()
+            .with_timeout(PROVE_TIMEOUT)
+            .list(project)
+            .await
+            .ok()
+            .and_then(|rows| {
+                rows.into_iter()
+                    .find(|r| r.row["id"].as_str() == Some(id.as_str()))
+            })
+            .and_then(|r| r.row["child"]["pid"].as_u64())
+            .is_some_and(|child| child == u64::from(pid));
+        return (!daemons).then(|| DetachError::TakenElsewhere {
+            session,
+            address: client.address().clone(),
+            pid,
+        });
+    }
+    Some(DetachError::AdoptFailed {
+        session,
+        address: client.address().clone(),
+        error,
+    })
+}
+
+/// The process that opened the log after its last handover ending (from
+/// its `session.open`), whether or not it still holds it.
+fn next_owner(log: &Path) -> Option<u32> {
+    let batch = chock_log::read_after(log, chock_log::EventId(0)).ok()?;
+    let events: Vec<chock_log::Event> = batch
+        .events
+        .iter()
+        .filter_map(|raw| chock_log::Event::parse(raw.line.as_bytes()).ok())
+        .collect();
+    let handed = events.iter().rposition(|e| {
+        matches!(&e.body, chock_log::EventBody::SessionEnd(end) if end.reason == EndReason::Handover)
+    })?;
+    events[handed..].iter().find_map(|e| match &e.body {
+        chock_log::EventBody::SessionOpen(open) => Some(open.pid),
+        _ => None,
     })
 }
 
@@ -380,7 +455,7 @@ async fn exchange(
         on_progress,
     )
     .await?;
-    released(log, session).await
+    released(log, session, client.address()).await
 }
 
 /// The second round trip: proves the daemon is there once more, confirms,
@@ -426,7 +501,7 @@ async fn confirm(
 
 /// The log is the proof, not the socket: only a durable handover ending
 /// counts, and the lock must be free before the daemon can take it.
-async fn released(log: &Path, session: String) -> Result<(), DetachError> {
+async fn released(log: &Path, session: String, address: &Address) -> Result<(), DetachError> {
     let unconfirmed = |why: String| DetachError::Unconfirmed {
         session: session.clone(),
         why,
@@ -439,6 +514,14 @@ async fn released(log: &Path, session: String) -> Result<(), DetachError> {
             ..
         }
     ) {
+        // It did let go, and another process opened the log straight after.
+        if let Some(pid) = next_owner(log) {
+            return Err(DetachError::TakenElsewhere {
+                session,
+                address: address.clone(),
+                pid,
+            });
+        }
         return Err(unconfirmed(
             "its log does not end with a handover".to_owned(),
         ));

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use chock_control::handover::{ASK, CONFIRM, Holdings, MAX_HANDOVER_LINE, SessionLine};
 use chock_control::owned_socket::OwnedSocket;
-use chock_control::{LineReader, check_peer, own_uid, sanitize};
+use chock_control::{LineReader, Whose, check_peer_of, own_uid, sanitize};
 use tokio::io::{AsyncWriteExt as _, BufReader};
 use tokio::net::UnixStream;
 
@@ -123,7 +123,7 @@ impl HandoverSocket {
     }
 
     async fn take_ask(&self, stream: UnixStream) {
-        if let Err(err) = check_peer(&stream, own_uid()) {
+        if let Err(err) = check_peer_of(&stream, own_uid(), Whose::Session) {
             tracing::warn!(%err, "handover.sock refused a peer");
             let line = SessionLine::Error(err.to_string()).to_line();
             chock_control::owned_socket::refuse(stream, &line, MAX_HANDOVER_LINE).await;

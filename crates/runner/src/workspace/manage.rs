@@ -40,6 +40,9 @@ pub struct Entry {
     pub common_dir: Option<PathBuf>,
     /// When the session's newest event was written.
     pub updated_at: Option<chock_log::Timestamp>,
+    /// Left by a session that stopped while its checkout was being made:
+    /// no log names it and nothing ran in it.
+    pub half_made: bool,
 }
 
 impl Entry {
@@ -93,8 +96,48 @@ fn entry(id: SessionId, summary: &Summary, owned: bool) -> Option<Entry> {
         owned,
         common_dir: ws.common_dir.clone(),
         updated_at: summary.row.updated_at,
+        half_made: false,
         session: id,
     })
+}
+
+/// A checkout no log names, left by a session killed while it was being
+/// made (`remake.rs`): found by the session's id, so it can be shown and
+/// discarded like any other.
+fn half_made_entry(
+    state_dir: &StateDir,
+    id: SessionId,
+    summary: &Summary,
+    owned: bool,
+) -> Option<Entry> {
+    if summary.workspace.is_some() {
+        return None;
+    }
+    let project = summary.project()?.to_owned();
+    let left = super::remake::half_made(state_dir, &id, &project)?;
+    Some(Entry {
+        project: Some(project),
+        dir: left.dir,
+        commit: left.commit.unwrap_or_default(),
+        branch: left.branch,
+        exists: left.exists,
+        applied: false,
+        status: if owned {
+            "its checkout is being made".to_owned()
+        } else {
+            "half made (the session stopped while its checkout was being made)".to_owned()
+        },
+        session_status: summary.status(),
+        owned,
+        common_dir: None,
+        updated_at: summary.row.updated_at,
+        half_made: true,
+        session: id,
+    })
+}
+
+fn any_entry(state_dir: &StateDir, id: SessionId, summary: &Summary, owned: bool) -> Option<Entry> {
+    entry(id.clone(), summary, owned).or_else(|| half_made_entry(state_dir, id, summary, owned))
 }
 
 /// Every session's workspace, newest first.
@@ -105,7 +148,7 @@ pub fn list(state: &StateDir) -> Vec<Entry> {
         .into_iter()
         .filter_map(|listed| {
             let owned = locks.get().is_some_and(|locks| listed.owned(locks));
-            entry(listed.id, &listed.summary, owned)
+            any_entry(state, listed.id, &listed.summary, owned)
         })
         .collect()
 }
@@ -117,7 +160,7 @@ pub fn find(state: &StateDir, session: &str) -> Result<Entry, WorkspaceError> {
         .map_err(|err| WorkspaceError::Refused(err.to_string()))?;
     let folded = fold_log(&log).map_err(|err| WorkspaceError::Refused(err.to_string()))?;
     let owned = locks::is_owned(&log).unwrap_or(false);
-    entry(id.clone(), &Summary::of(&id, &folded.state), owned).ok_or_else(|| {
+    any_entry(state, id.clone(), &Summary::of(&id, &folded.state), owned).ok_or_else(|| {
         WorkspaceError::Refused(format!(
             "session {} has no workspace in its log",
             id.as_str()
@@ -167,6 +210,13 @@ pub fn show(state: &StateDir, entry: &Entry) -> Result<String, WorkspaceError> {
         entry.status,
         if entry.applied { ", applied" } else { "" },
     );
+    if entry.half_made {
+        let id = entry.session.as_str();
+        out.push_str(&format!(
+            "the session stopped while this checkout was being made, so no log names it and nothing ran in it: `chock run --continue {id}` makes it again, `chock workspace discard {id}` removes it\n"
+        ));
+        return Ok(out);
+    }
     if !entry.exists {
         out.push_str(&format!("{}\n", missing(entry)));
         return Ok(out);
@@ -264,6 +314,14 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
             entry.dir.display()
         )));
     }
+    if entry.half_made {
+        let project = entry.project.clone().unwrap_or_default();
+        super::remake::clear(state, &entry.session, &project)?;
+        return Ok(Discarded {
+            dir: entry.dir.clone(),
+            kept_branch: None,
+        });
+    }
     let repo = repo_of(entry)?;
     let dir = entry.dir.to_string_lossy().into_owned();
     // git refuses to remove a worktree whose `.git` no longer points back,
@@ -281,7 +339,7 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
     }
     // The session's private git directory goes with the checkout.
     let session_dir = state.session_dir(&entry.session);
-    for name in ["git", "git-pointer", "git-config", "git-import", "host-git"] {
+    for name in super::remake::CHECKOUT_FILES {
         let path = session_dir.join(name);
         let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
     }

@@ -21,6 +21,7 @@ mod git_binds;
 pub mod host_git;
 pub mod manage;
 pub mod prune;
+pub mod remake;
 pub mod sandbox_git;
 pub mod session;
 pub mod takeover;
@@ -148,7 +149,10 @@ pub(crate) fn spawn_git(dir: &Path, args: &[&str]) -> Result<Child, WorkspaceErr
             error: std::io::Error::from(std::io::ErrorKind::NotFound),
         });
     }
-    Command::new("git")
+    let mut command = Command::new("git");
+    // A session killed while git makes its checkout takes git with it,
+    // rather than leaving a checkout and a branch no log names.
+    chock_sandbox::dies_with_parent(&mut command)
         .args(args)
         .current_dir(dir)
         // A prompt would hang a session that has nobody at the terminal.

@@ -61,7 +61,8 @@ pub fn prune(state: &StateDir, options: PruneOptions) -> PruneReport {
     let mut report = PruneReport::default();
     let now = Timestamp::now().unix_millis();
     for entry in list(state) {
-        if !entry.exists || entry.owned {
+        // A half-made checkout is the person's to look at and discard.
+        if !entry.exists || entry.owned || entry.half_made {
             continue;
         }
         let old = entry

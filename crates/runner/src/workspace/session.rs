@@ -145,13 +145,21 @@ pub async fn run_carried_on(
         .map_err(|err| StartError::Refused(err.to_string()))?;
     let mut writer = LogWriter::open(&log)?;
     let events = ended_events(&mut writer, &id, carry.adopt)?;
-    let taken = check_takeover(&id, &events)?;
     let folded = fold_log(&log).map_err(SessionError::from)?;
     let project = folded
         .state
         .project
         .clone()
         .unwrap_or_else(|| setup.project.to_owned());
+    let taken = match check_takeover(&id, &events) {
+        // Killed while its checkout was being made: made again (remake.rs).
+        Err(TakeoverError::NoWorkspace { .. })
+            if !carry.adopt && opened_without_workspace(&events) =>
+        {
+            super::remake::remake(setup.state, &id, &project)?
+        }
+        other => other?,
+    };
     let branch = workspace_branch(&id, &taken, &project)?;
     if let Err(stopped) = chock_gate::check_stop(&project) {
         let outcome = stopped_before_turn(setup, carry.adopt, writer, id, &project, &stopped)?;
@@ -203,6 +211,20 @@ pub async fn run_carried_on(
     )
     .await?;
     Ok((outcome, taken.dir))
+}
+
+/// Whether the log's session opened and never recorded a workspace: a
+/// session of this version killed before its checkout was made (one from
+/// before workspaces has no `workspace.open` either, but no `chock/<id>`
+/// checkout to make again is any different, so it is carried on the same).
+fn opened_without_workspace(events: &[Event]) -> bool {
+    let opened = events
+        .iter()
+        .any(|e| matches!(e.body, chock_log::EventBody::SessionOpen(_)));
+    let workspace = events
+        .iter()
+        .any(|e| matches!(e.body, chock_log::EventBody::WorkspaceOpen(_)));
+    opened && !workspace
 }
 
 /// The log's events, its last owner's ending made sure of: an adopt needs

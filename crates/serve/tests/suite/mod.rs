@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod browser;
+mod limits;
 mod pages;
 mod peer;
 mod perf;
@@ -66,10 +67,20 @@ impl Harness {
 
     /// Starts serve on its socket, or on TCP when `tcp` names a host.
     pub(crate) async fn start_serve(&mut self, tcp: Option<&str>) -> Address {
+        self.start_serve_with(tcp, |_| {}).await
+    }
+
+    /// [`Harness::start_serve`] with its configuration adjusted first.
+    pub(crate) async fn start_serve_with(
+        &mut self,
+        tcp: Option<&str>,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Address {
         let mut config = Config::new(self.daemon.clone(), self.state().join("serve.sock"));
         config.socket_activation = false;
         config.daemon_timeout = Duration::from_secs(10);
         config.tcp = tcp.map(|host| (host.to_owned(), 0));
+        adjust(&mut config);
         let serve = Serve::bind(config).await.unwrap();
         let address = serve.addresses().remove(0);
         self.serving

@@ -98,7 +98,7 @@ async fn serve_listens_on_tcp_when_a_host_is_named() {
         .unwrap();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     stream
-        .write_all(b"GET /api/status HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .write_all(b"GET /api/status HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
         .await
         .unwrap();
     let mut text = String::new();

@@ -34,7 +34,15 @@ if BEHAVIOUR == "exit-early":
 sdir = os.path.join(state, "sessions", sid)
 os.makedirs(sdir, exist_ok=True)
 log = open(os.path.join(sdir, "log.jsonl"), "a+")
-fcntl.flock(log, fcntl.LOCK_EX | fcntl.LOCK_NB)
+# A test that races an adopt puts `adopt-delay` beside the log: the child
+# waits that long before it takes the lock.
+delay = os.path.join(sdir, "adopt-delay")
+if message is None and os.path.exists(delay):
+    time.sleep(float(open(delay).read() or "1"))
+try:
+    fcntl.flock(log, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except BlockingIOError:
+    sys.exit("chock: session %s is owned by another process" % sid)
 log.seek(0)
 next_id = sum(1 for line in log.read().split("\n") if line) + 1
 lock = threading.Lock()
