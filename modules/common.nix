@@ -25,9 +25,13 @@ let
     # its closure is everything the shell puts in reach.
     rootPaths = [ (cfg.devShell.inputDerivation or cfg.devShell) ];
   };
+  # services.chock.skills as $CHOCK_SKILLS_PATH (a path is copied to the
+  # store by the interpolation; a string is used as it is).
+  skillsPath = builtins.concatStringsSep ":" (map (p: "${p}") cfg.skills);
+  skillsEnv = if cfg.skills == [ ] then { } else { CHOCK_SKILLS_PATH = skillsPath; };
 in
 {
-  inherit zon;
+  inherit zon skillsPath;
 
   userUnits =
     systemPath:
@@ -36,6 +40,17 @@ in
       inherit (cfg) stateDir;
       serve = cfg.serve.enable;
       path = [ "${lib.getBin pkgs.git}/bin" ] ++ devShellBins ++ systemPath;
+      environment = skillsEnv;
+    };
+
+  # services.chock.skills, described by the module.
+  skillsOption =
+    description:
+    mkOption {
+      type = types.listOf types.path;
+      default = [ ];
+      example = literalExpression ''[ ./skills "''${pkgs.team-skills}/share/chock/skills" ]'';
+      inherit description;
     };
 
   # services.chock.stateDir, described by the module.

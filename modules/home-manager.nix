@@ -70,6 +70,12 @@ in
 
     serve.enable = mkEnableOption "chock serve, the browser front of the daemon, as a socket-activated user service (needs services.chock.enable)";
 
+    skills = common.skillsOption ''
+      Directories of packaged skills offered to your sessions in the
+      `packaged` layer, given to chock as `CHOCK_SKILLS_PATH` in the units
+      and in your session variables; see the NixOS option of the same name.
+    '';
+
     devShell = common.devShellOption ''
       A dev shell whose closure sessions may run as `exec.devshell.*`; given
       to chock as `settings.devshell.closure`, its programs put on the
@@ -89,6 +95,10 @@ in
         systemd.user.sockets = userUnits.sockets;
         systemd.user.services = lib.mapAttrs (_: hmService) userUnits.services;
       }
+
+      (mkIf (cfg.skills != [ ]) {
+        home.sessionVariables.CHOCK_SKILLS_PATH = common.skillsPath;
+      })
 
       (mkIf (cfg.settings != { }) {
         xdg.configFile."chock/config.zon".text = zon.render "services.chock.settings" cfg.settings;

@@ -126,6 +126,15 @@ in
       '';
     };
 
+    skills = common.skillsOption ''
+      Directories of packaged skills (each holding skill directories with a
+      SKILL.md) offered to every user's sessions in the `packaged` layer,
+      beside `share/chock/skills` of each profile on PATH. They are given
+      to chock as `CHOCK_SKILLS_PATH`, in the units and in the login
+      environment. Reading one is decided at `skill.read.packaged`, which
+      ships as ask; docs/skills.md has the format.
+    '';
+
     devShell = common.devShellOption ''
       A dev shell (a mkShell derivation, or any package) whose closure
       sessions may run: programs in it are `exec.devshell.*` (allowed by
@@ -154,6 +163,10 @@ in
           "d %h/.config/chock 0700 - - -"
           "L %h/.config/chock/config.zon - - - - /etc/xdg/chock/config.zon"
         ];
+      })
+
+      (mkIf (cfg.skills != [ ]) {
+        environment.sessionVariables.CHOCK_SKILLS_PATH = common.skillsPath;
       })
 
       (mkIf (cfg.orgBundle != null) {

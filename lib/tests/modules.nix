@@ -31,6 +31,7 @@ let
       serve.enable = false;
       devices = [ ];
       devShell = null;
+      skills = [ ];
     }
     // overrides;
 
@@ -221,6 +222,34 @@ let
       got = withShell.services.chock.settings.devshell.closure;
       want = lib.mkDefault "${store}-closure-info/store-paths";
     };
+    skills-reach-the-units-and-the-login-environment =
+      let
+        dirs = {
+          skills = [
+            "/nix/store/aaaa-team-skills/share/chock/skills"
+            "/srv/skills"
+          ];
+        };
+        n = nixos dirs;
+        h = hm "x86_64-linux" dirs;
+        path = "/nix/store/aaaa-team-skills/share/chock/skills:/srv/skills";
+      in
+      {
+        got = {
+          nixosUnit = n.systemd.user.services.chock-daemon.environment.CHOCK_SKILLS_PATH;
+          nixosLogin = n.environment.sessionVariables.CHOCK_SKILLS_PATH;
+          hmUnit = builtins.elem "\"CHOCK_SKILLS_PATH=${path}\"" h.systemd.user.services.chock-daemon.Service.Environment;
+          hmLogin = h.home.sessionVariables.CHOCK_SKILLS_PATH;
+          none = (nixos { }).systemd.user.services.chock-daemon.environment ? CHOCK_SKILLS_PATH;
+        };
+        want = {
+          nixosUnit = path;
+          nixosLogin = path;
+          hmUnit = true;
+          hmLogin = path;
+          none = false;
+        };
+      };
     nixos-devshell-on-path = {
       got = withShell.systemd.user.services.chock-daemon.environment.PATH;
       want = lib.mkForce "${store}-git/bin:${store}-cargo/bin:/run/wrappers/bin:/etc/profiles/per-user/%u/bin:/run/current-system/sw/bin";

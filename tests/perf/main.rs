@@ -225,4 +225,5 @@ async fn idle() {
 mod approval_rss;
 mod first_request;
 mod history;
+mod prompt_cache;
 mod tool_calls;

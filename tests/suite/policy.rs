@@ -170,9 +170,63 @@ fn check_lists_every_problem_with_line_and_column() {
 #[test]
 fn check_passes_a_good_file() {
     let env = Env::new(Some("reference.zon"));
+    // The reference's .devices block is one this version does not act on.
+    let text = std::fs::read_to_string(env.project().join("chock.zon")).unwrap();
+    let start = text.find("    .devices").unwrap();
+    let end = text.find("    .policy").unwrap();
+    std::fs::write(
+        env.project().join("chock.zon"),
+        format!("{}{}", &text[..start], &text[end..]),
+    )
+    .unwrap();
     let out = env.run(&["policy", "check", "chock.zon"]);
     assert!(out.status.success(), "{}", env.text(&out));
     assert_eq!(env.text(&out), "chock.zon: no problems (17 rules)\n");
+}
+
+#[test]
+fn check_reports_each_block_chock_does_not_act_on_and_validates_the_ones_it_does() {
+    let env = Env::new(None);
+    let text = ".{\n    .mcp = .{},\n    .devices = .{},\n    .workspace = .{},\n    .lsp = .{},\n    .style = .{},\n    .plugins = .{},\n    .polcy = .{},\n    .secrets = .{ .GH = .{ .from = .{ .env = \"GITHUB_TOKEN\" }, .bind = .{ .env = \"GH_TOKEN\" } } },\n    .policy = .{ .rules = .{} },\n}\n";
+    std::fs::write(env.project().join("chock.zon"), text).unwrap();
+    let out = env.run(&["policy", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let not_acted = |line: u32, name: &str| {
+        format!(
+            "chock.zon:{line}:5: the .{name} block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        )
+    };
+    assert_eq!(lines.len(), 7, "{lines:#?}");
+    for (i, name) in ["mcp", "devices", "workspace", "lsp", "style", "plugins"]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(lines[i], not_acted(u32::try_from(i).unwrap() + 2, name));
+    }
+    assert!(
+        lines[6].starts_with(
+            "chock.zon:8:5: unknown block .polcy: Chock reads .policy, .secrets, .providers"
+        ),
+        "{}",
+        lines[6]
+    );
+    assert!(env.text(&out).contains("chock: chock.zon has 7 problems"));
+
+    // A config block the runner reads is validated by that reading.
+    std::fs::write(
+        env.project().join("config.zon"),
+        ".{\n    .providers = .{\n        .x = .{ .kind = .opneai, .base_url = \"u\" },\n    },\n}\n",
+    )
+    .unwrap();
+    let out = env.run(&["policy", "check", "config.zon"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = env.text(&out);
+    assert!(text.starts_with("config.zon:3:"), "{text}");
+    assert!(text.contains("opneai"), "{text}");
 }
 
 #[test]
@@ -234,4 +288,40 @@ fn explain_reads_the_operator_config_from_xdg_config_home() {
         text.contains("to permit it, add this rule to [TMP]/state/config/chock/config.zon"),
         "{text}"
     );
+}
+
+#[test]
+fn a_session_meeting_a_block_chock_does_not_act_on_says_so_once_at_its_start() {
+    use super::kit::{all_of, assert_done, fake_model, log_values, only_log, run_ok};
+    let state = tempfile::tempdir().unwrap();
+    let project = chock_testkit::TempProject::git();
+    project
+        .write_chock_zon(".{\n    .mcp = .{ .time = .{} },\n    .policy = .{ .rules = .{} },\n}\n");
+    project.commit_all("an mcp block");
+    let _fake = fake_model(state.path(), [chock_testkit::Turn::text("Done.").into()]);
+    let out = run_ok(state.path(), project.path(), "hi");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = format!(
+        "chock: note: {}:2:5: the .mcp block is not acted on by this version of Chock",
+        project
+            .path()
+            .join("chock.zon")
+            .canonicalize()
+            .unwrap()
+            .display()
+    );
+    assert_eq!(stderr.matches(&line).count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.matches("chock: note:").count(),
+        1,
+        "one line: {stderr}"
+    );
+    let log = only_log(state.path());
+    assert_done(&log);
+    let events = log_values(&log);
+    let said: Vec<&serde_json::Value> = all_of(&events, "notice")
+        .into_iter()
+        .filter(|n| n["subject"] == "start")
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
 }

@@ -104,11 +104,11 @@ fn model_overrides_the_config_for_one_session() {
 }
 
 #[test]
-fn a_provider_500_ends_with_exit_1_and_a_clear_ending_in_the_log() {
-    let (out, state) = session(Wire::OpenAi, "m", vec![Reply::error(500, "overloaded")]);
+fn a_provider_error_status_ends_with_exit_1_and_a_clear_ending_in_the_log() {
+    let (out, state) = session(Wire::OpenAi, "m", vec![Reply::error(400, "overloaded")]);
     let stderr = failed(&out);
     assert!(
-        stderr.contains("ended: error: provider 'fake' answered HTTP 500: overloaded"),
+        stderr.contains("ended: error: provider 'fake' answered HTTP 400: overloaded"),
         "{stderr}"
     );
     assert_ended(&only_log(state.path()), EndReason::Error);
@@ -116,9 +116,10 @@ fn a_provider_500_ends_with_exit_1_and_a_clear_ending_in_the_log() {
 
 #[test]
 fn a_cut_stream_ends_with_exit_1_and_says_the_stream_broke_off() {
+    // Cut after its first text: a stream cut before any token is retried.
     let cut = Reply::Cut {
         turn: Turn::text("half an answer"),
-        after: 3,
+        after: 4,
     };
     let (out, _state) = session(Wire::Anthropic, "m", vec![cut]);
     let stderr = failed(&out);

@@ -111,3 +111,63 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
     drop(serve);
     drop(daemon);
 }
+
+#[test]
+fn a_models_thinking_shows_folded_on_the_session_page() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir()
+            && Path::new("/usr/bin/chromium").exists(),
+        "this test needs Debian's chromium and `npm ci` in tests/browser (.ci/run installs both)"
+    );
+    let state = tempfile::tempdir().unwrap();
+    let project = chock_testkit::TempProject::git();
+    let thought = "First the <b>directory</b>, then the answer.";
+    let fake = FakeModel::with([
+        Turn::text("")
+            .thinking(thought, "sig")
+            .call("l", "list_directory", &json!({}))
+            .into(),
+        Turn::text("Seen.").into(),
+    ]);
+    write_config(
+        state.path(),
+        &fake
+            .config_zon(Wire::Anthropic, "m")
+            .replace("\" },", "\", .thinking_budget = 1024 },"),
+    );
+    let out = super::kit::run_session(state.path(), project.path(), "look");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = super::kit::sessions(state.path())[0].to_string();
+
+    let mut daemon = chock(state.path());
+    daemon.arg("daemon");
+    let mut daemon = Running::spawn(daemon);
+    let daemon_address = daemon.listening_on();
+    let mut serve = chock(state.path());
+    serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
+    serve.arg(&daemon_address);
+    let mut serve = Running::spawn(serve);
+    let url = format!("http://{}", serve.listening_on());
+    let out = Command::new("node")
+        .arg(dir.join("thinking.mjs"))
+        .arg(&url)
+        .arg(project.path())
+        .arg(&id)
+        .arg(thought)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("thinking: folded, then shown"), "{stdout}");
+    drop(serve);
+    drop(daemon);
+}

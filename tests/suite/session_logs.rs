@@ -84,6 +84,7 @@ pub(crate) fn write_session(state: &Path, project: &Path, title: &str) -> (Sessi
         usage: Usage {
             input_tokens: 100,
             output_tokens: 7,
+            ..Default::default()
         },
         ..AssistantMessage::default()
     })

@@ -410,7 +410,7 @@ fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
 #[test]
 fn a_session_that_ended_in_error_keeps_its_workspace_and_the_next_run_says_where() {
     let w = World::new([
-        Reply::error(500, "overloaded"),
+        Reply::error(400, "overloaded"),
         Turn::text("fine now").into(),
     ]);
     let p = w.project_path();

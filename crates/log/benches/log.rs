@@ -87,8 +87,10 @@ fn generate(path: &Path) -> u64 {
                 usage: Usage {
                     input_tokens: 12_000 + turn % 5000,
                     output_tokens: 150 + turn % 300,
+                    ..Default::default()
                 },
                 model: None,
+                ..AssistantMessage::default()
             }
             .into(),
             &mut out,
@@ -158,7 +160,7 @@ fn generate(path: &Path) -> u64 {
         }
         if n % 10_000 < 7 && n > 10 {
             push(
-                Compaction { summary: "So far: the parser's case tests fail on a type error at src/lib.rs:42; the fix in progress changes the literal to a number.".into(), up_to: EventId(n), usage: None }.into(),
+                Compaction { summary: "So far: the parser's case tests fail on a type error at src/lib.rs:42; the fix in progress changes the literal to a number.".into(), up_to: EventId(n), usage: None, tokens: None, counted_by: None }.into(),
                 &mut out,
                 &mut n,
             );

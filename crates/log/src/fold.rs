@@ -18,7 +18,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::blocks::{self, Split};
-use crate::event::{EndReason, Event, EventBody, PlanItem, RequestKind, ToolCall, Usage};
+use crate::event::{
+    EndReason, Event, EventBody, PlanItem, Reasoning, RequestKind, ToolCall, Usage,
+};
 use crate::id::{EventId, SessionId};
 use crate::lines;
 use crate::reader::{self, ReadError, ReadProblem};
@@ -32,6 +34,9 @@ pub enum Status {
     Running,
     /// It waits for a person to answer an approval request.
     WaitingForApproval,
+    /// It waits to retry a model call the provider refused for now (a
+    /// `notice` with subject `provider`, whose text this is).
+    WaitingForProvider(String),
     /// Its owner wrote `session.end`.
     Ended {
         /// Why.
@@ -42,11 +47,12 @@ pub enum Status {
 }
 
 impl Status {
-    /// `running`, `waiting` or `ended`.
+    /// `running`, `waiting`, `retrying` or `ended`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Status::Running => "running",
             Status::WaitingForApproval => "waiting",
+            Status::WaitingForProvider(_) => "retrying",
             Status::Ended { .. } => "ended",
         }
     }
@@ -135,6 +141,8 @@ pub enum Message {
         text: String,
         /// Tools it asked for.
         tool_calls: Vec<ToolCall>,
+        /// Its reasoning before the answer.
+        reasoning: Vec<Reasoning>,
     },
     /// A tool's answer to a call.
     ToolResult {
@@ -259,6 +267,7 @@ impl SessionState {
                     event_id: event.id,
                     text: m.text,
                     tool_calls: m.tool_calls,
+                    reasoning: m.reasoning,
                 });
             }
             EventBody::ToolResult(r) => self.conversation.push(Message::ToolResult {
@@ -325,6 +334,10 @@ impl SessionState {
                 };
                 return;
             }
+            EventBody::Notice(notice) if notice.subject == PROVIDER_NOTICE => {
+                self.status = Status::WaitingForProvider(notice.text);
+                return;
+            }
             EventBody::ToolCall(_)
             | EventBody::Decision(_)
             | EventBody::Handover(_)
@@ -341,6 +354,11 @@ impl SessionState {
         };
     }
 }
+
+/// The subject of the `notice` a session writes before it waits to retry
+/// a model call; until its next event the session is waiting for the
+/// provider.
+pub const PROVIDER_NOTICE: &str = "provider";
 
 /// A whole log folded, with the lines that could not be.
 #[derive(Clone, Debug, Default)]
@@ -370,14 +388,18 @@ pub fn fold_log(path: &Path) -> Result<FoldedLog, ReadError> {
 /// body is reported as before.
 fn parse_for_fold(line: &[u8]) -> serde_json::Result<Event> {
     let mut event = Event::parse(line)?;
-    if matches!(
-        event.body,
-        EventBody::ToolCall(_)
-            | EventBody::Decision(_)
-            | EventBody::Handover(_)
-            | EventBody::Notice(_)
-            | EventBody::Unknown { .. }
-    ) {
+    let kept_notice =
+        matches!(&event.body, EventBody::Notice(notice) if notice.subject == PROVIDER_NOTICE);
+    if !kept_notice
+        && matches!(
+            event.body,
+            EventBody::ToolCall(_)
+                | EventBody::Decision(_)
+                | EventBody::Handover(_)
+                | EventBody::Notice(_)
+                | EventBody::Unknown { .. }
+        )
+    {
         event.body = EventBody::Unknown {
             type_name: String::new(),
             fields: serde_json::Map::new(),

@@ -29,12 +29,14 @@ pub struct SessionRow {
     pub started_at: Option<Timestamp>,
     /// When its newest event was written.
     pub updated_at: Option<Timestamp>,
-    /// `running`, `waiting` or `ended`.
+    /// `running`, `waiting` (for a person), `retrying` (waiting for the
+    /// provider) or `ended`.
     pub status: RowStatus,
     /// Why it ended (`done`, `error`, `interrupted`, `handover`, `stopped`,
     /// `crashed`), when it has.
     pub reason: Option<EndReason>,
-    /// The ending's sentence, when it has ended.
+    /// The ending's sentence, when it has ended; the wait, when it is
+    /// retrying.
     pub detail: Option<String>,
     /// Its title.
     pub title: Option<String>,
@@ -65,6 +67,8 @@ pub enum RowStatus {
     Running,
     /// Waiting for a person.
     Waiting,
+    /// Waiting to retry a model call (rate limited, overloaded, down).
+    Retrying,
     Ended,
     /// A word this version does not know (a newer producer's), as written.
     Unknown(String),
@@ -76,6 +80,7 @@ impl RowStatus {
         match self {
             RowStatus::Running => "running",
             RowStatus::Waiting => "waiting",
+            RowStatus::Retrying => "retrying",
             RowStatus::Ended => "ended",
             RowStatus::Unknown(word) => word,
         }
@@ -86,6 +91,7 @@ impl RowStatus {
         match word {
             "running" => RowStatus::Running,
             "waiting" => RowStatus::Waiting,
+            "retrying" => RowStatus::Retrying,
             "ended" => RowStatus::Ended,
             other => RowStatus::Unknown(other.to_owned()),
         }
@@ -96,6 +102,7 @@ impl RowStatus {
         match status {
             Status::Running => RowStatus::Running,
             Status::WaitingForApproval => RowStatus::Waiting,
+            Status::WaitingForProvider(_) => RowStatus::Retrying,
             Status::Ended { .. } => RowStatus::Ended,
         }
     }
@@ -131,6 +138,8 @@ impl SessionRow {
     pub fn from_state(id: &SessionId, state: &SessionState) -> SessionRow {
         let (reason, detail) = match &state.status {
             Status::Ended { reason, detail } => (Some(reason.clone()), Some(detail.clone())),
+            // The wait, as the person was told it.
+            Status::WaitingForProvider(text) => (None, Some(text.clone())),
             Status::Running | Status::WaitingForApproval => (None, None),
         };
         SessionRow {

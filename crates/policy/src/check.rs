@@ -4,9 +4,11 @@
 //! The file is parsed into chock-zon's spanned tree and walked by hand rather
 //! than deserialised, so that one pass reports every problem (an unknown
 //! decision on line 4 does not hide a malformed action on line 9) and each
-//! one points at the value that is wrong. Only `.policy` is read: the other
-//! top-level blocks (devices, workspace, providers, ...) belong to other
-//! parts of Chock. Inside `.policy` an unknown field is a problem, because a
+//! one points at the value that is wrong. `.policy` and `.secrets` are read
+//! here; the runner's config blocks (providers, model, ...) are known and
+//! left to it; any other top-level block is reported as unread
+//! ([`NOT_ACTED_ON`] for the ones the design names and this version does
+//! not act on). Inside `.policy` an unknown field is a problem, because a
 //! misspelt `.rulse` would otherwise quietly permit less than was meant, or
 //! more.
 
@@ -46,15 +48,113 @@ pub struct Checked {
     pub rules: RuleSet,
     /// Every problem, in file order. A file with any is not used.
     pub problems: Vec<Problem>,
+    /// The top-level blocks Chock does not act on, each a problem for
+    /// `chock policy check` and one line at a session's start (the file is
+    /// still used: what it says elsewhere holds).
+    pub unread: Vec<Problem>,
 }
 
-struct Walk<'a> {
-    file: Option<&'a Path>,
+/// The top-level blocks a chock.zon or config.zon may hold that this
+/// version reads and validates: the policy and the secrets here, the rest
+/// in the runner's config (docs/configuration.md lists them all).
+pub const KNOWN_BLOCKS: &[&str] = &[
+    "policy",
+    "secrets",
+    "providers",
+    "model",
+    "reviewer",
+    "context_window",
+    "search",
+    "skills_dir",
+];
+
+/// The blocks only config.zon holds (the runner reads them from there).
+const CONFIG_BLOCKS: &[&str] = &[
+    "providers",
+    "model",
+    "reviewer",
+    "context_window",
+    "search",
+    "skills_dir",
+];
+
+/// Which file a text is, for the blocks it may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A project's chock.zon: `.policy` and `.secrets`.
+    Project,
+    /// The operator's config.zon: those and the config blocks.
+    Operator,
+    /// The org bundle: `.policy`.
+    Org,
+    /// Not known: every block any of them holds.
+    Any,
+}
+
+impl FileKind {
+    /// The kind a file's name says: `chock.zon`, `config.zon`, `org.zon`.
+    pub fn of_path(path: &Path) -> FileKind {
+        match path.file_name().and_then(|n| n.to_str()) {
+            Some("chock.zon") => FileKind::Project,
+            Some("config.zon") => FileKind::Operator,
+            Some("org.zon") => FileKind::Org,
+            _ => FileKind::Any,
+        }
+    }
+
+    /// Why `name`, a block Chock reads elsewhere, is not read in this
+    /// kind of file; `None` where it is read.
+    fn misplaced(self, name: &str) -> Option<String> {
+        let config = CONFIG_BLOCKS.contains(&name);
+        match self {
+            FileKind::Project if config => Some(format!(
+                "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
+            )),
+            FileKind::Org if name == "secrets" || config => Some(format!(
+                "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
+            )),
+            FileKind::Project | FileKind::Operator | FileKind::Org | FileKind::Any => None,
+        }
+    }
+}
+
+/// The blocks the design names that this version does not act on yet. Each
+/// leaves this list when the part of Chock that reads it lands; until then a
+/// file naming one is told so rather than left to believe it applies.
+pub const NOT_ACTED_ON: &[&str] = &[
+    "mcp",
+    "devices",
+    "workspace",
+    "lsp",
+    "style",
+    "plugins",
+    "devshell",
+];
+
+fn unread_block(name: &str) -> String {
+    if NOT_ACTED_ON.contains(&name) {
+        format!(
+            "the .{name} block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        )
+    } else {
+        format!(
+            "unknown block .{name}: Chock reads {}; check the spelling (docs/configuration.md lists every key)",
+            KNOWN_BLOCKS
+                .iter()
+                .map(|b| format!(".{b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+pub(crate) struct Walk<'a> {
+    pub(crate) file: Option<&'a Path>,
     problems: Vec<Problem>,
 }
 
 impl Walk<'_> {
-    fn problem(&mut self, span: &Span, message: impl Into<String>) {
+    pub(crate) fn problem(&mut self, span: &Span, message: impl Into<String>) {
         self.problems.push(Problem {
             line: span.start.line,
             column: span.start.column,
@@ -63,7 +163,7 @@ impl Walk<'_> {
     }
 }
 
-fn kind_name(kind: &ValueKind) -> &'static str {
+pub(crate) fn kind_name(kind: &ValueKind) -> &'static str {
     match kind {
         ValueKind::Struct(_) => "a struct",
         ValueKind::List(_) => "a list",
@@ -78,17 +178,25 @@ fn kind_name(kind: &ValueKind) -> &'static str {
 }
 
 /// Reads `text` (the contents of `file`) and reports every problem in its
-/// `.policy` block. A file with no `.policy` block holds no rules.
+/// `.policy` and `.secrets` blocks. A file with no `.policy` block holds no
+/// rules. Every block any file may hold is taken as known; see
+/// [`check_file`] to check for one kind of file.
 pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
+    check_file(text, file, FileKind::Any)
+}
+
+/// [`check_text`] for a file of `kind`: a block that kind does not hold
+/// (a provider in a project's chock.zon) is unread, as an unknown one is.
+pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
     let mut walk = Walk {
         file,
         problems: Vec::new(),
     };
     let mut set = RuleSet {
-        rules: Vec::new(),
         file: file.map(Path::to_path_buf),
-        net: NetSettings::default(),
+        ..RuleSet::default()
     };
+    let mut unread = Vec::new();
     let root = match chock_zon::parse(text) {
         Ok(v) => v,
         Err(e) => {
@@ -100,13 +208,28 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
             return Checked {
                 rules: set,
                 problems: walk.problems,
+                unread,
             };
         }
     };
     match &root.kind {
         ValueKind::Struct(fields) => {
-            for f in fields.iter().filter(|f| f.name == "policy") {
-                walk.policy(&f.value, &mut set);
+            for f in fields {
+                let place = |message| Problem {
+                    line: f.name_span.start.line,
+                    column: f.name_span.start.column,
+                    message,
+                };
+                if let Some(why) = kind.misplaced(&f.name) {
+                    unread.push(place(why));
+                    continue;
+                }
+                match f.name.as_str() {
+                    "policy" => walk.policy(&f.value, &mut set),
+                    "secrets" => set.secrets = walk.secrets(&f.value),
+                    name if KNOWN_BLOCKS.contains(&name) => {}
+                    name => unread.push(place(unread_block(name))),
+                }
             }
         }
         ValueKind::List(items) if items.is_empty() => {}
@@ -118,9 +241,11 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
             ),
         ),
     }
+    set.unread.clone_from(&unread);
     Checked {
         rules: set,
         problems: walk.problems,
+        unread,
     }
 }
 
@@ -232,7 +357,7 @@ impl Walk<'_> {
         Some(out)
     }
 
-    fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {
+    pub(crate) fn fields<'v>(&mut self, v: &'v Value, what: &str) -> Option<&'v [Field]> {
         match &v.kind {
             ValueKind::Struct(fields) => Some(fields),
             ValueKind::List(items) if items.is_empty() => Some(&[]),

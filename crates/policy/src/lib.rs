@@ -40,16 +40,22 @@ mod net;
 mod pattern;
 mod policy;
 mod rule;
+mod secrets;
 mod verdict;
 
+pub use action::label::is_label;
 pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
-pub use check::{Checked, Problem, check_text};
+pub use check::{Checked, FileKind, KNOWN_BLOCKS, NOT_ACTED_ON, Problem, check_file, check_text};
 pub use decision::{Decision, UnknownDecision};
-pub use load::{LoadError, Sources, load_file, refuse_open_to_others};
+pub use load::{LoadError, Sources, load_file, load_file_as, refuse_open_to_others};
 pub use net::{MAX_RESOLVER_PORTS, NetMode, NetSettings, RESOLVER_PORTS, ResolverMode};
 pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};
 pub use rule::{LayerKind, Rule, RuleRef, rule_text};
+pub use secrets::{
+    BindTarget, DEFAULT_COMMAND_TIMEOUT_SECS, MAX_COMMAND_TIMEOUT_SECS, SecretBind, SecretSource,
+    SecretSpec,
+};
 pub use verdict::{Help, Loser, Timing, Verdict, rule_block};
 
 #[cfg(test)]

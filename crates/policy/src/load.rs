@@ -15,7 +15,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::check::{Problem, check_text};
+use crate::check::{FileKind, Problem, check_file};
 use crate::policy::{Layers, Org, Policy, RuleSet};
 
 /// Where each policy file is (or would be).
@@ -160,12 +160,18 @@ pub fn refuse_open_to_others(path: &Path) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Reads and checks one file; `Ok(None)` where it does not exist.
+/// Reads and checks one file, of the kind its name says
+/// ([`FileKind::of_path`]); `Ok(None)` where it does not exist.
 pub fn load_file(path: &Path) -> Result<Option<RuleSet>, LoadError> {
+    load_file_as(path, FileKind::of_path(path))
+}
+
+/// [`load_file`] for a file of `kind`, whatever its name.
+pub fn load_file_as(path: &Path, kind: FileKind) -> Result<Option<RuleSet>, LoadError> {
     let Some(text) = read_optional(path)? else {
         return Ok(None);
     };
-    let checked = check_text(&text, Some(path));
+    let checked = check_file(&text, Some(path), kind);
     if checked.problems.is_empty() {
         Ok(Some(checked.rules))
     } else {
@@ -179,7 +185,7 @@ pub fn load_file(path: &Path) -> Result<Option<RuleSet>, LoadError> {
 fn load_org(path: &Path, required: bool) -> Org {
     // A ceiling every user could rewrite is no ceiling: it is refused,
     // and an unreadable bundle refuses everything.
-    let loaded = refuse_open_to_others(path).and_then(|()| load_file(path));
+    let loaded = refuse_open_to_others(path).and_then(|()| load_file_as(path, FileKind::Org));
     match loaded {
         Ok(Some(set)) => Org::Rules(set),
         Ok(None) if !required => Org::Absent,
@@ -221,12 +227,12 @@ impl Policy {
         let operator = match &sources.operator {
             Some(p) => {
                 refuse_open_to_others(p)?;
-                load_file(p)?
+                load_file_as(p, FileKind::Operator)?
             }
             None => None,
         };
         let project = match &sources.project {
-            Some(p) => load_file(p)?,
+            Some(p) => load_file_as(p, FileKind::Project)?,
             None => None,
         };
         Ok(Policy::new(Layers {

@@ -32,6 +32,10 @@ pub struct RuleSet {
     pub file: Option<PathBuf>,
     /// The file's `.policy.net` block.
     pub net: NetSettings,
+    /// The file's `.secrets` block.
+    pub secrets: Vec<crate::SecretSpec>,
+    /// The file's top-level blocks Chock does not act on.
+    pub unread: Vec<crate::Problem>,
 }
 
 impl RuleSet {
@@ -39,8 +43,7 @@ impl RuleSet {
     pub fn new(rules: Vec<Rule>) -> RuleSet {
         RuleSet {
             rules,
-            file: None,
-            net: NetSettings::default(),
+            ..RuleSet::default()
         }
     }
 }
@@ -169,6 +172,12 @@ pub struct Policy {
     resolver_ports: Vec<u16>,
     /// Org, operator, project and defaults in one trie, for the hot path.
     merged: Arc<Merged<4>>,
+    /// The secrets the operator's and the project's files name, the
+    /// operator's first.
+    secrets: Arc<[crate::SecretSpec]>,
+    /// Each top-level block of a policy file that Chock does not act on, as
+    /// `<file>:<line>:<column>: <what>`.
+    unread: Arc<[String]>,
 }
 
 /// The person's side of the fold for one action, before ceilings.
@@ -201,6 +210,13 @@ fn pick<'a>(layer: LayerKind, rule: &'a Rule, action: &str) -> PersonAnswer<'a> 
     }
 }
 
+fn org_set(org: &Org) -> Option<&RuleSet> {
+    match org {
+        Org::Rules(set) => Some(set),
+        Org::Absent | Org::Unreadable { .. } => None,
+    }
+}
+
 fn rules_of(layer: Option<&Arc<Layer>>) -> &[Rule] {
     layer.map_or(&[], |l| l.rules.as_slice())
 }
@@ -228,6 +244,26 @@ impl Policy {
             .as_ref()
             .map(|s| s.net.clone())
             .unwrap_or_default();
+        let unread: Vec<String> = [
+            org_set(&layers.org),
+            layers.operator.as_ref(),
+            layers.project.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(|set| {
+            let file = set
+                .file
+                .as_ref()
+                .map_or_else(String::new, |f| format!("{}:", f.display()));
+            set.unread.iter().map(move |p| format!("{file}{p}"))
+        })
+        .collect();
+        let secrets: Vec<crate::SecretSpec> = [layers.operator.as_ref(), layers.project.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|set| set.secrets.iter().cloned())
+            .collect();
         let org = match layers.org {
             Org::Absent => OrgLayer::Absent,
             Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
@@ -260,7 +296,26 @@ impl Policy {
             background: net::effective(org_net.background, op_net.background, pr_net.background),
             resolver: net::effective_resolver(org_net.resolver, op_net.resolver, pr_net.resolver),
             resolver_ports: net::resolver_ports(pr_net.resolver_ports.or(op_net.resolver_ports)),
+            secrets: secrets.into(),
+            unread: unread.into(),
         }
+    }
+
+    /// The secret named `name`, as the operator's config.zon names it, else
+    /// the project's chock.zon.
+    pub fn secret(&self, name: &str) -> Option<&crate::SecretSpec> {
+        self.secrets.iter().find(|s| s.name == name)
+    }
+
+    /// Every secret the files name, the operator's first.
+    pub fn secrets(&self) -> &[crate::SecretSpec] {
+        &self.secrets
+    }
+
+    /// The top-level blocks of the policy files that Chock does not act on,
+    /// each `<file>:<line>:<column>: <what>`.
+    pub fn unread_blocks(&self) -> &[String] {
+        &self.unread
     }
 
     /// A policy with no file at all: the shipped defaults alone.

@@ -5,17 +5,26 @@
 //! stream is read event by event: text deltas are handed on at once, a
 //! `tool_use` block's `input_json_delta` pieces are joined and handed on at
 //! its `content_block_stop`, usage is the input count of `message_start`
-//! plus the output count of `message_delta`.
+//! plus the output count of `message_delta` (with the prompt cache's reads
+//! and writes apart). Thinking blocks stream as `thinking_delta` and
+//! `signature_delta` pieces and are handed on whole at their stop, so they
+//! can be sent back with the tool results as the API requires.
+//!
+//! Prompt caching puts `cache_control` breakpoints on the last tool, the
+//! system prompt and the last block of the conversation.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::config::WireOptions;
 use super::error::ProviderError;
 use super::http::SseEvent;
 use super::openai::{Flow, end_turn, parse, remote};
-use super::types::{Message, ModelRequest, StopReason, StreamEvent, ToolCall, Usage};
+use super::types::{
+    Message, ModelRequest, Reasoning, ReasoningKind, StopReason, StreamEvent, ToolCall, Usage,
+};
 
 /// The API version this module speaks, sent as `anthropic-version`.
 pub(crate) const API_VERSION: &str = "2023-06-01";
@@ -25,10 +34,43 @@ pub(crate) const API_VERSION: &str = "2023-06-01";
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// The JSON body for `POST {base_url}/v1/messages`.
-pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<u32>) -> Value {
+pub(crate) fn body(request: &ModelRequest<'_>, options: &WireOptions) -> Value {
+    let mut body = count_body(request, options);
+    body["max_tokens"] = json!(max_tokens(options));
+    body["stream"] = json!(options.stream);
+    body
+}
+
+/// Output tokens asked for: the configured number, else the default (on
+/// top of the thinking budget, which counts against it).
+pub(crate) fn max_tokens(options: &WireOptions) -> u32 {
+    match (options.max_tokens, options.thinking_budget) {
+        (Some(max), _) => max,
+        (None, Some(budget)) => budget.saturating_add(DEFAULT_MAX_TOKENS),
+        (None, None) => DEFAULT_MAX_TOKENS,
+    }
+}
+
+/// The body for `POST {base_url}/v1/messages/count_tokens`: the request
+/// without what only a generating call takes.
+pub(crate) fn count_body(request: &ModelRequest<'_>, options: &WireOptions) -> Value {
     let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
     for message in request.messages {
         let (role, blocks) = match message {
+            Message::Reasoning(reasoning) => match reasoning.kind {
+                ReasoningKind::Thinking => (
+                    "assistant",
+                    vec![
+                        json!({"type": "thinking", "thinking": reasoning.text, "signature": reasoning.opaque}),
+                    ],
+                ),
+                ReasoningKind::RedactedThinking => (
+                    "assistant",
+                    vec![json!({"type": "redacted_thinking", "data": reasoning.opaque})],
+                ),
+                // Another API's reasoning means nothing here.
+                ReasoningKind::OpenAiReasoning => continue,
+            },
             Message::User { text } => ("user", vec![json!({"type": "text", "text": text})]),
             Message::Assistant { text, calls } => {
                 let mut blocks = Vec::new();
@@ -92,26 +134,60 @@ pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<
             _ => messages.push((role, blocks)),
         }
     }
+    let mut messages: Vec<Value> = messages
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
+        .collect();
+    let mut system = json!([{"type": "text", "text": request.system}]);
+    if options.prompt_cache {
+        // Three breakpoints of the four allowed: the tools, the system
+        // prompt, and the end of the conversation, which moves forward with
+        // every call; the cache finds the longest prefix an earlier call
+        // wrote, so each call reads what the one before it wrote.
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
+        }
+        system[0]["cache_control"] = ephemeral();
+        if let Some(block) = messages.last_mut().and_then(|m| {
+            m["content"].as_array_mut().and_then(|blocks| {
+                blocks
+                    .iter_mut()
+                    .rev()
+                    .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
+            })
+        }) {
+            block["cache_control"] = ephemeral();
+        }
+    }
     let mut body = json!({
         "model": request.model,
-        "max_tokens": max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "messages": messages
-            .into_iter()
-            .map(|(role, content)| json!({"role": role, "content": content}))
-            .collect::<Vec<_>>(),
-        "stream": stream,
+        "messages": messages,
     });
     if !request.system.is_empty() {
-        body["system"] = json!(request.system);
+        body["system"] = system;
     }
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}))
-            .collect();
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(std::mem::take(&mut tools));
+    }
+    if let Some(budget) = options.thinking_budget {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
     }
     body
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The answer of `count_tokens`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Counted {
+    pub(crate) input_tokens: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -152,6 +228,13 @@ struct StartMessage {
 enum Block {
     #[serde(rename = "tool_use")]
     ToolUse { id: String, name: String },
+    #[serde(rename = "thinking")]
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+    },
+    #[serde(rename = "redacted_thinking")]
+    RedactedThinking { data: String },
     #[serde(other)]
     Other,
 }
@@ -163,6 +246,10 @@ enum BlockDelta {
     Text { text: String },
     #[serde(rename = "input_json_delta")]
     InputJson { partial_json: String },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    #[serde(rename = "signature_delta")]
+    Signature { signature: String },
     #[serde(other)]
     Other,
 }
@@ -194,10 +281,25 @@ fn stop_reason(reason: &str) -> StopReason {
     }
 }
 
+impl WireUsage {
+    fn usage(&self) -> Usage {
+        Usage {
+            // Cached prompt tokens are still tokens of the context.
+            input_tokens: self.input_tokens
+                + self.cache_creation_input_tokens
+                + self.cache_read_input_tokens,
+            output_tokens: self.output_tokens,
+            cache_read_tokens: self.cache_read_input_tokens,
+            cache_write_tokens: self.cache_creation_input_tokens,
+        }
+    }
+}
+
 /// Assembles a streamed turn.
 #[derive(Debug, Default)]
 pub(crate) struct StreamState {
     calls: BTreeMap<usize, ToolCall>,
+    thinking: BTreeMap<usize, Reasoning>,
     usage: Usage,
     stop: Option<StopReason>,
 }
@@ -212,10 +314,9 @@ impl StreamState {
         match parse::<Event>(instance, &event.data)? {
             Event::MessageStart { message } => {
                 if let Some(usage) = message.usage {
-                    // Cached prompt tokens are still tokens of the context.
-                    self.usage.input_tokens = usage.input_tokens
-                        + usage.cache_creation_input_tokens
-                        + usage.cache_read_input_tokens;
+                    let output = self.usage.output_tokens;
+                    self.usage = usage.usage();
+                    self.usage.output_tokens = output;
                 }
             }
             Event::BlockStart {
@@ -231,6 +332,27 @@ impl StreamState {
                     },
                 );
             }
+            Event::BlockStart {
+                index,
+                content_block: Block::Thinking { thinking },
+            } => {
+                if !thinking.is_empty() {
+                    out.push_back(StreamEvent::Thinking(thinking.clone()));
+                }
+                self.thinking.insert(
+                    index,
+                    reasoning(ReasoningKind::Thinking, thinking, String::new()),
+                );
+            }
+            Event::BlockStart {
+                index,
+                content_block: Block::RedactedThinking { data },
+            } => {
+                self.thinking.insert(
+                    index,
+                    reasoning(ReasoningKind::RedactedThinking, String::new(), data),
+                );
+            }
             Event::BlockStart { .. } | Event::Ping | Event::Unknown => {}
             Event::BlockDelta { index, delta } => match delta {
                 BlockDelta::Text { text } => out.push_back(StreamEvent::Text(text)),
@@ -239,9 +361,23 @@ impl StreamState {
                         call.arguments.push_str(&partial_json);
                     }
                 }
+                BlockDelta::Thinking { thinking } => {
+                    if let Some(block) = self.thinking.get_mut(&index) {
+                        block.text.push_str(&thinking);
+                    }
+                    out.push_back(StreamEvent::Thinking(thinking));
+                }
+                BlockDelta::Signature { signature } => {
+                    if let Some(block) = self.thinking.get_mut(&index) {
+                        block.opaque.push_str(&signature);
+                    }
+                }
                 BlockDelta::Other => {}
             },
             Event::BlockStop { index } => {
+                if let Some(block) = self.thinking.remove(&index) {
+                    out.push_back(StreamEvent::Reasoning(block));
+                }
                 if let Some(mut call) = self.calls.remove(&index) {
                     if call.arguments.trim().is_empty() {
                         "{}".clone_into(&mut call.arguments);
@@ -307,6 +443,15 @@ enum WholeBlock {
         name: String,
         input: Value,
     },
+    #[serde(rename = "thinking")]
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    #[serde(rename = "redacted_thinking")]
+    RedactedThinking { data: String },
     #[serde(other)]
     Other,
 }
@@ -334,16 +479,23 @@ pub(crate) fn whole(instance: &str, body: &str) -> Result<VecDeque<StreamEvent>,
                     arguments,
                 }));
             }
+            WholeBlock::Thinking {
+                thinking,
+                signature,
+            } => out.push_back(StreamEvent::Reasoning(reasoning(
+                ReasoningKind::Thinking,
+                thinking,
+                signature,
+            ))),
+            WholeBlock::RedactedThinking { data } => out.push_back(StreamEvent::Reasoning(
+                reasoning(ReasoningKind::RedactedThinking, String::new(), data),
+            )),
             WholeBlock::Other => {}
         }
     }
-    let usage = message.usage.unwrap_or_default();
-    out.push_back(StreamEvent::Usage(Usage {
-        input_tokens: usage.input_tokens
-            + usage.cache_creation_input_tokens
-            + usage.cache_read_input_tokens,
-        output_tokens: usage.output_tokens,
-    }));
+    out.push_back(StreamEvent::Usage(
+        message.usage.unwrap_or_default().usage(),
+    ));
     let Some(reason) = message.stop_reason else {
         return Err(ProviderError::Malformed {
             instance: instance.to_owned(),
@@ -353,4 +505,13 @@ pub(crate) fn whole(instance: &str, body: &str) -> Result<VecDeque<StreamEvent>,
     };
     out.push_back(StreamEvent::Stop(stop_reason(&reason)));
     Ok(out)
+}
+
+fn reasoning(kind: ReasoningKind, text: String, opaque: String) -> Reasoning {
+    Reasoning {
+        kind,
+        text,
+        opaque,
+        id: String::new(),
+    }
 }

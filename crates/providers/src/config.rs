@@ -13,6 +13,9 @@ pub enum ProviderConfig {
     /// Chat Completions: OpenAI, Ollama, llama.cpp's server, vLLM.
     #[serde(rename = "openai")]
     OpenAi(HttpProviderConfig),
+    /// The OpenAI Responses API (`/v1/responses`).
+    #[serde(rename = "openai_responses")]
+    OpenAiResponses(HttpProviderConfig),
     /// The Anthropic Messages API.
     #[serde(rename = "anthropic")]
     Anthropic(HttpProviderConfig),
@@ -22,7 +25,7 @@ pub enum ProviderConfig {
 }
 
 /// An instance reached over HTTP.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct HttpProviderConfig {
     /// For `openai`, up to and including `/v1`; for `anthropic`, the host
     /// (`https://api.anthropic.com`).
@@ -43,6 +46,48 @@ pub struct HttpProviderConfig {
     /// Tokens this instance's models hold; overrides the top-level value.
     #[serde(default)]
     pub context_window: Option<u64>,
+    /// Retries of one model call that failed before its first token
+    /// (default [`crate::DEFAULT_RETRIES`]); 0 turns retrying off.
+    #[serde(default)]
+    pub retries: Option<u32>,
+    /// Seconds one model call may spend waiting between its retries in all
+    /// (default [`crate::DEFAULT_RETRY_WAIT_SECS`]).
+    #[serde(default)]
+    pub retry_wait_secs: Option<u64>,
+    /// Prompt caching: Anthropic cache breakpoints (on by default); `false`
+    /// sends none.
+    #[serde(default)]
+    pub prompt_cache: Option<bool>,
+    /// Anthropic extended thinking: the budget of thinking tokens per call
+    /// (at least 1024); no thinking when absent.
+    #[serde(default)]
+    pub thinking_budget: Option<u32>,
+    /// OpenAI reasoning effort (`.minimal`, `.low`, `.medium`, `.high`);
+    /// the server's default when absent.
+    #[serde(default)]
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
+/// How hard an OpenAI reasoning model thinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    Minimal,
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningEffort {
+    /// The word the APIs take.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
 }
 
 /// An instance that plays a script.
@@ -50,4 +95,14 @@ pub struct HttpProviderConfig {
 pub struct ScriptProviderConfig {
     /// The script file; a relative path is taken from the project directory.
     pub path: PathBuf,
+}
+
+/// What an instance's config.zon entry says about the bodies it sends.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WireOptions {
+    pub(crate) stream: bool,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) prompt_cache: bool,
+    pub(crate) thinking_budget: Option<u32>,
+    pub(crate) reasoning_effort: Option<ReasoningEffort>,
 }

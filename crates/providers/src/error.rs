@@ -33,7 +33,23 @@ pub enum ProviderError {
         instance: String,
         status: u16,
         body: String,
+        /// What its headers said about coming back.
+        hint: RetryHint,
     },
+
+    #[error(
+        "provider '{instance}' still failed after {retries} retries and {waited} of waiting{why}: {last}; carry the session on once the provider answers (.retries and .retry_wait_secs in config.zon bound the retries)"
+    )]
+    GaveUp {
+        instance: String,
+        retries: u32,
+        waited: String,
+        why: String,
+        last: String,
+    },
+
+    #[error("provider '{instance}': {detail}; change the instance in config.zon")]
+    Setting { instance: String, detail: String },
 
     #[error("provider '{instance}' reported an error mid-stream: {message}")]
     Remote { instance: String, message: String },
@@ -71,6 +87,19 @@ pub enum ProviderError {
         turns: usize,
         asked: usize,
     },
+}
+
+/// What a failed response said about when to come back, read from its
+/// headers before the body was dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetryHint {
+    /// `retry-after-ms` or `retry-after`, as the server wrote it.
+    pub retry_after: Option<String>,
+    /// Whether `retry_after` came from `retry-after-ms`.
+    pub in_ms: bool,
+    /// The latest reset time of a rate limit the server says is used up
+    /// (`anthropic-ratelimit-*-reset`, `x-ratelimit-reset-*`).
+    pub reset_in: Option<Duration>,
 }
 
 /// At most [`EXCERPT_CHARS`] characters of `text`, marked when cut.

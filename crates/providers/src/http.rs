@@ -1,4 +1,4 @@
-//! HTTP plumbing shared by the two HTTP providers: the client, a DNS
+//! HTTP plumbing shared by the HTTP providers: the client, a DNS
 //! resolver that never leaves the calling thread, a body reader with an
 //! idle timeout, and a server-sent-events decoder.
 //!
@@ -92,6 +92,7 @@ pub(crate) async fn send(
     if status.is_success() {
         return Ok(response);
     }
+    let hint = crate::retry::hint_from_headers(response.headers());
     let body = match tokio::time::timeout(idle, response.text()).await {
         Ok(Ok(body)) => excerpt(&body),
         Ok(Err(err)) => format!("(body unreadable: {err})"),
@@ -101,6 +102,7 @@ pub(crate) async fn send(
         instance: instance.to_owned(),
         status: status.as_u16(),
         body,
+        hint,
     })
 }
 

@@ -3,13 +3,16 @@
 //! `stream_options.include_usage` so that usage arrives as a last chunk
 //! with empty `choices`; tool calls arrive as fragments keyed by `index` and
 //! are handed on only once the turn says it is finished, when their
-//! arguments are whole.
+//! arguments are whole. `usage.prompt_tokens_details.cached_tokens`, where
+//! a server reports it, is recorded as the prompt tokens read from its
+//! cache.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::config::WireOptions;
 use super::error::{ProviderError, excerpt};
 use super::http::SseEvent;
 use super::types::{Message, ModelRequest, StopReason, StreamEvent, ToolCall, Usage};
@@ -22,7 +25,13 @@ fn flush_images(images: &mut Vec<Value>, messages: &mut Vec<Value>) {
 }
 
 /// The JSON body for `POST {base_url}/chat/completions`.
-pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<u32>) -> Value {
+///
+/// The body is a pure function of the conversation, and a message once sent
+/// is rendered the same way in every later call, so consecutive calls of a
+/// session share a byte-identical prefix: what automatic prefix caching
+/// (OpenAI, vLLM, llama.cpp) depends on.
+pub(crate) fn body(request: &ModelRequest<'_>, options: &WireOptions) -> Value {
+    let (stream, max_tokens) = (options.stream, options.max_tokens);
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -36,6 +45,8 @@ pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<
             flush_images(&mut images, &mut messages);
         }
         messages.push(match message {
+            // Chat Completions has no place for reasoning sent back.
+            Message::Reasoning(_) => continue,
             Message::User { text } => json!({"role": "user", "content": text}),
             Message::Assistant { text, calls } => {
                 let mut out = json!({
@@ -95,6 +106,9 @@ pub(crate) fn body(request: &ModelRequest<'_>, stream: bool, max_tokens: Option<
     if let Some(max_tokens) = max_tokens {
         body["max_tokens"] = json!(max_tokens);
     }
+    if let Some(effort) = options.reasoning_effort {
+        body["reasoning_effort"] = json!(effort.as_str());
+    }
     body
 }
 
@@ -150,6 +164,14 @@ struct WireUsage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 fn stop_reason(reason: &str) -> StopReason {
@@ -231,6 +253,11 @@ impl StreamState {
             out.push_back(StreamEvent::Usage(Usage {
                 input_tokens: usage.prompt_tokens,
                 output_tokens: usage.completion_tokens,
+                cache_read_tokens: usage
+                    .prompt_tokens_details
+                    .and_then(|details| details.cached_tokens)
+                    .unwrap_or(0),
+                cache_write_tokens: 0,
             }));
         }
         Ok(Flow::More)

@@ -174,7 +174,8 @@ mod tests {
                 StreamEvent::Text("done".into()),
                 StreamEvent::Usage(Usage {
                     input_tokens: 7,
-                    output_tokens: 2
+                    output_tokens: 2,
+                    ..Usage::default()
                 }),
                 StreamEvent::Stop(StopReason::EndTurn),
             ])

@@ -39,6 +39,12 @@ pub enum Message {
         content: String,
         is_error: bool,
     },
+    /// What a reasoning model thought before the assistant message that
+    /// follows it (Anthropic's thinking blocks, a Responses API reasoning
+    /// item). Sent back as the API requires: Anthropic refuses a tool-use
+    /// turn whose thinking was dropped; a Chat Completions server is never
+    /// sent it.
+    Reasoning(Reasoning),
     /// An image a tool returned (read_image), right after that tool's
     /// result. Each wire format carries it the way its API allows; the log
     /// does not keep it, so a conversation read back from a log has none.
@@ -47,6 +53,64 @@ pub enum Message {
         media_type: String,
         base64: String,
     },
+}
+
+/// Which API a piece of reasoning came from, and so where it may go back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasoningKind {
+    /// An Anthropic `thinking` block: `text` is the thinking, `opaque` its
+    /// signature.
+    Thinking,
+    /// An Anthropic `redacted_thinking` block: `opaque` is its data.
+    RedactedThinking,
+    /// A Responses API `reasoning` item: `id` is its id, `text` its summary,
+    /// `opaque` its `encrypted_content`.
+    OpenAiReasoning,
+}
+
+impl ReasoningKind {
+    /// The name the session log keeps.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Thinking => "thinking",
+            Self::RedactedThinking => "redacted_thinking",
+            Self::OpenAiReasoning => "reasoning",
+        }
+    }
+
+    /// The kind a log name stands for; `None` for one this version does not
+    /// know.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "thinking" => Some(Self::Thinking),
+            "redacted_thinking" => Some(Self::RedactedThinking),
+            "reasoning" => Some(Self::OpenAiReasoning),
+            _ => None,
+        }
+    }
+}
+
+/// One piece of a model's reasoning, kept verbatim so it can be sent back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reasoning {
+    pub kind: ReasoningKind,
+    /// What a person may read: the thinking, or its summary.
+    pub text: String,
+    /// What the API needs back untouched (a signature, redacted data,
+    /// encrypted content); empty when there is none.
+    pub opaque: String,
+    /// The provider's id for it, when it has one.
+    pub id: String,
+}
+
+/// An output item of a type this version does not know: kept in the log,
+/// never sent back to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownItem {
+    /// Its `type`.
+    pub kind: String,
+    /// The item as JSON text.
+    pub json: String,
 }
 
 /// Everything one model call needs.
@@ -59,10 +123,17 @@ pub struct ModelRequest<'a> {
 }
 
 /// Tokens one model call used, as the provider reported them.
+/// `input_tokens` is every token of the prompt, cached or not (what the
+/// context holds); the cache fields say how many of them were read from
+/// the provider's prompt cache and how many were written to it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 /// Why the model stopped.
@@ -97,6 +168,12 @@ pub enum StreamEvent {
     Text(String),
     /// A tool call, complete with its arguments.
     ToolCall(ToolCall),
+    /// More thinking, to show folded as it arrives.
+    Thinking(String),
+    /// A whole piece of reasoning, to keep and send back.
+    Reasoning(Reasoning),
+    /// An output item of a type this version does not know.
+    Unknown(UnknownItem),
     /// The call's token usage.
     Usage(Usage),
     /// The turn is over; always the last event.
@@ -108,6 +185,10 @@ pub enum StreamEvent {
 pub struct AssistantTurn {
     pub text: String,
     pub calls: Vec<ToolCall>,
+    /// The reasoning before the answer, in the order it came.
+    pub reasoning: Vec<Reasoning>,
+    /// Output items this version does not know.
+    pub unknown: Vec<UnknownItem>,
     pub usage: Option<Usage>,
     pub stop: StopReason,
 }

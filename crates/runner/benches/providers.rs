@@ -53,11 +53,7 @@ fn bench(c: &mut Criterion) {
             } else {
                 fake.openai_url()
             },
-            key_env: None,
-            stream: None,
-            timeout_secs: None,
-            max_tokens: None,
-            context_window: None,
+            ..HttpProviderConfig::default()
         };
         let config = if anthropic {
             ProviderConfig::Anthropic(http)

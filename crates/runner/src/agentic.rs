@@ -9,7 +9,6 @@
 
 use chock_log::event::{
     Compaction, Grant, Notice, Promise, PromiseRelease, PromiseRule, ToolCallEvent,
-    Usage as LogUsage,
 };
 use chock_log::{EventBody, EventId, fold_log, read_after};
 use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
@@ -18,7 +17,7 @@ use crate::approval::{self, Answer, Given, Wants};
 use crate::compact;
 use crate::history;
 use crate::judge::{Refusal, Subject};
-use crate::provider::{Message, ToolCall};
+use crate::provider::{Message, ModelRequest, ToolCall, ToolSpec};
 use crate::session::{LogHooks, SessionError};
 use crate::turn::Gate;
 use chock_tools::{AskUser, Call, RequestAction, RestrictSelf, ToolOutput};
@@ -127,6 +126,7 @@ impl<F> LogHooks<'_, F> {
             | Call::ReadImage(_)
             | Call::ReadMemory(_)
             | Call::WriteMemory(_)
+            | Call::ReadSkill(_)
             | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))
@@ -282,6 +282,7 @@ impl<F> LogHooks<'_, F> {
     pub(crate) async fn maybe_compact(
         &mut self,
         conversation: &mut Vec<Message>,
+        tools: &[ToolSpec],
     ) -> Result<(), SessionError> {
         if let Some(Message::User { text }) = conversation
             .iter()
@@ -290,13 +291,12 @@ impl<F> LogHooks<'_, F> {
         {
             self.judge.set_task(text);
         }
-        let tokens = self
-            .compaction
-            .last_usage
-            .max(compact::estimate(conversation));
-        if self.compaction.failed || !compact::needed(tokens, self.compaction.window) {
+        if self.compaction.failed {
             return Ok(());
         }
+        let Some((tokens, counted_by)) = self.size(conversation, tools).await? else {
+            return Ok(());
+        };
         let folded = fold_log(&self.log_path())?.state.conversation;
         let Some(start) = compact::split(&folded, self.compaction.window) else {
             return Ok(());
@@ -310,14 +310,13 @@ impl<F> LogHooks<'_, F> {
                 self.append(Compaction {
                     summary,
                     up_to,
-                    usage: Some(LogUsage {
-                        input_tokens: usage.input_tokens,
-                        output_tokens: usage.output_tokens,
-                    }),
+                    usage: Some(history::to_log_usage(usage)),
+                    tokens: Some(tokens),
+                    counted_by: Some(counted_by.to_owned()),
                 })?;
                 let folded = fold_log(&self.log_path())?.state.conversation;
                 *conversation = history::from_fold(&folded);
-                self.compaction.last_usage = 0;
+                self.compaction.last_usage = None;
             }
             other => {
                 self.compaction.failed = true;
@@ -335,6 +334,63 @@ impl<F> LogHooks<'_, F> {
             }
         }
         Ok(())
+    }
+}
+
+impl<F> LogHooks<'_, F> {
+    /// The conversation's size when it may need compacting, and how it was
+    /// had; `None` when it is well inside the window.
+    ///
+    /// The provider's usage of the last call counts everything up to its
+    /// answer; only what came after (tool results) is estimated. When that
+    /// figure says compaction is due and the API can count a request
+    /// (Anthropic's count_tokens), the request is counted and the count
+    /// decides, so an overestimate never compacts early. A count that fails
+    /// is said once and the figure stands.
+    async fn size(
+        &mut self,
+        conversation: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<Option<(u64, &'static str)>, SessionError> {
+        let compactor = &self.compaction;
+        let (tokens, how) = match compactor.last_usage {
+            Some((reported, upto)) => {
+                let after = conversation
+                    .get(upto.min(conversation.len())..)
+                    .unwrap_or_default();
+                (reported + compact::estimate(after), "usage")
+            }
+            None => (compact::estimate(conversation), "estimate"),
+        };
+        if !compact::needed(tokens, compactor.window) {
+            return Ok(None);
+        }
+        if !compactor.provider.counts_tokens() || compactor.count_failed {
+            return Ok(Some((tokens, how)));
+        }
+        let request = ModelRequest {
+            model: compactor.model,
+            system: compactor.system,
+            messages: conversation,
+            tools,
+        };
+        match compactor.provider.count_tokens(&request).await {
+            Ok(Some(counted)) if compact::needed(counted, compactor.window) => {
+                Ok(Some((counted, "count_tokens")))
+            }
+            Ok(Some(_)) => Ok(None),
+            Ok(None) => Ok(Some((tokens, how))),
+            Err(err) => {
+                self.compaction.count_failed = true;
+                self.append(Notice {
+                    subject: "compaction".to_owned(),
+                    text: format!(
+                        "the conversation's tokens could not be counted, so compaction goes by the {how} figure ({tokens} tokens) for the rest of this run: {err}"
+                    ),
+                })?;
+                Ok(Some((tokens, how)))
+            }
+        }
     }
 }
 

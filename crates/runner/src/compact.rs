@@ -4,9 +4,11 @@
 //! session's own next call, a carried-on session and every reader see the
 //! same shortened conversation.
 //!
-//! The size is estimated, not counted: the larger of what the provider
-//! reported for the last call and a quarter of the conversation's
-//! characters. Compaction starts at three quarters of the window and keeps
+//! The size is counted where it can be: the provider's usage of the last
+//! call plus an estimate of what came after it, confirmed by a counting
+//! call where the API has one (`LogHooks::size`, crates/runner/src/agentic.rs);
+//! a quarter of the characters ([`estimate`]) only when neither is to be
+//! had. Compaction starts at three quarters of the window and keeps
 //! the newest quarter whole; the kept part always starts at an assistant
 //! message, so no tool result is separated from the call it answers.
 
@@ -32,6 +34,45 @@ const SUMMARY_INPUT_CHARS: usize = 4000;
 /// Characters an image counts for in [`estimate`].
 const IMAGE_CHARS: usize = 6_400;
 
+impl<'w> Compactor<'w> {
+    /// The session's own model summarises, within its context window.
+    pub(crate) fn for_session(
+        provider: &'w Provider,
+        model: &'w str,
+        system: &'w str,
+        window: u64,
+    ) -> Compactor<'w> {
+        Compactor {
+            provider,
+            model,
+            system,
+            window,
+            last_usage: None,
+            sent: 0,
+            failed: false,
+            count_failed: false,
+        }
+    }
+}
+
+/// What compaction needs: the model that summarises and the window.
+pub(crate) struct Compactor<'w> {
+    pub(crate) provider: &'w Provider,
+    pub(crate) model: &'w str,
+    pub(crate) window: u64,
+    /// The session's system prompt, for counting a request.
+    pub(crate) system: &'w str,
+    /// Tokens the last model call reported (input and output), and how many
+    /// messages of the conversation they cover (those sent and the answer).
+    pub(crate) last_usage: Option<(u64, usize)>,
+    /// Messages in the conversation as the current call was sent.
+    pub(crate) sent: usize,
+    /// A summary failed in this process: do not try again each call.
+    pub(crate) failed: bool,
+    /// A count failed in this process: go by usage and the estimate.
+    pub(crate) count_failed: bool,
+}
+
 /// Estimated tokens of a conversation: a quarter of its characters.
 pub(crate) fn estimate(conversation: &[Message]) -> u64 {
     let chars: usize = conversation
@@ -46,6 +87,7 @@ pub(crate) fn estimate(conversation: &[Message]) -> u64 {
                         .sum::<usize>()
             }
             Message::ToolResult { content, .. } => content.len(),
+            Message::Reasoning(reasoning) => reasoning.text.len() + reasoning.opaque.len(),
             // Counted as what a typical screenshot costs, about 1,600
             // tokens, whatever its bytes.
             Message::Image { .. } => IMAGE_CHARS,
@@ -133,7 +175,11 @@ pub(crate) async fn summarise(
         messages: &messages,
         tools: &[],
     };
-    let turn = provider.start(&request).await?.collect(|_| {}).await?;
+    let turn = provider
+        .start_retrying(&request, |wait| tracing::info!("compaction: {wait}"))
+        .await?
+        .collect(|_| {})
+        .await?;
     Ok((turn.text, turn.usage.unwrap_or_default()))
 }
 
@@ -158,6 +204,7 @@ mod tests {
                 name: "read_file".into(),
                 arguments: Json::parse(r#"{"path":"a"}"#.to_owned()).unwrap(),
             }],
+            reasoning: vec![],
         }
     }
     fn result(id: u64, output: &str) -> Folded {

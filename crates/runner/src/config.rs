@@ -16,7 +16,9 @@ use serde::Deserialize;
 
 pub use chock_tools::SearchConfig;
 
-pub use chock_providers::{HttpProviderConfig, ProviderConfig, ScriptProviderConfig};
+pub use chock_providers::{
+    HttpProviderConfig, ProviderConfig, ReasoningEffort, ScriptProviderConfig,
+};
 
 /// The config.zon block a person with no provider is shown.
 pub const EXAMPLE_PROVIDERS: &str = r#".{
@@ -49,6 +51,13 @@ pub struct Config {
     /// Where skills are read from.
     #[serde(default)]
     pub skills_dir: Option<PathBuf>,
+    /// Model calls one turn may make (default 50).
+    #[serde(default)]
+    pub max_model_calls: Option<usize>,
+    /// Model calls one session may make in all, over every turn and every
+    /// process that carries it on; no bound when absent.
+    #[serde(default)]
+    pub max_session_model_calls: Option<usize>,
 }
 
 /// A model chosen for a session: which instance, and the model's name there.
@@ -69,6 +78,9 @@ pub enum ConfigError {
 
     #[error("{detail}")]
     Unsafe { detail: String },
+
+    #[error("{}: .{field} = 0 would let no model call be made: give at least 1, or leave it out", path.display())]
+    ZeroBound { path: PathBuf, field: &'static str },
 
     #[error(
         "no model provider is configured: write this to {} (or pass --model instance/model naming one):\n\n{EXAMPLE_PROVIDERS}\n",
@@ -113,10 +125,32 @@ impl Config {
 
     /// Parses config text; `path` is only used in errors.
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
-        chock_zon::from_str(text).map_err(|err| ConfigError::Parse {
+        let config: Self = chock_zon::from_str(text).map_err(|err| ConfigError::Parse {
             path: path.to_owned(),
             detail: err.to_string(),
-        })
+        })?;
+        for (field, bound) in [
+            ("max_model_calls", config.max_model_calls),
+            ("max_session_model_calls", config.max_session_model_calls),
+        ] {
+            if bound == Some(0) {
+                return Err(ConfigError::ZeroBound {
+                    path: path.to_owned(),
+                    field,
+                });
+            }
+        }
+        Ok(config)
+    }
+
+    /// The bounds on a turn's and a session's model calls.
+    pub fn turn_limits(&self) -> crate::turn::TurnLimits {
+        let default = crate::turn::TurnLimits::default();
+        crate::turn::TurnLimits {
+            max_model_calls: self.max_model_calls.unwrap_or(default.max_model_calls),
+            max_session_calls: self.max_session_model_calls,
+            ..default
+        }
     }
 
     /// `$XDG_CONFIG_HOME/chock/config.zon`, else `~/.config/chock/config.zon`.
@@ -189,9 +223,11 @@ impl Config {
     /// The context window for models of `instance`, when one is known.
     pub fn context_window(&self, instance: &str) -> Option<u64> {
         let own = match self.providers.get(instance) {
-            Some(ProviderConfig::OpenAi(http) | ProviderConfig::Anthropic(http)) => {
-                http.context_window
-            }
+            Some(
+                ProviderConfig::OpenAi(http)
+                | ProviderConfig::OpenAiResponses(http)
+                | ProviderConfig::Anthropic(http),
+            ) => http.context_window,
             _ => None,
         };
         own.or(self.context_window)
@@ -309,10 +345,7 @@ mod zon_tests {
             ProviderConfig::Anthropic(HttpProviderConfig {
                 base_url: "https://api.anthropic.com".into(),
                 key_env: Some("ANTHROPIC_API_KEY".into()),
-                stream: None,
-                timeout_secs: None,
-                max_tokens: None,
-                context_window: None,
+                ..HttpProviderConfig::default()
             })
         );
         assert_eq!(

@@ -5,10 +5,10 @@
 //! session's own turns and a session continued from its log sending the
 //! same conversation.
 
-use chock_log::event::{Json, ToolCall as LogCall};
+use chock_log::event::{Json, Reasoning as LogReasoning, ToolCall as LogCall};
 use chock_log::fold::Message as Folded;
 
-use crate::provider::{Message, ToolCall};
+use crate::provider::{Message, Reasoning, ReasoningKind, ToolCall};
 use chock_tools::{MODEL_LIMIT_CHARS, truncate};
 
 /// A model's tool call as the log stores it. Arguments that are not JSON
@@ -20,6 +20,37 @@ pub(crate) fn to_log_call(call: &ToolCall) -> LogCall {
         name: call.name.clone(),
         arguments: log_arguments(&call.arguments),
     }
+}
+
+/// A provider's usage as the log keeps it.
+pub(crate) fn to_log_usage(usage: crate::provider::Usage) -> chock_log::event::Usage {
+    chock_log::event::Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+    }
+}
+
+/// A piece of reasoning as the log keeps it.
+pub(crate) fn to_log_reasoning(reasoning: &Reasoning) -> LogReasoning {
+    LogReasoning {
+        kind: reasoning.kind.as_str().to_owned(),
+        text: reasoning.text.clone(),
+        opaque: reasoning.opaque.clone(),
+        id: reasoning.id.clone(),
+    }
+}
+
+/// A piece of reasoning from the log; `None` for a kind this version does
+/// not know, which stays in the log and is never sent.
+fn from_log_reasoning(logged: &LogReasoning) -> Option<Reasoning> {
+    Some(Reasoning {
+        kind: ReasoningKind::from_name(&logged.kind)?,
+        text: logged.text.clone(),
+        opaque: logged.opaque.clone(),
+        id: logged.id.clone(),
+    })
 }
 
 /// Arguments text as log JSON (see [`to_log_call`]).
@@ -42,6 +73,14 @@ fn model_arguments(arguments: &Json) -> String {
 pub(crate) fn from_fold(folded: &[Folded]) -> Vec<Message> {
     let mut out = Vec::with_capacity(folded.len());
     for message in folded {
+        if let Folded::Assistant { reasoning, .. } = message {
+            out.extend(
+                reasoning
+                    .iter()
+                    .filter_map(from_log_reasoning)
+                    .map(Message::Reasoning),
+            );
+        }
         out.push(match message {
             Folded::Summary { text, .. } => Message::User {
                 text: format!("A summary of the conversation so far:\n\n{text}"),

@@ -11,9 +11,11 @@
 #![forbid(unsafe_code)]
 
 mod agentic;
+mod answer;
 mod approval;
 mod compact;
 pub mod config;
+pub mod context;
 mod guard;
 mod handover;
 mod history;
@@ -25,6 +27,8 @@ pub use chock_providers as provider;
 pub use chock_tools as tools;
 mod review;
 mod run;
+mod secret_use;
+pub mod secrets;
 pub mod session;
 mod stop;
 pub mod turn;

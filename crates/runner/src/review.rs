@@ -47,10 +47,7 @@ impl ReviewAnswer {
             reviewer: reviewer.label.to_owned(),
             approved: self.approved,
             reason: self.reason.clone(),
-            usage: chock_log::event::Usage {
-                input_tokens: self.usage.input_tokens,
-                output_tokens: self.usage.output_tokens,
-            },
+            usage: crate::history::to_log_usage(self.usage),
         }
     }
 }
@@ -90,7 +87,11 @@ pub(crate) async fn review(reviewer: &Reviewer<'_>, request: &ReviewRequest<'_>)
         messages: &messages,
         tools: &[],
     };
-    let turn = match reviewer.provider.start(&call).await {
+    let turn = match reviewer
+        .provider
+        .start_retrying(&call, |wait| tracing::info!("reviewer: {wait}"))
+        .await
+    {
         Ok(stream) => stream.collect(|_| {}).await,
         Err(err) => Err(err),
     };

@@ -11,17 +11,17 @@ use chock_log::{SessionId, StateDir};
 
 use crate::compact;
 use crate::config::{Config, ConfigError, ProviderConfig};
+use crate::context::{Sources, StartContext};
 use crate::provider::{Provider, ProviderError};
 use crate::review::Reviewer;
 use crate::session::{SessionError, SessionOutcome, SessionSetup};
-use crate::turn::TurnLimits;
 
 /// What the model is told about its situation before the person's message.
 pub(crate) const SYSTEM_PROMPT: &str = "You are a coding agent working in a project directory on the person's machine. \
 Use the tools to read and change files; paths are relative to the project root. \
 Commands run in a sandbox that shows the project root at /workspace; the file tools take those paths too. \
-Read the project's guidance (read_guidance) before changing code. \
-Notes earlier sessions kept for this project are read with read_memory; save what a later session should know with write_memory. \
+The project's guidance at its root and the notes earlier sessions kept follow below; read_guidance reads the guidance of nested directories before you change code there. \
+Save what a later session should know with write_memory. \
 Keep the person informed with update_plan for multi-step work, and give the session a short title with set_title. \
 When the task is done, say briefly what you changed.";
 
@@ -43,6 +43,12 @@ pub struct RunOptions {
     /// The id a new session takes, when its starter chose one (the daemon
     /// names the session before the child exists, to answer `start`).
     pub session_id: Option<SessionId>,
+    /// Where a sentence for the person at the terminal goes: a wait before
+    /// a retry, thinking shown folded.
+    pub say: fn(&str),
+    /// Told each note of the start once, before the session runs: a block
+    /// of a policy file Chock does not act on, a skill skipped.
+    pub on_note: Option<fn(&str)>,
 }
 
 pub use crate::workspace::session::CarryOn;
@@ -72,6 +78,8 @@ pub enum RunError {
     Runtime(std::io::Error),
     #[error(transparent)]
     Start(#[from] crate::workspace::session::StartError),
+    #[error("{0}")]
+    Secrets(String),
 }
 
 /// Runs one session to its end, handing streamed text to `on_text`.
@@ -100,6 +108,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     let label = format!("{}/{}", chosen.instance, chosen.model);
     let policy = chock_policy::Policy::load(&project)?;
     check_model(&policy, &chosen, &label)?;
+    crate::secrets::refuse_unbuilt_bindings(&policy).map_err(RunError::Secrets)?;
     let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     // The reviewer is another model config.zon may name; model.select
     // decides it like the session's own.
@@ -119,6 +128,23 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         .enable_all()
         .build()
         .map_err(RunError::Runtime)?;
+    let skills = chock_tools::Skills::load(&chock_tools::SkillDirs::discover(
+        config.skills_dir.as_deref(),
+        &project,
+    ));
+    let begun = StartContext::gather(Sources {
+        base: SYSTEM_PROMPT,
+        project: &project,
+        operator_guidance: options.config.parent().map(|dir| dir.join("AGENTS.md")),
+        memory: chock_tools::memory_file(&options.state, &project),
+        policy: &policy,
+        skills,
+    });
+    if let Some(on_note) = options.on_note {
+        for note in &begun.notes {
+            on_note(note);
+        }
+    }
     let setup = SessionSetup {
         state: &options.state,
         project: &project,
@@ -126,12 +152,14 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         model: chosen.model,
         provider: &provider,
         policy: &policy,
-        system: SYSTEM_PROMPT,
-        limits: TurnLimits::default(),
+        system: &begun.instructions,
+        limits: config.turn_limits(),
         search: config.search.as_ref(),
         reviewer,
         context_tokens,
         foreground: true,
+        say: options.say,
+        start: Some(&begun),
     };
     // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
     // terminal) end the session interrupted, its log ended and its sockets

@@ -16,14 +16,15 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use chock_log::event::{
-    AssistantMessage, Decision as LogDecision, EndReason, Handover, Notice,
-    PlanItem as LogPlanItem, PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen,
-    TitleSet, ToolCallEvent, ToolResult, TurnEnd as LogTurnEnd, Usage as LogUsage, UserMessage,
+    Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
+    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
+    ToolResult, TurnEnd as LogTurnEnd, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
+use crate::compact::Compactor;
 use crate::config::SearchConfig;
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
 use crate::history;
@@ -68,6 +69,13 @@ pub struct SessionSetup<'a> {
     /// Show questions on the terminal on stdin too (`chock run` in the
     /// foreground), when stdin is one.
     pub foreground: bool,
+    /// Where a sentence for the person at the terminal goes (a wait before
+    /// a retry, thinking shown folded); the binary prints it to stderr.
+    pub say: fn(&str),
+    /// What the start read (guidance, memory, skills), recorded in the log
+    /// at the start; `system` holds its instructions. `None` for a session
+    /// told only `system`.
+    pub start: Option<&'a crate::context::StartContext>,
 }
 
 /// How a session ended.
@@ -234,6 +242,11 @@ pub(crate) async fn drive(
     if let Err(err) = writer.borrow_mut().append(decision_event(&jit, None)) {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
+    if let Some(start) = setup.start
+        && let Err(err) = record_start(&writer, start)
+    {
+        return Err(settled_before_error(checkout, &writer, err.into()));
+    }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
     let tools = SessionTools::new(
@@ -241,12 +254,18 @@ pub(crate) async fn drive(
         memory_file(setup.state, setup.project),
         setup.search,
         setup.provider.image_support(),
-    );
+    )
+    .with_skills(setup.start.map(|s| s.skills.clone()).unwrap_or_default());
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
     };
     let judge = judge_for(setup, &writer, &approvals);
+    let mut limits = setup.limits;
+    if limits.max_session_calls.is_some() {
+        let log = writer.borrow().path().to_owned();
+        limits.session_calls_before = fold_log(&log)?.state.model_calls.len();
+    }
     let cx = TurnContext {
         provider: setup.provider,
         model: setup.model,
@@ -254,16 +273,26 @@ pub(crate) async fn drive(
         workspace: &workspace,
         commands: &commands,
         tools: &tools,
-        limits: setup.limits,
+        limits,
     };
     let mut hooks = LogHooks {
         writer: &writer,
         judge: &judge,
+        policy: setup.policy,
+        secrets: crate::secrets::Redactor::default(),
         tools: &tools,
         handover: &handover,
-        compaction: Compactor::for_session(setup),
+        compaction: Compactor::for_session(
+            setup.provider,
+            setup.model,
+            setup.system,
+            setup.context_tokens,
+        ),
         checkout,
         on_text,
+        say: setup.say,
+        thought: 0,
+        said_unknown: std::collections::BTreeSet::new(),
     };
     // Promises and grants made earlier in a carried-on session bind this
     // process too.
@@ -291,6 +320,27 @@ pub(crate) async fn drive(
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
     Ok((outcome, opened))
+}
+
+/// The start's record in the log: which files the instructions hold and
+/// their sizes, the skills offered, and each note (a block Chock does not
+/// act on, a skill skipped), one notice each.
+fn record_start(
+    writer: &RefCell<LogWriter>,
+    start: &crate::context::StartContext,
+) -> Result<(), WriteError> {
+    let mut writer = writer.borrow_mut();
+    writer.append(Notice {
+        subject: "context".to_owned(),
+        text: start.record(),
+    })?;
+    for note in &start.notes {
+        writer.append(Notice {
+            subject: "start".to_owned(),
+            text: note.clone(),
+        })?;
+    }
+    Ok(())
 }
 
 /// Background jobs do not outlive the session: each still running is
@@ -517,7 +567,15 @@ pub(crate) fn ending(end: TurnEnd) -> (EndReason, String) {
         TurnEnd::Stuck(why) => (EndReason::Error, why),
         TurnEnd::Budget(calls) => (
             EndReason::Error,
-            format!("the turn made {calls} model calls without finishing and was stopped"),
+            format!(
+                "the turn made {calls} model calls without finishing and was stopped: .max_model_calls = {calls} in config.zon bounds a turn; raise it, or carry the session on to let the model go on"
+            ),
+        ),
+        TurnEnd::SessionBudget(calls) => (
+            EndReason::Error,
+            format!(
+                "the session made {calls} model calls in all and was stopped: .max_session_model_calls = {calls} in config.zon bounds a session; raise it to carry the session on"
+            ),
         ),
         TurnEnd::Provider(err) => (EndReason::Error, err.to_string()),
         TurnEnd::HandOver => (EndReason::Handover, HANDED_OVER.to_owned()),
@@ -544,36 +602,22 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) writer: &'w RefCell<LogWriter>,
     /// The session's one judge, shared with the network's decisions.
     pub(crate) judge: &'w Judge<'w>,
+    /// The session's policy, for its secrets.
+    pub(crate) policy: &'w Policy,
+    /// Every secret value given so far, kept out of outputs.
+    pub(crate) secrets: crate::secrets::Redactor,
     pub(crate) tools: &'w SessionTools<'w>,
     pub(crate) handover: &'w HandoverSocket,
     pub(crate) compaction: Compactor<'w>,
     /// The workspace's checkout, waited for before anything depends on it.
     pub(crate) checkout: Checkout,
     pub(crate) on_text: F,
-}
-
-impl<'w> Compactor<'w> {
-    /// The session's own model summarises, within its context window.
-    fn for_session(setup: &SessionSetup<'w>) -> Compactor<'w> {
-        Compactor {
-            provider: setup.provider,
-            model: setup.model,
-            window: setup.context_tokens,
-            last_usage: 0,
-            failed: false,
-        }
-    }
-}
-
-/// What compaction needs: the model that summarises and the window.
-pub(crate) struct Compactor<'w> {
-    pub(crate) provider: &'w Provider,
-    pub(crate) model: &'w str,
-    pub(crate) window: u64,
-    /// Tokens the last model call reported (input and output).
-    pub(crate) last_usage: u64,
-    /// A summary failed in this process: do not try again each call.
-    pub(crate) failed: bool,
+    /// Where sentences for the person at the terminal go.
+    pub(crate) say: fn(&str),
+    /// Characters of thinking streamed in the current model call.
+    pub(crate) thought: usize,
+    /// Output item types already said to be unknown in this run.
+    pub(crate) said_unknown: std::collections::BTreeSet<String>,
 }
 
 impl<F> LogHooks<'_, F> {
@@ -632,27 +676,31 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         (self.on_text)(delta);
     }
 
+    fn thinking(&mut self, delta: &str) {
+        self.thought += delta.chars().count();
+    }
+
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), SessionError> {
         self.settle()?;
-        let usage = turn.usage.unwrap_or_default();
-        self.compaction.last_usage = usage.input_tokens.saturating_add(usage.output_tokens);
-        self.append(AssistantMessage {
-            text: turn.text.clone(),
-            tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
-            usage: LogUsage {
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-            },
-            model: None,
-        })?;
-        Ok(())
+        self.record_answer(turn)
     }
 
     async fn before_model_call(
         &mut self,
         conversation: &mut Vec<Message>,
+        tools: &[crate::provider::ToolSpec],
     ) -> Result<(), SessionError> {
-        self.maybe_compact(conversation).await
+        self.maybe_compact(conversation, tools).await?;
+        self.compaction.sent = conversation.len();
+        self.thought = 0;
+        Ok(())
+    }
+
+    async fn provider_wait(
+        &mut self,
+        wait: &crate::provider::RetryWait,
+    ) -> Result<(), SessionError> {
+        self.record_wait(wait)
     }
 
     async fn before_tool(
@@ -667,6 +715,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Ok(typed) => typed.decided_at(Offered {
                 serve: self.judge.could_permit("net.serve"),
                 search: self.tools.can_search(),
+                skills: Some(self.tools.skills()),
             }),
             // Arguments that do not parse are answered with what is wrong;
             // a tool decided at `call.<tool>` is decided first, as it
@@ -712,12 +761,25 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             // the like): the agent is told what is missing.
             return Ok(Gate::Refuse(text));
         }
+        let named_secrets = parsed.as_ref().map_or(&[][..], Call::secrets);
+        let given = match self.give_secrets(call, named_secrets).await? {
+            Ok(given) => given,
+            Err(refusal) => return Ok(Gate::Refuse(refusal)),
+        };
         self.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
         })?;
-        Ok(Gate::Run)
+        if given.env().is_empty() {
+            Ok(Gate::Run)
+        } else {
+            Ok(Gate::RunGiven(given))
+        }
+    }
+
+    fn redact(&self, output: &mut ToolOutput) {
+        self.secrets.redact_output(output);
     }
 
     async fn boundary(&mut self, last: bool) -> Result<Boundary, SessionError> {

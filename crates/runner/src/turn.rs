@@ -11,13 +11,20 @@
 //! plus its tool calls, so that is where a session answers a handover).
 //!
 //! A turn always ends with a [`TurnEnd`]; nothing here can spin for ever:
-//! the number of model calls per turn is capped, and a model that repeats a
-//! failing call is stopped by the repeat guard (`guard.rs`).
+//! the number of model calls per turn (and per session, when config.zon
+//! bounds it) is capped, and a model that repeats a failing call is stopped
+//! by the repeat guard (`guard.rs`).
+//!
+//! A model call that fails before its first token is retried here, inside
+//! the same model call: each wait goes to [`TurnHooks::provider_wait`]
+//! before it is waited, the retried call is not a new step of the turn,
+//! and no tool runs twice, because tools run only after a whole answer.
 
 use crate::guard::{RepeatGuard, Verdict};
 pub use crate::handover::Boundary;
 use crate::provider::{
-    AssistantTurn, Message, ModelRequest, Provider, ProviderError, StopReason, ToolCall,
+    AssistantTurn, Message, ModelRequest, Provider, ProviderError, Retry, RetryWait, StopReason,
+    ToolCall, ToolSpec, TurnStream,
 };
 use chock_tools::{Call, Commands, SessionTools, ToolOutput, Unparsed, Workspace};
 
@@ -29,6 +36,10 @@ pub const DEFAULT_MAX_MODEL_CALLS: usize = 50;
 pub struct TurnLimits {
     pub max_model_calls: usize,
     pub repeat_limit: usize,
+    /// Model calls the whole session may make (`.max_session_model_calls`),
+    /// and how many it made before this turn.
+    pub max_session_calls: Option<usize>,
+    pub session_calls_before: usize,
 }
 
 impl Default for TurnLimits {
@@ -36,6 +47,8 @@ impl Default for TurnLimits {
         Self {
             max_model_calls: DEFAULT_MAX_MODEL_CALLS,
             repeat_limit: crate::guard::DEFAULT_REPEAT_LIMIT,
+            max_session_calls: None,
+            session_calls_before: 0,
         }
     }
 }
@@ -44,6 +57,8 @@ impl Default for TurnLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
     Run,
+    /// Run, given these secrets in its environment.
+    RunGiven(crate::secrets::Given),
     /// Refused; the text is the result the model reads.
     Refuse(String),
     /// The hook carried the call out itself (the session tools, which
@@ -65,6 +80,8 @@ pub enum TurnEnd {
     Stuck(String),
     /// The turn used its model-call budget.
     Budget(usize),
+    /// The session used its model-call budget (`.max_session_model_calls`).
+    SessionBudget(usize),
     /// The provider failed; the error says how.
     Provider(ProviderError),
     /// At a boundary a client confirmed a handover: the session ends its
@@ -100,11 +117,25 @@ pub trait TurnHooks {
     /// Text as it streams in, for a terminal to show.
     fn text(&mut self, _delta: &str) {}
 
-    /// Before each model call, with the conversation about to be sent: the
-    /// session may compact it (replace its older part with a summary).
+    /// Thinking as it streams in; a terminal shows it folded.
+    fn thinking(&mut self, _delta: &str) {}
+
+    /// Before each model call, with the conversation about to be sent and
+    /// the tools offered: the session may compact it (replace its older
+    /// part with a summary).
     fn before_model_call(
         &mut self,
         _conversation: &mut Vec<Message>,
+        _tools: &[ToolSpec],
+    ) -> impl Future<Output = Result<(), Self::Error>> {
+        std::future::ready(Ok(()))
+    }
+
+    /// A model call failed before its first token and will be retried after
+    /// `wait`: said before the wait begins.
+    fn provider_wait(
+        &mut self,
+        _wait: &RetryWait,
     ) -> impl Future<Output = Result<(), Self::Error>> {
         std::future::ready(Ok(()))
     }
@@ -131,6 +162,11 @@ pub trait TurnHooks {
 
     /// The refusal, once a stop refused an action of the session (a call, or
     /// a connection a command opened): the turn ends after the call.
+    /// Takes out of a tool's output what neither the model nor the log may
+    /// see (the values of secrets given): called on every output before it
+    /// is recorded or handed back.
+    fn redact(&self, _output: &mut ToolOutput) {}
+
     fn stopped(&self) -> Option<String> {
         None
     }
@@ -164,18 +200,33 @@ pub async fn run_turn<H: TurnHooks>(
     conversation: &mut Vec<Message>,
     hooks: &mut H,
 ) -> Result<TurnEnd, H::Error> {
-    let specs = chock_tools::specs_for(cx.commands);
+    let specs = chock_tools::specs_for(cx.commands, cx.tools);
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
-    for _ in 0..cx.limits.max_model_calls {
-        hooks.before_model_call(conversation).await?;
+    for made in 0..cx.limits.max_model_calls {
+        if let Some(bound) = cx.limits.max_session_calls
+            && cx.limits.session_calls_before + made >= bound
+        {
+            return Ok(TurnEnd::SessionBudget(bound));
+        }
+        hooks.before_model_call(conversation, &specs).await?;
         let request = ModelRequest {
             model: cx.model,
             system: cx.system,
             messages: conversation,
             tools: &specs,
         };
-        let turn = match cx.provider.start(&request).await {
-            Ok(stream) => stream.collect(|delta| hooks.text(delta)).await,
+        let turn = match start_retrying(cx.provider, &request, hooks).await? {
+            Ok(stream) => {
+                stream
+                    .collect_with(|delta, thinking| {
+                        if thinking {
+                            hooks.thinking(delta);
+                        } else {
+                            hooks.text(delta);
+                        }
+                    })
+                    .await
+            }
             Err(err) => Err(err),
         };
         let turn = match turn {
@@ -183,6 +234,7 @@ pub async fn run_turn<H: TurnHooks>(
             Err(err) => return Ok(TurnEnd::Provider(err)),
         };
         hooks.assistant(&turn).await?;
+        conversation.extend(turn.reasoning.iter().cloned().map(Message::Reasoning));
         conversation.push(Message::Assistant {
             text: turn.text.clone(),
             calls: turn.calls.clone(),
@@ -220,6 +272,28 @@ pub async fn run_turn<H: TurnHooks>(
     Ok(TurnEnd::Budget(cx.limits.max_model_calls))
 }
 
+/// Starts one model call, retrying a failure before its first token as
+/// the provider's bounds allow; each wait is told to the hooks first.
+async fn start_retrying<H: TurnHooks>(
+    provider: &Provider,
+    request: &ModelRequest<'_>,
+    hooks: &mut H,
+) -> Result<Result<TurnStream, ProviderError>, H::Error> {
+    let mut retrier = provider.retrier();
+    loop {
+        match provider.start_first(request).await {
+            Ok(stream) => return Ok(Ok(stream)),
+            Err(err) => match retrier.after(err) {
+                Retry::After(wait) => {
+                    hooks.provider_wait(&wait).await?;
+                    tokio::time::sleep(wait.delay).await;
+                }
+                Retry::GiveUp(err) => return Ok(Err(err)),
+            },
+        }
+    }
+}
+
 /// Decides and runs one call; the output, and how the turn ends after it
 /// when a stop refused it or the model keeps repeating a failing call.
 async fn one_call<H: TurnHooks>(
@@ -230,11 +304,21 @@ async fn one_call<H: TurnHooks>(
 ) -> Result<(ToolOutput, Option<TurnEnd>), H::Error> {
     // The one place a call's name and arguments are read.
     let parsed = Call::parse(&call.name, &call.arguments);
+    let given = crate::secrets::Given::default();
     let mut output = match hooks.before_tool(call, &parsed).await? {
-        Gate::Run => match parsed {
-            Ok(parsed) => chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools).await,
-            Err(unparsed) => ToolOutput::error(unparsed.error),
-        },
+        gate @ (Gate::Run | Gate::RunGiven(_)) => {
+            let given = match &gate {
+                Gate::RunGiven(given) => given,
+                _ => &given,
+            };
+            match parsed {
+                Ok(parsed) => {
+                    chock_tools::carry_out(parsed, cx.workspace, cx.commands, cx.tools, given.env())
+                        .await
+                }
+                Err(unparsed) => ToolOutput::error(unparsed.error),
+            }
+        }
         Gate::Refuse(text) => ToolOutput::error(text),
         Gate::Answered(output) => output,
         Gate::Stopped(text) => {
@@ -244,6 +328,7 @@ async fn one_call<H: TurnHooks>(
             ));
         }
     };
+    hooks.redact(&mut output);
     let stop = match guard.record(&call.name, &call.arguments, output.is_error) {
         Verdict::Continue => None,
         Verdict::Warn(note) => {

@@ -144,10 +144,17 @@ pub struct SandboxChild {
 }
 
 /// The memory a spawn prepared for the child ([`SandboxChild::_spawned`]).
-#[derive(Debug)]
+/// Its `Debug` shows nothing of it: the environment can hold a secret given
+/// to this one command, which no report or panic message may carry.
 struct Spawned {
     _per: PerSpawn,
     _env: Vec<(OsString, OsString)>,
+}
+
+impl std::fmt::Debug for Spawned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spawned { .. }")
+    }
 }
 
 // SAFETY: `PerSpawn`'s raw pointers point into the vectors it owns and are
@@ -291,6 +298,17 @@ impl Sandbox {
     /// Runs `argv` in the sandbox. Returns once the program has been
     /// executed; fails if it was not found, or the sandbox could not be built.
     pub fn spawn<S: AsRef<OsStr>>(&self, argv: &[S]) -> Result<SandboxChild, SpawnError> {
+        self.spawn_with_env(argv, &[])
+    }
+
+    /// [`Self::spawn`], with `extra` added to this one program's
+    /// environment (over the spec's own values): what one call is given
+    /// and the next is not, such as a secret.
+    pub fn spawn_with_env<S: AsRef<OsStr>>(
+        &self,
+        argv: &[S],
+        extra: &[(String, String)],
+    ) -> Result<SandboxChild, SpawnError> {
         let program = argv
             .first()
             .ok_or(SpawnError::EmptyCommand)?
@@ -298,7 +316,7 @@ impl Sandbox {
             .to_owned();
         let landlock = ll::state(self.force_no_landlock);
         if !self.force_no_userns {
-            match self.spawn_mode(argv, true, landlock, NO_USERNS) {
+            match self.spawn_mode(argv, extra, true, landlock, NO_USERNS) {
                 Err(SpawnError::Os {
                     what: "clone",
                     error: source,
@@ -312,7 +330,7 @@ impl Sandbox {
                 missing: "user namespaces are refused and landlock is unavailable".to_owned(),
             });
         }
-        self.spawn_mode(argv, false, landlock, NO_USERNS)
+        self.spawn_mode(argv, extra, false, landlock, NO_USERNS)
     }
 
     /// Spawns with or without namespaces; `without` says in the report why
@@ -320,6 +338,7 @@ impl Sandbox {
     fn spawn_mode<S: AsRef<OsStr>>(
         &self,
         argv: &[S],
+        extra: &[(String, String)],
         namespaces: bool,
         landlock: LandlockState,
         without: &'static str,
@@ -329,7 +348,9 @@ impl Sandbox {
             .ok_or(SpawnError::EmptyCommand)?
             .as_ref()
             .to_owned();
-        let env = self.spec.environment(std::env::vars_os());
+        let mut env = self.spec.environment(std::env::vars_os());
+        env.retain(|(k, _)| !extra.iter().any(|(e, _)| k.to_str() == Some(e.as_str())));
+        env.extend(extra.iter().map(|(k, v)| (k.into(), v.into())));
         let path_var = env
             .iter()
             .find(|(k, _)| k == "PATH")
@@ -557,7 +578,7 @@ impl Sandbox {
                             missing: format!("{what} ({source}) and landlock is unavailable"),
                         });
                     }
-                    return self.spawn_mode(argv, false, landlock, without);
+                    return self.spawn_mode(argv, extra, false, landlock, without);
                 }
                 _ => SpawnError::Setup {
                     step: self.describe(st),

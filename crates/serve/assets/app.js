@@ -180,9 +180,21 @@ function summary(event) {
   }
 }
 
+// A model's thinking before its answer, folded: the summary says how much,
+// opening it shows the words (as text, like everything from the log).
+function thinking(event) {
+  const parts = event.type === 'assistant.message' ? (event.reasoning || []) : [];
+  if (!parts.length) return null;
+  const text = parts.map((r) => r.text || '(not shown by the provider)').join('\n\n');
+  return el('details', { class: 'thinking' },
+    el('summary', { text: 'thought (' + text.length + ' characters)' }),
+    el('div', { class: 'text', text }));
+}
+
 function eventItem(event) {
   return el('li', { class: String(event.type).replace(/\./g, '-'), 'data-id': String(event.id) },
     el('div', { class: 'kind', text: '#' + event.id + ' ' + event.type + ' · ' + (event.at || '') }),
+    thinking(event),
     el('div', { class: 'text', text: summary(event) }));
 }
 

@@ -31,7 +31,7 @@ pub use daemon::{
     eventually, read_all,
 };
 pub use git_server::{GitRequest, GitServer};
-pub use model::{FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire};
+pub use model::{Billing, FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire, tokens_of};
 pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
 pub use project::{TempProject, git, git_repo};
 pub use rerun::{NoRerun, Rerun};

@@ -14,8 +14,8 @@ use crate::tool::{Decide, Offered, Tool, arguments};
 use crate::{
     Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
     fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
-    read_memory, request_action, restrict_self, run_command, serve_port, set_title, update_plan,
-    web_search, write_file, write_memory,
+    read_memory, read_skill, request_action, restrict_self, run_command, serve_port, set_title,
+    update_plan, web_search, write_file, write_memory,
 };
 
 /// One tool call with its arguments parsed.
@@ -31,6 +31,7 @@ pub enum Call {
     ReadImage(read_image::Args),
     ReadMemory(read_memory::Args),
     WriteMemory(write_memory::Args),
+    ReadSkill(read_skill::Args),
     AskUser(ask_user::Args),
     RestrictSelf(restrict_self::Args),
     RequestAction(request_action::Args),
@@ -67,7 +68,7 @@ impl Local {
         }
     }
 
-    fn decided_at(&self, offered: Offered) -> Decide {
+    fn decided_at(&self, offered: Offered<'_>) -> Decide {
         match self {
             Local::ReadFile(args) => args.decided_at(offered),
             Local::ListDirectory(args) => args.decided_at(offered),
@@ -171,6 +172,7 @@ impl Call {
             ToolName::ReadImage => Call::ReadImage(arguments(text)?),
             ToolName::ReadMemory => Call::ReadMemory(arguments(text)?),
             ToolName::WriteMemory => Call::WriteMemory(arguments(text)?),
+            ToolName::ReadSkill => Call::ReadSkill(arguments(text)?),
             ToolName::AskUser => Call::AskUser(arguments(text)?),
             ToolName::RestrictSelf => Call::RestrictSelf(arguments(text)?),
             ToolName::RequestAction => Call::RequestAction(arguments(text)?),
@@ -189,6 +191,7 @@ impl Call {
             Call::ReadImage(_) => ToolName::ReadImage,
             Call::ReadMemory(_) => ToolName::ReadMemory,
             Call::WriteMemory(_) => ToolName::WriteMemory,
+            Call::ReadSkill(_) => ToolName::ReadSkill,
             Call::AskUser(_) => ToolName::AskUser,
             Call::RestrictSelf(_) => ToolName::RestrictSelf,
             Call::RequestAction(_) => ToolName::RequestAction,
@@ -198,6 +201,16 @@ impl Call {
 }
 
 impl Call {
+    /// The secrets the call asks to be given, by name (run_command's
+    /// `secrets`); each is decided at `secret.use.<name>` after the call's
+    /// own action.
+    pub fn secrets(&self) -> &[String] {
+        match self {
+            Call::RunCommand(args) => &args.secrets,
+            _ => &[],
+        }
+    }
+
     /// The action the call is decided at, as the tool's own file says
     /// (`Tool::decided_at`): a command at its program's `exec.*` action
     /// (or where the git shim sorts it), serve_port at `net.serve.<port>`,
@@ -205,7 +218,7 @@ impl Call {
     /// tools at `call.<tool>`, the plan, the title and job_output at
     /// nothing; the session tools by the session as it carries them out;
     /// a run-time tool at its own name.
-    pub fn decided_at(&self, offered: Offered) -> Decide {
+    pub fn decided_at(&self, offered: Offered<'_>) -> Decide {
         match self {
             Call::Local(local) => local.decided_at(offered),
             Call::RunCommand(args) => args.decided_at(offered),
@@ -216,6 +229,7 @@ impl Call {
             Call::ReadImage(args) => args.decided_at(offered),
             Call::ReadMemory(args) => args.decided_at(offered),
             Call::WriteMemory(args) => args.decided_at(offered),
+            Call::ReadSkill(args) => args.decided_at(offered),
             Call::AskUser(args) => args.decided_at(offered),
             Call::RestrictSelf(args) => args.decided_at(offered),
             Call::RequestAction(args) => args.decided_at(offered),
@@ -231,18 +245,20 @@ impl Call {
 }
 
 /// Carries out a decided call: commands through `commands` (the session's
-/// sandbox), the tools that reach past the workspace through `session`, the
-/// rest in place. The session tools never get here (the session carries
-/// them out while it decides them); a run-time tool has no source yet.
+/// sandbox), given `env` (the secrets decided for this call, as variables),
+/// the tools that reach past the workspace through `session`, the rest in
+/// place. The session tools never get here (the session carries them out
+/// while it decides them); a run-time tool has no source yet.
 pub async fn carry_out(
     call: Call,
     workspace: &Workspace,
     commands: &Commands,
     session: &SessionTools<'_>,
+    env: &[(String, String)],
 ) -> ToolOutput {
     let result = match call {
         Call::Local(local) => Ok(local.run(workspace)),
-        Call::RunCommand(args) => Ok(commands.run_args(&args).await),
+        Call::RunCommand(args) => Ok(commands.run_args(&args, env).await),
         Call::JobOutput(args) => Ok(commands.job_output(&args).await),
         Call::ServePort(args) => Ok(commands.serve_port(&args)),
         Call::FetchUrl(args) => Ok(session.fetch(args).await),
@@ -250,6 +266,7 @@ pub async fn carry_out(
         Call::ReadImage(args) => session.read_image(workspace, args),
         Call::ReadMemory(args) => session.read_memory(args),
         Call::WriteMemory(args) => session.write_memory(args),
+        Call::ReadSkill(args) => session.read_skill(args),
         Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) => Err(
             ToolError::Failed("a session tool is carried out by the session itself".to_owned()),
         ),

@@ -61,7 +61,7 @@ impl Tool for Args {
 
     /// Decided at `net.fetch.<reversed host>` of its URL; a URL or host
     /// that cannot be read is decided nowhere, and the tool answers why.
-    fn decided_at(&self, _offered: Offered) -> Decide {
+    fn decided_at(&self, _offered: Offered<'_>) -> Decide {
         page_url(&self.url)
             .ok()
             .and_then(|url| Action::net_fetch(url.host_str()?).ok())

@@ -13,7 +13,7 @@ use super::{ToolError, ToolOutput, Workspace};
 use crate::tool::Tool;
 
 /// Guidance file names, in the order they are shown within a directory.
-pub(super) const GUIDANCE_FILES: [&str; 5] = [
+pub const GUIDANCE_FILES: [&str; 5] = [
     "AGENTS.md",
     "CLAUDE.md",
     "GEMINI.md",

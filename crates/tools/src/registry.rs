@@ -5,11 +5,12 @@ use chock_policy::Action;
 use chock_providers::ToolSpec;
 
 use crate::run_command::Commands;
+use crate::session_tools::SessionTools;
 use crate::tool::Facts;
 use crate::{
     ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
-    read_guidance, read_image, read_memory, request_action, restrict_self, run_command, serve_port,
-    set_title, update_plan, web_search, write_file, write_memory,
+    read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
+    serve_port, set_title, update_plan, web_search, write_file, write_memory,
 };
 
 /// Every tool this module provides.
@@ -32,13 +33,14 @@ pub enum ToolName {
     ReadImage,
     ReadMemory,
     WriteMemory,
+    ReadSkill,
     AskUser,
     RestrictSelf,
     RequestAction,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -56,6 +58,7 @@ impl ToolName {
         Self::ReadImage,
         Self::ReadMemory,
         Self::WriteMemory,
+        Self::ReadSkill,
         Self::AskUser,
         Self::RestrictSelf,
         Self::RequestAction,
@@ -81,6 +84,7 @@ impl ToolName {
             Self::ReadImage => Facts::of::<read_image::Args>(),
             Self::ReadMemory => Facts::of::<read_memory::Args>(),
             Self::WriteMemory => Facts::of::<write_memory::Args>(),
+            Self::ReadSkill => Facts::of::<read_skill::Args>(),
             Self::AskUser => Facts::of::<ask_user::Args>(),
             Self::RestrictSelf => Facts::of::<restrict_self::Args>(),
             Self::RequestAction => Facts::of::<request_action::Args>(),
@@ -114,10 +118,12 @@ impl ToolName {
     }
 
     /// Whether the model is offered `tool` in this session: serve_port only
-    /// where some rule could permit a port.
-    pub fn offered(self, commands: &Commands) -> bool {
+    /// where some rule could permit a port, read_skill only where there is
+    /// a skill to read.
+    pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
         match self {
             ToolName::ServePort => commands.could_serve(),
+            ToolName::ReadSkill => !tools.skills().offered.is_empty(),
             ToolName::ReadFile
             | ToolName::ListDirectory
             | ToolName::Glob
@@ -158,12 +164,13 @@ pub fn specs() -> Vec<ToolSpec> {
 }
 
 /// The specs of the tools this session offers, in a stable order
-/// (serve_port only where the policy could permit a port).
-pub fn specs_for(commands: &Commands) -> Vec<ToolSpec> {
+/// (serve_port only where the policy could permit a port, read_skill only
+/// where the session has a skill).
+pub fn specs_for(commands: &Commands, tools: &SessionTools<'_>) -> Vec<ToolSpec> {
     ToolName::ALL
         .into_iter()
         .zip(every_spec())
-        .filter(|(tool, _)| tool.offered(commands))
+        .filter(|(tool, _)| tool.offered(commands, tools))
         .map(|(_, spec)| spec.clone())
         .collect()
 }

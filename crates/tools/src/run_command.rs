@@ -77,6 +77,12 @@ pub struct Args {
     /// with the job id
     #[serde(default)]
     pub background: bool,
+    /// Secrets to give this command, by the names the instructions list
+    /// (each reaches the command as the environment variable named there;
+    /// its value is never shown, in the output it reads as [secret NAME])
+    #[serde(default)]
+    #[schemars(length(max = 16))]
+    pub secrets: Vec<String>,
 }
 
 impl Tool for Args {
@@ -97,6 +103,14 @@ impl Tool for Args {
                     .to_owned(),
             });
         }
+        if let Some(name) = self.secrets.iter().find(|n| Action::secret_use(n).is_err()) {
+            return Err(ToolError::Arguments {
+                tool: "run_command",
+                detail: format!(
+                    "'{name}' is not a secret's name: a name holds letters, digits and '_', as the instructions list them"
+                ),
+            });
+        }
         if self.timeout_secs == Some(0) || self.timeout_secs > Some(MAX_TIMEOUT_SECS) {
             return Err(ToolError::Arguments {
                 tool: "run_command",
@@ -110,7 +124,7 @@ impl Tool for Args {
     /// it when its first word is git: a read-only git call at nothing (it
     /// costs what it always did), one nothing carries out at its action but
     /// not run.
-    fn decided_at(&self, _offered: Offered) -> Decide {
+    fn decided_at(&self, _offered: Offered<'_>) -> Decide {
         match git_shim::classify(&self.command) {
             None => Decide::At(exec_action(self)),
             Some(GitClass::ReadOnly { .. }) => Decide::Nothing,
@@ -333,8 +347,9 @@ impl Commands {
         self.bring_back_git()
     }
 
-    /// Runs the model's call to its end.
-    pub(crate) async fn run_args(&self, args: &Args) -> ToolOutput {
+    /// Runs the model's call to its end; `env` is what this call alone is
+    /// given (the secrets the session decided it may have, as variables).
+    pub(crate) async fn run_args(&self, args: &Args, env: &[(String, String)]) -> ToolOutput {
         let routed = self.routed(args.background);
         let sandbox = match self.sandbox(routed) {
             Ok(sandbox) => sandbox,
@@ -347,7 +362,7 @@ impl Commands {
             Err(text) => return ToolOutput::error(text),
         };
         let sandbox = push.as_ref().map_or(sandbox, |push| &push.sandbox);
-        let mut child = match sandbox.spawn(&args.command) {
+        let mut child = match sandbox.spawn_with_env(&args.command, env) {
             Ok(child) => child,
             Err(err @ SpawnError::NotFound { .. }) => return ToolOutput::error(err.to_string()),
             Err(err) => return ToolOutput::error(format!("the command did not start: {err}")),

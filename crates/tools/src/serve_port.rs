@@ -43,7 +43,7 @@ impl Tool for Args {
 
     /// Decided at `net.serve.<port>` where some rule could permit a port;
     /// elsewhere the tool answers that it is not offered.
-    fn decided_at(&self, offered: Offered) -> Decide {
+    fn decided_at(&self, offered: Offered<'_>) -> Decide {
         match Action::net_serve(self.port) {
             Ok(action) if offered.serve => Decide::At(action),
             _ => Decide::Nothing,

@@ -12,7 +12,10 @@ use std::path::PathBuf;
 use chock_policy::Policy;
 
 use super::fetch_url::{self, Web};
-use super::{ToolError, ToolOutput, Workspace, read_image, read_memory, web_search, write_memory};
+use super::{
+    ToolError, ToolOutput, Workspace, read_image, read_memory, read_skill, web_search, write_memory,
+};
+use crate::skills::Skills;
 use crate::web_search::SearchConfig;
 
 pub use chock_providers::ImageSupport;
@@ -26,6 +29,7 @@ pub struct SessionTools<'a> {
     search: Option<&'a SearchConfig>,
     memory: PathBuf,
     images: ImageSupport,
+    skills: Skills,
 }
 
 impl<'a> SessionTools<'a> {
@@ -42,7 +46,25 @@ impl<'a> SessionTools<'a> {
             search,
             memory,
             images,
+            skills: Skills::default(),
         }
+    }
+
+    /// Offers `skills` to read_skill (builder style).
+    #[must_use]
+    pub fn with_skills(mut self, skills: Skills) -> Self {
+        self.skills = skills;
+        self
+    }
+
+    /// The session's skills.
+    pub fn skills(&self) -> &Skills {
+        &self.skills
+    }
+
+    /// read_skill; decided at the skill's `skill.read.<layer>`.
+    pub(super) fn read_skill(&self, args: read_skill::Args) -> Result<ToolOutput, ToolError> {
+        read_skill::run(&self.skills, args)
     }
 
     /// Whether a search engine is configured (web_search is decided at

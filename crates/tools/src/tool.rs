@@ -39,7 +39,7 @@ pub(crate) trait Tool: DeserializeOwned + JsonSchema {
 
     /// Where a call is decided: `call.<tool>` for an [`Self::AT_CALL`]
     /// tool, nowhere otherwise, unless the tool says more.
-    fn decided_at(&self, _offered: Offered) -> Decide {
+    fn decided_at(&self, _offered: Offered<'_>) -> Decide {
         if Self::AT_CALL {
             Action::call(Self::NAME).map_or(Decide::Nothing, Decide::At)
         } else {
@@ -65,13 +65,16 @@ pub enum Decide {
 
 /// What the session offers that changes where a call is decided.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Offered {
+pub struct Offered<'a> {
     /// Some rule could permit a `net.serve.<port>` (serve_port is decided
     /// there; otherwise the tool answers itself).
     pub serve: bool,
     /// A search engine is configured (web_search is decided at
     /// `web.search`; otherwise the tool answers itself).
     pub search: bool,
+    /// The session's skills (read_skill is decided at the layer of the
+    /// skill named).
+    pub skills: Option<&'a crate::Skills>,
 }
 
 /// Reads the model's argument text for `T`. An empty string counts as `{}`:

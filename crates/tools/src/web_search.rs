@@ -68,7 +68,7 @@ impl Tool for Args {
 
     /// Decided at `web.search` where an engine is configured; elsewhere the
     /// tool answers that there is none.
-    fn decided_at(&self, offered: Offered) -> Decide {
+    fn decided_at(&self, offered: Offered<'_>) -> Decide {
         if offered.search {
             Decide::At(Action::web_search())
         } else {

@@ -19,6 +19,7 @@ pub(crate) mod sandbox;
 mod sandbox_net;
 mod serve;
 mod sessions;
+mod skills;
 mod ssh_connect;
 mod stop;
 mod sync;
@@ -69,6 +70,7 @@ pub(crate) enum Command {
     Sandbox(sandbox::Args),
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
+    Skills(skills::Args),
     Run(run::Args),
     Serve(serve::ServeArgs),
     Workspace(workspace::Args),
@@ -97,6 +99,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan::run(args),
         Command::Sandbox(args) => sandbox::run(args),
         Command::Policy(args) => policy::run(args),
+        Command::Skills(args) => skills::run(args),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Workspace(args) => workspace::run(args),

@@ -60,8 +60,10 @@ struct ExplainArgs {
     before_first_turn: bool,
 }
 
-/// Check a chock.zon, config.zon or org bundle and list every problem in its
-/// policy block with line:column. Exits non-zero when there is any.
+/// Check a chock.zon, config.zon or org bundle and list every problem with
+/// line:column: in its policy and secrets blocks, in the config blocks, and
+/// each top-level block Chock does not act on. Exits non-zero when there is
+/// any.
 #[derive(Debug, Args)]
 struct CheckArgs {
     /// The file to check.
@@ -99,7 +101,23 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             args.file.display()
         )
     })?;
-    let checked = chock_policy::check_text(&text, Some(&args.file));
+    let kind = chock_policy::FileKind::of_path(&args.file);
+    let mut checked = chock_policy::check_file(&text, Some(&args.file), kind);
+    // The runner's blocks (providers, model, search, ...) are validated by
+    // the runner's own reading of config.zon, whichever file holds them.
+    if checked.problems.is_empty()
+        && let Err(err) = chock_zon::from_str::<chock_runner::config::Config>(&text)
+    {
+        checked.problems.push(chock_policy::Problem {
+            line: err.line(),
+            column: err.column(),
+            message: err.message().to_owned(),
+        });
+    }
+    // A block Chock does not act on is a problem here: the file's author
+    // would otherwise believe it applies.
+    checked.problems.append(&mut checked.unread);
+    checked.problems.sort_by_key(|p| (p.line, p.column));
     let path = args.file.display();
     if checked.problems.is_empty() {
         let n = checked.rules.rules.len();

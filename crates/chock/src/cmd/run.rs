@@ -111,6 +111,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         state,
         allow_dirty: args.allow_dirty,
         carry,
+        say: say_on_stderr,
+        on_note: Some(|note| eprintln!("chock: note: {note}")),
     };
     let mut stdout = std::io::stdout().lock();
     let mut ends_in_newline = true;
@@ -167,4 +169,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(exit::FAILURE))
         }
     }
+}
+
+/// A sentence from the session for the person (a wait before a retry,
+/// thinking shown folded), on stderr beside the model's text on stdout.
+fn say_on_stderr(text: &str) {
+    eprintln!("chock: {text}");
 }

@@ -61,6 +61,7 @@ fn status(row: &SessionRow) -> String {
     let text = match (&row.status, &row.reason) {
         (RowStatus::Ended, Some(reason)) => return format!("ended: {}", reason.as_str()),
         (RowStatus::Waiting, _) => "waiting for approval",
+        (RowStatus::Retrying, _) => "waiting for the provider",
         (other, _) => other.as_str(),
     };
     // Not ended, yet nobody holds the log: its process died.

@@ -50,8 +50,16 @@ fn every_known_type_round_trips() {
             usage: Usage {
                 input_tokens: 10,
                 output_tokens: 3,
+                ..Default::default()
             },
             model: Some("m2".into()),
+            reasoning: vec![Reasoning {
+                kind: "thinking".into(),
+                text: "first the list".into(),
+                opaque: "sig".into(),
+                id: String::new(),
+            }],
+            unknown_items: vec![Json::parse(r#"{"type":"web_search_call"}"#).unwrap()],
         }
         .into(),
         ToolCallEvent {
@@ -91,6 +99,7 @@ fn every_known_type_round_trips() {
             usage: Usage {
                 input_tokens: 10,
                 output_tokens: 2,
+                ..Default::default()
             },
         }
         .into(),
@@ -128,6 +137,8 @@ fn every_known_type_round_trips() {
             summary: "s".into(),
             up_to: EventId(5),
             usage: None,
+            tokens: Some(24_000),
+            counted_by: Some("count_tokens".into()),
         }
         .into(),
         WorkspaceOpen {

@@ -106,6 +106,16 @@ pub struct Usage {
     /// Tokens the model produced.
     #[serde(default)]
     pub output_tokens: u64,
+    /// Of `input_tokens`, those read from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Of `input_tokens`, those written to the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -118,7 +128,33 @@ impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
     }
+}
+
+/// A piece of a model's reasoning, kept so it can be shown (folded) and
+/// sent back to the API that made it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// `thinking` or `redacted_thinking` (Anthropic), `reasoning` (the
+    /// OpenAI Responses API); a kind a reader does not know is kept and
+    /// never sent.
+    pub kind: String,
+    /// What a person may read: the thinking, or its summary.
+    #[serde(default)]
+    pub text: String,
+    /// What the API needs back untouched: a signature, redacted data,
+    /// encrypted content.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub opaque: String,
+    /// The provider's id for it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
 }
 
 /// `assistant.message`: one model call's answer.
@@ -136,6 +172,13 @@ pub struct AssistantMessage {
     /// The model that answered, when it differs from the session's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The reasoning before the answer, in the order it came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<Reasoning>,
+    /// Output items of types the provider module did not know, kept as
+    /// they came and never sent back to the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_items: Vec<Json>,
 }
 
 /// `tool.call`: a tool is about to run (after the policy allowed it).
@@ -397,6 +440,15 @@ pub struct Compaction {
     /// Tokens the summarising call used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The conversation's size in tokens that started the compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// How that size was had: `count_tokens` (the provider counted the
+    /// request), `usage` (the provider's usage of the last call plus an
+    /// estimate of what came after it) or `estimate` (a quarter of the
+    /// characters, when neither was to be had).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_by: Option<String>,
 }
 
 /// `workspace.open`: the directory the session works in and where it started.

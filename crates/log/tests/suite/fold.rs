@@ -34,7 +34,8 @@ fn the_session_fixture_folds_to_its_state() {
         s.usage,
         Usage {
             input_tokens: 2600,
-            output_tokens: 125
+            output_tokens: 125,
+            ..Default::default()
         }
     );
     let calls: Vec<(u64, &str, u64)> = s
@@ -190,4 +191,53 @@ fn a_log_of_many_blocks_folds_in_order_with_its_damage_reported_by_line() {
             }
         ]
     ));
+}
+
+#[test]
+fn a_provider_notice_means_waiting_for_the_provider_until_the_next_event() {
+    use chock_log::event::{AssistantMessage, Notice, SessionOpen};
+    use chock_log::{LogWriter, RowStatus, StateDir};
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::at(dir.path());
+    let id = SessionId::new();
+    let mut writer = LogWriter::create(&state, &id).unwrap();
+    writer
+        .append(SessionOpen {
+            session_id: id.clone(),
+            project: "/p".into(),
+            model: "fake/m".into(),
+            pid: 1,
+            chock_version: "0".into(),
+        })
+        .unwrap();
+    writer.append(UserMessage { text: "hi".into() }).unwrap();
+    writer
+        .append(Notice {
+            subject: "sandbox".into(),
+            text: "not about the provider".into(),
+        })
+        .unwrap();
+    assert_eq!(
+        fold_log(writer.path()).unwrap().state.status,
+        Status::Running
+    );
+    let wait = "rate limited by fake, retrying in 12 s (2 of 6)";
+    writer
+        .append(Notice {
+            subject: "provider".into(),
+            text: wait.into(),
+        })
+        .unwrap();
+    let s = fold_log(writer.path()).unwrap().state;
+    assert_eq!(s.status, Status::WaitingForProvider(wait.into()));
+    let row = SessionRow::from_state(&id, &s);
+    assert_eq!(row.status, RowStatus::Retrying);
+    assert_eq!(row.status.as_str(), "retrying");
+    assert_eq!(row.detail.as_deref(), Some(wait));
+    assert_eq!(RowStatus::from_word("retrying"), RowStatus::Retrying);
+    writer.append(AssistantMessage::default()).unwrap();
+    assert_eq!(
+        fold_log(writer.path()).unwrap().state.status,
+        Status::Running
+    );
 }

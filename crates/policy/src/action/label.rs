@@ -6,7 +6,7 @@
 
 /// Letters, digits, `_` and `-`: the common shape of a tool, server, plugin,
 /// instance or language-server name.
-pub(crate) fn is_label(s: &str) -> bool {
+pub fn is_label(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')

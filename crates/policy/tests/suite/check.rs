@@ -133,5 +133,64 @@ fn a_file_without_a_policy_block_holds_no_rules() {
     let checked = check_text(".{ .devices = .{} }", None);
     assert!(checked.problems.is_empty());
     assert!(checked.rules.rules.is_empty());
+    // The block is not acted on: said, not silent.
+    let unread: Vec<String> = checked.unread.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        unread,
+        [
+            "1:4: the .devices block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        ]
+    );
     assert!(check_text(".{}", None).problems.is_empty());
+}
+
+#[test]
+fn a_block_another_kind_of_file_holds_is_unread_in_this_one() {
+    use chock_policy::{FileKind, check_file};
+    let text = ".{ .model = \"local/m\", .secrets = .{}, .policy = .{} }";
+    let said = |kind| -> Vec<String> {
+        check_file(text, None, kind)
+            .unread
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(
+        said(FileKind::Project),
+        [
+            "1:4: the .model block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
+        ]
+    );
+    assert_eq!(said(FileKind::Operator), Vec::<String>::new());
+    assert_eq!(
+        said(FileKind::Org),
+        [
+            "1:4: an org bundle's .model block is not read: the bundle holds .policy, a ceiling over the other files",
+            "1:24: an org bundle's .secrets block is not read: the bundle holds .policy, a ceiling over the other files"
+        ]
+    );
+    assert_eq!(
+        FileKind::of_path(Path::new("/p/chock.zon")),
+        FileKind::Project
+    );
+    assert_eq!(
+        FileKind::of_path(Path::new("/etc/chock/org.zon")),
+        FileKind::Org
+    );
+}
+
+#[test]
+fn the_dev_shell_block_the_nix_modules_write_is_said_to_be_unread() {
+    let checked = check_text(
+        ".{ .devshell = .{ .closure = \"/nix/store/x/store-paths\" } }",
+        None,
+    );
+    assert!(checked.problems.is_empty());
+    let unread: Vec<String> = checked.unread.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        unread,
+        [
+            "1:4: the .devshell block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+        ]
+    );
 }

@@ -512,6 +512,7 @@ mod tests {
                 event_id: EventId(2),
                 text: String::new(),
                 tool_calls: vec![call("a"), call("b"), call("c")],
+                reasoning: vec![],
             },
             Folded::ToolResult {
                 event_id: EventId(3),

@@ -7,6 +7,7 @@
 
 mod providers;
 mod quirks;
+mod resilience;
 mod script;
 mod session;
 mod turn;
@@ -26,6 +27,7 @@ use chock_testkit::FakeModel;
 pub(crate) enum Kind {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 pub(crate) const BOTH: [Kind; 2] = [Kind::OpenAi, Kind::Anthropic];
@@ -33,14 +35,13 @@ pub(crate) const BOTH: [Kind; 2] = [Kind::OpenAi, Kind::Anthropic];
 pub(crate) fn http_config(kind: Kind, fake: &FakeModel) -> HttpProviderConfig {
     HttpProviderConfig {
         base_url: match kind {
-            Kind::OpenAi => fake.openai_url(),
+            Kind::OpenAi | Kind::Responses => fake.openai_url(),
             Kind::Anthropic => fake.url(),
         },
         key_env: Some("TEST_KEY".to_owned()),
         stream: None,
         timeout_secs: Some(10),
-        max_tokens: None,
-        context_window: None,
+        ..HttpProviderConfig::default()
     }
 }
 
@@ -48,6 +49,7 @@ pub(crate) fn provider_with(kind: Kind, http: HttpProviderConfig) -> Provider {
     let config = match kind {
         Kind::OpenAi => ProviderConfig::OpenAi(http),
         Kind::Anthropic => ProviderConfig::Anthropic(http),
+        Kind::Responses => ProviderConfig::OpenAiResponses(http),
     };
     Provider::with_env("fake", &config, Path::new("/"), |var| {
         (var == "TEST_KEY").then(|| "sk-test-secret".to_owned())

@@ -75,7 +75,8 @@ async fn usage_is_reported() {
             turn.usage,
             Some(Usage {
                 input_tokens: 1234,
-                output_tokens: 56
+                output_tokens: 56,
+                ..Default::default()
             }),
             "{kind:?}"
         );
@@ -157,6 +158,7 @@ async fn a_cut_stream_delivers_what_came_then_a_clear_error() {
         let after = match kind {
             Kind::OpenAi => 3,
             Kind::Anthropic => 5,
+            Kind::Responses => panic!("run over BOTH only"),
         };
         let fake = FakeModel::with([Reply::Cut {
             turn: Turn::text("Partial answer"),
@@ -343,6 +345,7 @@ async fn an_error_event_inside_the_stream_is_reported_with_its_message() {
             Kind::Anthropic => {
                 r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#
             }
+            Kind::Responses => panic!("run over BOTH only"),
         };
         let fake = FakeModel::with([Reply::Malformed {
             turn: Turn::text("so far"),
@@ -353,6 +356,7 @@ async fn an_error_event_inside_the_stream_is_reported_with_its_message() {
         let expected = match kind {
             Kind::OpenAi => "provider 'fake' reported an error mid-stream: context length exceeded",
             Kind::Anthropic => "provider 'fake' reported an error mid-stream: Overloaded",
+            Kind::Responses => panic!("run over BOTH only"),
         };
         assert_eq!(err.to_string(), expected, "{kind:?}");
     }

@@ -65,7 +65,8 @@ async fn a_usage_chunk_with_null_choices_is_read() {
         turn.usage,
         Some(Usage {
             input_tokens: 11,
-            output_tokens: 1
+            output_tokens: 1,
+            ..Default::default()
         })
     );
 }
@@ -92,7 +93,7 @@ async fn a_body_that_ends_before_any_finish_is_cut() {
 }
 
 #[tokio::test]
-async fn anthropic_thinking_blocks_and_unknown_events_are_read_past() {
+async fn anthropic_thinking_blocks_are_kept_and_unknown_events_read_past() {
     let fake = FakeModel::with([Reply::Frames(vec![
         event(
             "message_start",
@@ -143,9 +144,20 @@ async fn anthropic_thinking_blocks_and_unknown_events_are_read_past() {
         turn.usage,
         Some(Usage {
             input_tokens: 105,
-            output_tokens: 9
+            output_tokens: 9,
+            cache_read_tokens: 100,
+            cache_write_tokens: 0,
         }),
-        "cached prompt tokens count as input"
+        "cached prompt tokens count as input, and are told apart"
+    );
+    assert_eq!(
+        turn.reasoning,
+        vec![chock_runner::provider::Reasoning {
+            kind: chock_runner::provider::ReasoningKind::Thinking,
+            text: "hmm".into(),
+            opaque: "abc".into(),
+            id: String::new(),
+        }]
     );
     assert_eq!(turn.stop, StopReason::ToolUse);
 }

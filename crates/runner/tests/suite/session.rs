@@ -50,6 +50,8 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
         reviewer: None,
         context_tokens: 32_768,
         foreground: false,
+        say: |_| {},
+        start: None,
     };
     let mut shown = String::new();
     let outcome = run_new(
@@ -173,15 +175,15 @@ async fn a_session_that_edits_a_file_is_recorded_event_by_event() {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn a_provider_500_ends_the_session_with_a_clear_error_in_the_log() {
-    let fake = FakeModel::with([Reply::error(500, "the model is on fire")]);
+async fn a_provider_error_status_ends_the_session_with_a_clear_error_in_the_log() {
+    let fake = FakeModel::with([Reply::error(400, "the model is on fire")]);
     let Ran {
         outcome, _state, ..
     } = session(&fake, Kind::OpenAi).await;
     assert_eq!(outcome.reason, EndReason::Error);
     assert_eq!(
         outcome.detail,
-        "provider 'fake' answered HTTP 500: the model is on fire"
+        "provider 'fake' answered HTTP 400: the model is on fire"
     );
     assert_eq!(types(&outcome.log), UNANSWERED);
     let folded = fold_log(&outcome.log).unwrap();
@@ -189,7 +191,7 @@ async fn a_provider_500_ends_the_session_with_a_clear_error_in_the_log() {
         folded.state.status,
         Status::Ended {
             reason: EndReason::Error,
-            detail: "provider 'fake' answered HTTP 500: the model is on fire".to_owned()
+            detail: "provider 'fake' answered HTTP 400: the model is on fire".to_owned()
         }
     );
 }
@@ -200,9 +202,10 @@ async fn a_cut_stream_after_a_tool_ran_keeps_the_work_and_ends_clearly() {
         Turn::text("")
             .call("w1", "write_file", &write_args("kept.txt", "kept\n"))
             .into(),
+        // Cut after its first text: not retried, since it was shown.
         Reply::Cut {
             turn: Turn::text("never finished"),
-            after: 3,
+            after: 4,
         },
     ]);
     let Ran {
@@ -221,9 +224,10 @@ async fn a_cut_stream_after_a_tool_ran_keeps_the_work_and_ends_clearly() {
     );
     assert_eq!(project.read("kept.txt"), "kept\n");
     assert_eq!(
-        shown, "",
-        "nothing of the cut turn was complete enough to show"
+        shown, "neve",
+        "what arrived was shown, once: the cut answer is not asked again"
     );
+    assert_eq!(fake.requests().len(), 2, "no retry after tokens arrived");
     let folded = fold_log(&outcome.log).unwrap();
     assert_eq!(
         folded.state.conversation.len(),

@@ -4,7 +4,7 @@
 
 use std::convert::Infallible;
 
-use chock_runner::provider::{AssistantTurn, Message, ProviderError, ToolCall};
+use chock_runner::provider::{AssistantTurn, Message, ProviderError, RetryWait, ToolCall};
 use chock_runner::tools::{Call, Commands, SessionTools, ToolOutput, Unparsed, Workspace};
 use chock_runner::turn::{Gate, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use chock_testkit::{FakeModel, Reply, TempProject, Turn};
@@ -14,13 +14,18 @@ use serde_json::json;
 use super::{BOTH, Kind, provider, write_args};
 
 #[derive(Debug, Default)]
-struct Recorded {
-    steps: Vec<String>,
-    refuse: Option<&'static str>,
+pub(crate) struct Recorded {
+    pub(crate) steps: Vec<String>,
+    pub(crate) refuse: Option<&'static str>,
 }
 
 impl TurnHooks for Recorded {
     type Error = Infallible;
+
+    async fn provider_wait(&mut self, wait: &RetryWait) -> Result<(), Infallible> {
+        self.steps.push(format!("wait: {wait}"));
+        Ok(())
+    }
 
     async fn assistant(&mut self, turn: &AssistantTurn) -> Result<(), Infallible> {
         let calls: Vec<_> = turn.calls.iter().map(|call| call.name.as_str()).collect();
@@ -70,21 +75,30 @@ async fn default_turn(
 
 /// One turn in `project` against `fake`: how it ended, the conversation,
 /// and the steps the hooks recorded.
-async fn turn(
+pub(crate) async fn turn(
     kind: Kind,
     fake: &FakeModel,
+    project: &TempProject,
+    hooks: Recorded,
+    limits: TurnLimits,
+) -> (TurnEnd, Vec<Message>, Vec<String>) {
+    turn_with(&provider(kind, fake), project, hooks, limits).await
+}
+
+/// One turn with `provider`, as [`turn`].
+pub(crate) async fn turn_with(
+    provider: &chock_runner::provider::Provider,
     project: &TempProject,
     mut hooks: Recorded,
     limits: TurnLimits,
 ) -> (TurnEnd, Vec<Message>, Vec<String>) {
-    let provider = provider(kind, fake);
     let workspace = Workspace::new(project.path()).unwrap();
     let commands = Commands::new(workspace.root(), false);
     let policy = chock_policy::Policy::shipped();
     let memory = project.path().join(".memory.md");
     let tools = SessionTools::new(&policy, memory, None, provider.image_support());
     let cx = TurnContext {
-        provider: &provider,
+        provider,
         model: "m",
         system: "you are a test",
         workspace: &workspace,
@@ -246,12 +260,12 @@ async fn a_provider_failure_ends_the_turn_with_the_error() {
         Turn::text("")
             .call("l", "list_directory", &json!({}))
             .into(),
-        Reply::error(500, "upstream down"),
+        Reply::error(400, "upstream down"),
     ]);
     let (end, conversation, _) = default_turn(Kind::OpenAi, &fake, &TempProject::git()).await;
     match end {
         TurnEnd::Provider(ProviderError::Status {
-            status: 500, body, ..
+            status: 400, body, ..
         }) => assert_eq!(body, "upstream down"),
         other => panic!("expected the provider error, got {other:?}"),
     }
@@ -296,6 +310,7 @@ async fn an_image_reaches_the_model_the_way_each_wire_carries_it() {
                     format!("data:image/png;base64,{data}")
                 );
             }
+            Kind::Responses => panic!("run over BOTH only"),
             Kind::Anthropic => {
                 // Inside the tool's own result block.
                 let blocks = messages[2]["content"].as_array().unwrap();

@@ -81,7 +81,7 @@ async fn openai_requests_use_chat_completions_shapes() {
 }
 
 #[tokio::test]
-async fn anthropic_requests_merge_tool_results_into_one_user_message() {
+async fn anthropic_requests_merge_tool_results_into_one_user_message_with_cache_breakpoints() {
     let body = send_history(Kind::Anthropic).await;
     assert_eq!(
         body,
@@ -89,7 +89,7 @@ async fn anthropic_requests_merge_tool_results_into_one_user_message() {
             "model": "test-model",
             "max_tokens": 8192,
             "stream": true,
-            "system": "be brief",
+            "system": [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "read two files"}]},
                 {"role": "assistant", "content": [
@@ -99,13 +99,15 @@ async fn anthropic_requests_merge_tool_results_into_one_user_message() {
                 ]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "c1", "content": "A", "is_error": false},
-                    {"type": "tool_result", "tool_use_id": "c2", "content": "no such file", "is_error": true},
+                    {"type": "tool_result", "tool_use_id": "c2", "content": "no such file", "is_error": true,
+                     "cache_control": {"type": "ephemeral"}},
                 ]},
             ],
             "tools": [{
                 "name": "read_file",
                 "description": "Read a file",
                 "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+                "cache_control": {"type": "ephemeral"},
             }],
         })
     );

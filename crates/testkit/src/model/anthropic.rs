@@ -33,12 +33,27 @@ pub(super) fn frames(turn: &Turn, options: &Options) -> Vec<String> {
                 "content": [],
                 "stop_reason": null,
                 "stop_sequence": null,
-                "usage": {"input_tokens": turn.input_tokens, "output_tokens": 1},
+                "usage": usage(turn, 1),
             },
         }),
     )];
     out.push(event("ping", &json!({"type": "ping"})));
     let mut index = 0;
+    for (thinking, signature) in &turn.thinking {
+        let mut deltas: Vec<Value> = pieces(thinking, turn.piece_len)
+            .into_iter()
+            .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
+            .collect();
+        deltas.push(json!({"type": "signature_delta", "signature": signature}));
+        content_block(
+            &mut out,
+            index,
+            &json!({"type": "thinking", "thinking": "", "signature": ""}),
+            deltas,
+            |delta| delta,
+        );
+        index += 1;
+    }
     if !turn.text.is_empty() {
         content_block(
             &mut out,
@@ -71,12 +86,12 @@ pub(super) fn frames(turn: &Turn, options: &Options) -> Vec<String> {
 
 /// One streamed content block at `index`: its start with `block`, a
 /// `content_block_delta` for each piece as `delta` renders it, its stop.
-fn content_block(
+fn content_block<T>(
     out: &mut Vec<String>,
     index: usize,
     block: &Value,
-    pieces: Vec<String>,
-    delta: impl Fn(String) -> Value,
+    pieces: Vec<T>,
+    delta: impl Fn(T) -> Value,
 ) {
     out.push(event(
         "content_block_start",
@@ -94,8 +109,22 @@ fn content_block(
     ));
 }
 
+/// The usage object: `input_tokens` is the uncached part, as the API
+/// reports it.
+fn usage(turn: &Turn, output_tokens: u64) -> Value {
+    json!({
+        "input_tokens": turn.input_tokens.saturating_sub(turn.cache_read + turn.cache_write),
+        "cache_creation_input_tokens": turn.cache_write,
+        "cache_read_input_tokens": turn.cache_read,
+        "output_tokens": output_tokens,
+    })
+}
+
 pub(super) fn whole(turn: &Turn, options: &Options) -> Value {
     let mut content = Vec::new();
+    for (thinking, signature) in &turn.thinking {
+        content.push(json!({"type": "thinking", "thinking": thinking, "signature": signature}));
+    }
     if !turn.text.is_empty() {
         content.push(json!({"type": "text", "text": turn.text}));
     }
@@ -114,6 +143,6 @@ pub(super) fn whole(turn: &Turn, options: &Options) -> Value {
         "content": content,
         "stop_reason": stop_reason(turn),
         "stop_sequence": null,
-        "usage": {"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens},
+        "usage": usage(turn, turn.output_tokens),
     })
 }

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
-use super::{RecordedRequest, Reply, Shared, Turn, Wire, anthropic, lock, openai};
+use super::{RecordedRequest, Reply, Shared, Turn, Wire, anthropic, lock, openai, responses};
 
 const MAX_HEAD: usize = 1 << 20;
 
@@ -106,11 +106,16 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
     };
     let wire = match (request.method.as_str(), request.path.as_str()) {
         ("POST", "/v1/chat/completions") => Some(Wire::OpenAi),
+        ("POST", "/v1/responses") => Some(Wire::Responses),
         ("POST", "/v1/messages") => Some(Wire::Anthropic),
         _ => None,
     };
-    let reply = {
+    let counting =
+        (request.method.as_str(), request.path.as_str()) == ("POST", "/v1/messages/count_tokens");
+    let parsed: serde_json::Value = serde_json::from_str(&request.body).unwrap_or_default();
+    let (reply, billed) = {
         let mut state = lock(&shared);
+        let number = state.requests.len();
         state.requests.push(RecordedRequest {
             method: request.method.clone(),
             path: request.path.clone(),
@@ -118,20 +123,72 @@ async fn answer(mut stream: TcpStream, shared: Shared) {
             body: request.body.clone(),
             at: Instant::now(),
         });
-        if wire.is_some() {
-            state.replies.pop_front()
+        if let Some((dir, prefix)) = &state.record {
+            let record =
+                serde_json::json!({"path": request.path, "body": request.body, "test": prefix});
+            let _ = std::fs::write(
+                dir.join(format!("{prefix}-{number:04}.json")),
+                record.to_string(),
+            );
+        }
+        if counting {
+            (None, None)
+        } else if let Some(wire) = wire {
+            let reply = state.replies.pop_front();
+            let billed = match (&reply, state.accounting.as_mut()) {
+                (Some(Reply::Turn(_) | Reply::Cut { .. }), Some(accounts)) => {
+                    Some(accounts.bill(wire, &parsed))
+                }
+                _ => None,
+            };
+            (reply, billed)
         } else {
-            None
+            (None, None)
         }
     };
+    if counting {
+        let counted = serde_json::json!({"input_tokens": count(&parsed)}).to_string();
+        let _ = write_whole(
+            &mut stream,
+            200,
+            "application/json",
+            counted.as_bytes(),
+            None,
+        )
+        .await;
+        return;
+    }
     let (wire, reply) = match (wire, reply) {
         (Some(wire), Some(reply)) => (wire, reply),
         (None, _) => return refuse(&mut stream, 404, "no endpoint", &request).await,
         (Some(_), None) => {
-            return refuse(&mut stream, 500, "no scripted reply left for", &request).await;
+            // 501, which no client retries: a test that ran out of replies
+            // ends at once.
+            return refuse(&mut stream, 501, "no scripted reply left for", &request).await;
         }
     };
-    let parsed: serde_json::Value = serde_json::from_str(&request.body).unwrap_or_default();
+    if let Some(refusal) = refused(wire, &parsed) {
+        let _ = write_whole(
+            &mut stream,
+            400,
+            "application/json",
+            refusal.as_bytes(),
+            None,
+        )
+        .await;
+        return;
+    }
+    let reply = match (reply, billed) {
+        (Reply::Turn(mut turn), Some(billed)) => {
+            bill(&mut turn, billed);
+            Reply::Turn(turn)
+        }
+        (Reply::Cut { mut turn, after }, Some(billed)) => {
+            bill(&mut turn, billed);
+            Reply::Cut { turn, after }
+        }
+        (reply, _) => reply,
+    };
     let options = Options {
         model: parsed["model"].as_str().unwrap_or("fake").to_owned(),
         stream: parsed["stream"].as_bool().unwrap_or(false),
@@ -161,6 +218,29 @@ async fn send(
         Reply::Error { status, body } => {
             return write_whole(stream, status, "application/json", body.as_bytes(), None).await;
         }
+        Reply::Refuse {
+            status,
+            headers,
+            body,
+        } => {
+            let extra: String = headers
+                .iter()
+                .map(|(name, value)| format!("{name}: {value}\r\n"))
+                .collect();
+            let head = format!(
+                "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                reason(status),
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(body.as_bytes()).await?;
+            stream.flush().await?;
+            return stream.shutdown().await;
+        }
+        Reply::Reset => {
+            // Not a byte of answer: the connection ends before the first.
+            return stream.shutdown().await;
+        }
         Reply::Turn(turn) => (turn, None, None),
         Reply::Cut { turn, after } => (turn, Some(after), None),
         Reply::Malformed { turn, after, raw } => (turn, Some(after), Some(raw)),
@@ -177,6 +257,7 @@ async fn send(
     }
     let frames = match wire {
         Wire::OpenAi => openai::frames(&turn, options),
+        Wire::Responses => responses::frames(&turn, options),
         Wire::Anthropic => anthropic::frames(&turn, options),
     };
     stream.write_all(STREAM_HEAD.as_bytes()).await?;
@@ -194,7 +275,7 @@ async fn send(
         (_, Some(raw)) => {
             pause(&turn).await;
             let frame = match wire {
-                Wire::OpenAi => format!("data: {raw}\n\n"),
+                Wire::OpenAi | Wire::Responses => format!("data: {raw}\n\n"),
                 Wire::Anthropic => format!("event: content_block_delta\ndata: {raw}\n\n"),
             };
             write_chunk(stream, frame.as_bytes()).await?;
@@ -218,12 +299,49 @@ async fn send_whole(
     }
     let body = match wire {
         Wire::OpenAi => openai::whole(turn, options),
+        Wire::Responses => responses::whole(turn, options),
         Wire::Anthropic => anthropic::whole(turn, options),
     }
     .to_string();
     // A cut whole body: promise the full length, send half of it.
     let cut = after.map(|_| body.len() / 2);
     write_whole(stream, 200, "application/json", body.as_bytes(), cut).await
+}
+
+/// The tokens `count_tokens` reports: every piece of the prompt, counted
+/// as the accounting counts it.
+fn count(body: &serde_json::Value) -> u64 {
+    let mut accounts = super::accounting::Accounts::default();
+    accounts.bill(Wire::Anthropic, body).prompt()
+}
+
+/// A turn's input usage as the accounting billed it.
+fn bill(turn: &mut Turn, billed: super::Billing) {
+    turn.input_tokens = billed.prompt();
+    turn.cache_read = billed.cache_read;
+    turn.cache_write = billed.cache_write;
+}
+
+/// The error a real API gives a request it refuses for its shape, in the
+/// cases the fake checks: Anthropic with thinking on refuses an assistant
+/// message with tool use that does not start with its thinking.
+fn refused(wire: Wire, body: &serde_json::Value) -> Option<String> {
+    if wire != Wire::Anthropic || body["thinking"]["type"] != "enabled" {
+        return None;
+    }
+    let messages = body["messages"].as_array()?;
+    let last_assistant = messages.iter().rev().find(|m| m["role"] == "assistant")?;
+    let blocks = last_assistant["content"].as_array()?;
+    let uses_tools = blocks.iter().any(|b| b["type"] == "tool_use");
+    let first = blocks.first()?["type"].as_str()?;
+    if uses_tools && first != "thinking" && first != "redacted_thinking" {
+        let message = "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks).";
+        return Some(
+            serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+                .to_string(),
+        );
+    }
+    None
 }
 
 async fn pause(turn: &Turn) {
@@ -281,6 +399,7 @@ fn reason(status: u16) -> &'static str {
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         502 => "Bad Gateway",
+        501 => "Not Implemented",
         503 => "Service Unavailable",
         529 => "Overloaded",
         _ => "Status",

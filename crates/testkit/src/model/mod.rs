@@ -1,18 +1,34 @@
 //! The scripted fake model server. A test queues [`Reply`]s; each request
-//! that reaches `POST /v1/chat/completions` (OpenAI) or `POST /v1/messages`
+//! that reaches `POST /v1/chat/completions` (OpenAI Chat Completions),
+//! `POST /v1/responses` (the OpenAI Responses API) or `POST /v1/messages`
 //! (Anthropic) takes the next one and gets it rendered in that endpoint's
 //! wire format, streamed as server-sent events when the request asked for
 //! `"stream": true` and as one JSON body otherwise. One script therefore
-//! drives either provider, which is what lets the runner's tests run the same
-//! session against both.
+//! drives any provider, which is what lets the runner's tests run the same
+//! session against each. `POST /v1/messages/count_tokens` answers from the
+//! server's own token count and takes no reply.
+//!
+//! Replies can also fail the way real APIs do: an HTTP status with headers
+//! (429 with `retry-after`, 529, 503), a connection reset before the first
+//! byte, a stream cut part way. With [`FakeModel::account_usage`] the input
+//! usage of every answer is computed from the request the way the APIs
+//! bill it, prompt caching included (`accounting.rs`).
+//!
+//! When `CHOCK_WIRE_DIR` is set, every request body is also written there
+//! as one JSON file, for the wire check (`.ci/wire-check.py`) to validate
+//! against the providers' published request types.
 //!
 //! The server runs on its own thread with its own single-threaded runtime so
 //! that it works under any test harness: a plain `#[test]`, or a test that
 //! drives the code under test on a `current_thread` runtime of its own.
 
+mod accounting;
 mod anthropic;
 mod http;
 mod openai;
+mod responses;
+
+pub use accounting::{Billing, tokens_of};
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -43,6 +59,17 @@ pub struct Turn {
     pub piece_len: usize,
     /// Pause before every streamed event.
     pub delay: Duration,
+    /// Anthropic thinking blocks before the answer: (thinking, signature).
+    pub thinking: Vec<(String, String)>,
+    /// Responses API reasoning items before the answer: (id, summary,
+    /// encrypted content).
+    pub reasoning: Vec<(String, String, String)>,
+    /// Responses API output items sent as given (types a client may not
+    /// know).
+    pub extra_items: Vec<serde_json::Value>,
+    /// Prompt tokens reported as read from and written to the cache.
+    pub cache_read: u64,
+    pub cache_write: u64,
 }
 
 impl Turn {
@@ -56,7 +83,40 @@ impl Turn {
             truncated: false,
             piece_len: 4,
             delay: Duration::ZERO,
+            thinking: Vec::new(),
+            reasoning: Vec::new(),
+            extra_items: Vec::new(),
+            cache_read: 0,
+            cache_write: 0,
         }
+    }
+
+    /// Adds an Anthropic thinking block before the answer.
+    pub fn thinking(mut self, thinking: &str, signature: &str) -> Self {
+        self.thinking
+            .push((thinking.to_owned(), signature.to_owned()));
+        self
+    }
+
+    /// Adds a Responses API reasoning item before the answer.
+    pub fn reasoning(mut self, id: &str, summary: &str, encrypted: &str) -> Self {
+        self.reasoning
+            .push((id.to_owned(), summary.to_owned(), encrypted.to_owned()));
+        self
+    }
+
+    /// Adds a Responses API output item exactly as given.
+    pub fn extra_item(mut self, item: serde_json::Value) -> Self {
+        self.extra_items.push(item);
+        self
+    }
+
+    /// Reports `read` prompt tokens read from the cache and `write` written
+    /// to it (counted within the input tokens).
+    pub fn cache(mut self, read: u64, write: u64) -> Self {
+        self.cache_read = read;
+        self.cache_write = write;
+        self
     }
 
     /// Adds a tool call whose arguments are `arguments` serialised.
@@ -125,6 +185,15 @@ pub enum Reply {
     Turn(Turn),
     /// Answer with this HTTP status and body.
     Error { status: u16, body: String },
+    /// Answer with this HTTP status, these headers and this body.
+    Refuse {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// Read the request, then close the connection without a byte of
+    /// answer.
+    Reset,
     /// Send the first `after` events of the turn, then drop the connection
     /// without ending the body.
     Cut { turn: Turn, after: usize },
@@ -155,12 +224,42 @@ impl Reply {
             body: body.to_owned(),
         }
     }
+
+    /// An HTTP error with headers, e.g. `429` with `retry-after`.
+    pub fn refuse(status: u16, headers: &[(&str, &str)], body: &str) -> Self {
+        Self::Refuse {
+            status,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: body.to_owned(),
+        }
+    }
+
+    /// HTTP 429 with `retry-after: <retry_after>`, in Anthropic's words.
+    pub fn rate_limited(retry_after: &str) -> Self {
+        Self::refuse(
+            429,
+            &[("retry-after", retry_after)],
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}"#,
+        )
+    }
+
+    /// HTTP 529, Anthropic's overloaded answer.
+    pub fn overloaded() -> Self {
+        Self::error(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+    }
 }
 
 /// The wire format a request arrived in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
     OpenAi,
+    Responses,
     Anthropic,
 }
 
@@ -196,6 +295,11 @@ impl RecordedRequest {
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
+    /// Input usage computed from requests instead of scripted.
+    accounting: Option<accounting::Accounts>,
+    /// Where requests are written for the wire check, with this server's
+    /// prefix for their file names.
+    record: Option<(std::path::PathBuf, String)>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -229,6 +333,16 @@ impl FakeModel {
             .set_nonblocking(true)
             .unwrap_or_else(|err| panic!("fake model cannot set its socket non-blocking: {err}"));
         let shared = Shared::default();
+        if let Some(dir) = std::env::var_os("CHOCK_WIRE_DIR").filter(|dir| !dir.is_empty()) {
+            let dir = std::path::PathBuf::from(dir);
+            let _ = std::fs::create_dir_all(&dir);
+            let test = std::thread::current()
+                .name()
+                .unwrap_or("test")
+                .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+            let prefix = format!("{}-{}-{}", std::process::id(), addr.port(), test);
+            lock(&shared).record = Some((dir, prefix));
+        }
         let (stop, stopped) = oneshot::channel();
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -250,6 +364,23 @@ impl FakeModel {
             model.push(reply);
         }
         model
+    }
+
+    /// Computes every answer's input usage from its request, as the APIs
+    /// bill it: Anthropic's prompt cache (breakpoints, a 1024-token least
+    /// prefix, reads and writes) and OpenAI's automatic prefix caching. The
+    /// scripted input counts are ignored from here on.
+    pub fn account_usage(&self) {
+        lock(&self.shared).accounting = Some(accounting::Accounts::default());
+    }
+
+    /// What the accounting billed so far, one entry per answered call.
+    pub fn billing(&self) -> Vec<Billing> {
+        lock(&self.shared)
+            .accounting
+            .as_ref()
+            .map(|accounts| accounts.billed.clone())
+            .unwrap_or_default()
     }
 
     /// Queues one more reply.
@@ -289,6 +420,7 @@ impl FakeModel {
     pub fn config_zon(&self, wire: Wire, model: &str) -> String {
         let (kind, url) = match wire {
             Wire::OpenAi => ("openai", self.openai_url()),
+            Wire::Responses => ("openai_responses", self.openai_url()),
             Wire::Anthropic => ("anthropic", self.url()),
         };
         format!(

@@ -21,6 +21,7 @@ fn usage(turn: &Turn) -> Value {
         "prompt_tokens": turn.input_tokens,
         "completion_tokens": turn.output_tokens,
         "total_tokens": turn.input_tokens + turn.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": turn.cache_read},
     })
 }
 
