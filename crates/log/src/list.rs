@@ -61,6 +61,9 @@ impl Summary {
                 detail: self.row.detail.clone().unwrap_or_default(),
             },
             RowStatus::Waiting => Status::WaitingForApproval,
+            RowStatus::Retrying => {
+                Status::WaitingForProvider(self.row.detail.clone().unwrap_or_default())
+            }
             RowStatus::Running | RowStatus::Unknown(_) => Status::Running,
         }
     }
