@@ -225,5 +225,6 @@ async fn idle() {
 mod approval_rss;
 mod first_request;
 mod history;
+mod keepalive;
 mod prompt_cache;
 mod tool_calls;
