@@ -223,6 +223,7 @@ async fn idle() {
 
 #[cfg(test)]
 mod approval_rss;
+mod codex;
 mod first_request;
 mod history;
 mod keepalive;
