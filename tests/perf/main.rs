@@ -228,8 +228,11 @@ async fn idle() {
 
 #[cfg(test)]
 mod approval_rss;
+mod codex;
 mod daemon_load;
 mod first_request;
+mod history;
+mod keepalive;
 mod mcp_start;
 mod prompt_cache;
 mod tool_calls;

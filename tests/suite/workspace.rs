@@ -44,10 +44,16 @@ impl World {
     }
 
     /// `chock run <project> <message>`, asserted to succeed: the session
-    /// it made (the first in the state dir).
+    /// it made (the one that was not in the state dir before).
     fn session(&self, message: &str) -> SessionId {
+        let before = sessions(self.dir());
         ok(&self.run(&["run", self.project_path(), message]));
-        sessions(self.dir()).remove(0)
+        let mut made: Vec<SessionId> = sessions(self.dir())
+            .into_iter()
+            .filter(|id| !before.contains(id))
+            .collect();
+        assert_eq!(made.len(), 1, "one new session: {made:?}");
+        made.remove(0)
     }
 
     fn project_path(&self) -> &str {
@@ -692,4 +698,123 @@ fn a_kill_while_the_checkout_is_made_takes_git_along_and_the_session_is_carried_
     for name in ["approve.sock", "handover.sock"] {
         assert!(!st.session_dir(&id).join(name).exists(), "{name} is gone");
     }
+}
+
+#[test]
+fn prune_removes_applied_and_workless_workspaces_and_keeps_work_unless_asked() {
+    let w = World::new([
+        call_turn(
+            "a1",
+            "write_file",
+            json!({"path": "a.txt", "content": "a\n"}),
+        ),
+        Turn::text("wrote a").into(),
+        call_turn(
+            "b1",
+            "write_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+        ),
+        Turn::text("wrote b").into(),
+        Turn::text("nothing to do").into(),
+        Turn::text("still here").into(),
+    ]);
+    let applied = w.session("write a");
+    ok(&w.run(&["workspace", "apply", "--yes", applied.as_str()]));
+    let with_work = w.session("write b");
+    let workless = w.session("look around");
+    let running = w.session("keep going");
+    // A process holds the last one's log, as a running session does.
+    let _held = chock_log::LogWriter::open(w.st().log_path(&running)).unwrap();
+    let dir = |id: &SessionId| w.st().workspace_dir(id);
+
+    // The default keeps a week: only the applied one goes, and its merged
+    // branch with it.
+    let out = ok(&w.run(&["workspace", "prune"]));
+    assert!(
+        out.contains(&format!("({}): applied", applied.as_str())),
+        "{out}\n{}",
+        text(&w.run(&["workspace", "list", "--json"]))
+    );
+    assert!(!dir(&applied).exists());
+    assert!(dir(&with_work).is_dir() && dir(&workless).is_dir() && dir(&running).is_dir());
+    let branches = w.project.run_git(&["branch", "--list", "chock/*"]);
+    assert!(!branches.contains(applied.as_str()), "{branches}");
+
+    // Older than nothing: the workless one goes; work is kept unless asked.
+    let dry = ok(&w.run(&["workspace", "prune", "--older-than", "0", "--dry-run"]));
+    assert!(dry.contains("would remove"), "{dry}");
+    assert!(dir(&workless).is_dir(), "a dry run removes nothing");
+    let out = ok(&w.run(&["workspace", "prune", "--older-than", "0"]));
+    assert!(
+        out.contains(&format!("({}): no work left", workless.as_str())),
+        "{out}"
+    );
+    assert!(!dir(&workless).exists());
+    assert!(
+        dir(&with_work).is_dir(),
+        "its work is on no branch of yours: {out}"
+    );
+
+    // Asked: the checkout goes, the unmerged branch stays with the work.
+    let out = ok(&w.run(&["workspace", "prune", "--older-than", "0", "--unapplied"]));
+    assert!(
+        out.contains(&format!("kept branch chock/{}", with_work.as_str())),
+        "{out}"
+    );
+    assert!(!dir(&with_work).exists());
+    let kept = w
+        .project
+        .run_git(&["show", &format!("chock/{}:b.txt", with_work.as_str())]);
+    assert_eq!(kept, "b\n");
+    assert!(dir(&running).is_dir(), "a running session is never pruned");
+}
+
+#[test]
+fn a_state_dir_without_marks_still_names_a_kept_workspace_at_the_next_start() {
+    let w = World::new([
+        Reply::error(400, "bad request"),
+        Turn::text("fine now").into(),
+    ]);
+    let p = w.project_path();
+    assert_eq!(w.run(&["run", p, "hi"]).status.code(), Some(1));
+    let id = sessions(w.dir()).remove(0);
+    // As a state directory from before the marks existed.
+    std::fs::remove_dir_all(w.dir().join("index")).unwrap();
+    let t = ok(&w.run(&["run", p, "again"]));
+    assert!(
+        t.contains(&format!(
+            "session {} (ended: error) kept its workspace",
+            id.as_str()
+        )),
+        "{t}"
+    );
+}
+
+#[test]
+fn the_daemon_prunes_an_applied_workspace_by_itself() {
+    let w = World::new([
+        call_turn(
+            "a1",
+            "write_file",
+            json!({"path": "a.txt", "content": "a\n"}),
+        ),
+        Turn::text("wrote a").into(),
+    ]);
+    let id = w.session("write a");
+    ok(&w.run(&["workspace", "apply", "--yes", id.as_str()]));
+    let dir = w.st().workspace_dir(&id);
+    assert!(dir.is_dir());
+    let mut daemon = chock(w.dir())
+        .args(["daemon", "--prune-every", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        Duration::from_secs(20),
+        "the daemon's prune to remove the applied workspace",
+        || (!dir.exists()).then_some(()),
+    );
+    let _ = daemon.kill();
+    let _ = daemon.wait();
 }

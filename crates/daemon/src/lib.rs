@@ -15,6 +15,7 @@
 mod children;
 mod conn;
 mod feed;
+mod prune;
 mod store;
 mod verbs;
 
@@ -80,6 +81,8 @@ pub struct Config {
     pub line_timeout: Duration,
     /// How long a watch waits after a `handover` ending for the next owner.
     pub handover_grace: Duration,
+    /// The retention policy the daemon runs by itself, when it runs one.
+    pub prune: Option<Prune>,
     /// How many connections may be open at once; past it a connection is
     /// told the daemon is busy and closed.
     pub max_connections: usize,
@@ -89,6 +92,16 @@ pub struct Config {
     /// Give the allocator's free memory back after a burst of connections
     /// (`chock_control::memory`); off only to measure what it saves.
     pub return_memory: bool,
+}
+
+/// `chock workspace prune` with its defaults, run by the daemon every
+/// `every` (first after five minutes, or `every` when shorter).
+#[derive(Debug, Clone)]
+pub struct Prune {
+    /// The chock executable to run it with.
+    pub exe: PathBuf,
+    /// How often.
+    pub every: Duration,
 }
 
 impl Config {
@@ -102,6 +115,7 @@ impl Config {
             start_timeout: Duration::from_secs(30),
             line_timeout: Duration::from_secs(30),
             handover_grace: Duration::from_secs(10),
+            prune: None,
             max_connections: MAX_CONNECTIONS,
             write_stall: WRITE_STALL,
             return_memory: true,
@@ -132,6 +146,7 @@ pub(crate) struct Shared {
 pub struct Daemon {
     listeners: Vec<Listener>,
     shared: Arc<Shared>,
+    prune: Option<Prune>,
 }
 
 impl Daemon {
@@ -171,6 +186,7 @@ impl Daemon {
                 listeners
             }
         };
+        let prune = config.prune;
         let shared = Arc::new(Shared {
             store: Store::new(config.state_dir),
             feeds: Arc::default(),
@@ -185,7 +201,11 @@ impl Daemon {
             write_stall: config.write_stall,
             return_memory: config.return_memory,
         });
-        Ok(Daemon { listeners, shared })
+        Ok(Daemon {
+            listeners,
+            shared,
+            prune,
+        })
     }
 
     /// The addresses a client can reach this daemon at, in the form
@@ -208,6 +228,9 @@ impl Daemon {
     /// socket files it created. Sessions it started keep running.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
         let shared = self.shared;
+        if let Some(prune) = self.prune {
+            tokio::spawn(prune::every(prune, shared.store.state().root().to_owned()));
+        }
         let trimmer = shared.return_memory.then(|| {
             tokio::spawn(chock_control::memory::trim_after_bursts(
                 Arc::clone(&shared.open),

@@ -100,7 +100,7 @@ pub struct BackgroundJob {
 }
 
 /// The session's workspace.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Workspace {
     /// The directory.
     pub dir: PathBuf,
@@ -414,32 +414,38 @@ fn parse_for_row(line: &[u8]) -> serde_json::Result<Event> {
     Ok(event)
 }
 
-/// A line parsed on a parsing thread, with the bodies [`SessionState::apply_owned`]
-/// ignores dropped there: freeing memory on the thread that allocated it is
-/// cheap, handing it to the folding thread to free is not. The placeholder
-/// is an empty `Unknown` body, which allocates nothing and which the fold
-/// ignores just the same; the line was still parsed whole, so a malformed
-/// body is reported as before.
+/// A line parsed for the fold. Of the events [`SessionState::apply_owned`]
+/// ignores, only the envelope is read: the body of a `tool.call`,
+/// `decision`, `handover`, `promise`, `promise.release` or `grant` is
+/// scanned as JSON (a line that is not JSON is still a problem) but not
+/// read into its fields, which saves the allocations and copies of its
+/// strings. The other ignored bodies (a `notice` not about the provider,
+/// a type this version does not know) are parsed whole and dropped here,
+/// on the parsing thread: freeing memory on the thread that allocated it
+/// is cheap, handing it to the folding thread to free is not. Either way
+/// the placeholder is an empty `Unknown` body, which the fold ignores.
 fn parse_for_fold(line: &[u8]) -> serde_json::Result<Event> {
-    let mut event = Event::parse(line)?;
-    let kept_notice =
-        matches!(&event.body, EventBody::Notice(notice) if notice.subject == PROVIDER_NOTICE);
-    if !kept_notice
-        && matches!(
-            event.body,
-            EventBody::ToolCall(_)
-                | EventBody::Decision(_)
-                | EventBody::Handover(_)
-                | EventBody::Notice(_)
-                | EventBody::Unknown { .. }
-        )
-    {
+    let mut event = Event::parse_skipping(line, ignored_by_fold)?;
+    let dropped = match &event.body {
+        EventBody::Notice(notice) => notice.subject != PROVIDER_NOTICE,
+        EventBody::Unknown { type_name, .. } => !type_name.is_empty(),
+        _ => false,
+    };
+    if dropped {
         event.body = EventBody::Unknown {
             type_name: String::new(),
             fields: serde_json::Map::new(),
         };
     }
     Ok(event)
+}
+
+/// The event types whose bodies the fold never reads.
+fn ignored_by_fold(type_name: &str) -> bool {
+    matches!(
+        type_name,
+        "tool.call" | "decision" | "handover" | "promise" | "promise.release" | "grant"
+    )
 }
 
 /// Parsing is most of the fold's cost and each line parses on its own, so

@@ -8,7 +8,8 @@
 //! under the exclusive lock, [`reader`] reads from a last event id without
 //! scanning the whole file, [`follow`] waits for appends, [`fold`] turns
 //! events into a [`SessionState`], [`row`] is the daemon's list row, and
-//! [`list`] folds every session in a state directory. The format itself is
+//! [`list`] lists every session in a state directory through its index,
+//! folding only the logs that changed. The format itself is
 //! described in `docs/log.md`.
 
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@ pub mod fold;
 pub mod follow;
 pub mod head;
 pub mod id;
+mod index;
 mod lines;
 pub mod list;
 pub mod locks;
@@ -27,6 +29,7 @@ pub mod paths;
 pub mod reader;
 pub mod row;
 pub mod time;
+pub mod unsettled;
 pub mod writer;
 
 pub use event::{Event, EventBody, RawEvent};
@@ -34,7 +37,7 @@ pub use fold::{FoldedLog, SessionState, Status, fold_log, fold_row};
 pub use follow::Follower;
 pub use head::EventHead;
 pub use id::{EventId, SessionId};
-pub use list::{ListedSessions, list_sessions, list_sessions_with};
+pub use list::{LazyLocks, Listed, ListedSessions, Summary, list_sessions};
 pub use paths::{FindError, PathError, StateDir};
 pub use reader::{ReadBatch, ReadError, ReadProblem, read_after, read_page};
 pub use row::{RowStatus, SessionRow};

@@ -1,4 +1,12 @@
-//! Every session in a state directory, folded, newest first.
+//! Every session in a state directory, newest first, each as the
+//! [`Summary`] a listing needs.
+//!
+//! A listing costs the same with ten thousand kept sessions as with ten:
+//! it folds only the logs that changed since the last listing. What it
+//! learnt is kept in the state directory's index ([`crate::index`]), keyed
+//! by each log's inode, length and change times; the log stays the truth,
+//! so an entry whose key no longer matches its log is folded again, and a
+//! missing, truncated or garbled index is simply rebuilt.
 //!
 //! A session that cannot be read (a missing or unreadable log, a directory
 //! whose name is not a session id) is skipped and reported, never allowed to
@@ -7,85 +15,233 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::fold::{FoldedLog, SessionState, fold_log};
+use serde::{Deserialize, Serialize};
+
+use crate::event::EndReason;
+use crate::fold::{SessionState, Status, Workspace, fold_row};
 use crate::id::SessionId;
+use crate::index::{Found, Index, Key};
+use crate::locks::Snapshot;
 use crate::paths::StateDir;
-use crate::reader::ReadError;
+use crate::row::{RowStatus, SessionRow};
+
+/// What a listing knows of one session: its row (as `chock sessions` and
+/// the daemon's `list` show it, owner not yet looked up), the pid of its
+/// latest owner and its workspace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Summary {
+    /// The row, with `owned` unknown.
+    pub row: SessionRow,
+    /// The pid of the latest owner.
+    pub owner_pid: Option<u32>,
+    /// The latest workspace.
+    pub workspace: Option<Workspace>,
+}
+
+impl Summary {
+    /// The summary of a folded session.
+    pub fn of(id: &SessionId, state: &SessionState) -> Summary {
+        Summary {
+            row: SessionRow::from_state(id, state),
+            owner_pid: state.owner_pid,
+            workspace: state.workspace.clone(),
+        }
+    }
+
+    /// Where the session stands, as the fold said it.
+    pub fn status(&self) -> Status {
+        match self.row.status {
+            RowStatus::Ended => Status::Ended {
+                reason: self
+                    .row
+                    .reason
+                    .clone()
+                    .unwrap_or(EndReason::Unknown(String::new())),
+                detail: self.row.detail.clone().unwrap_or_default(),
+            },
+            RowStatus::Waiting => Status::WaitingForApproval,
+            RowStatus::Retrying => {
+                Status::WaitingForProvider(self.row.detail.clone().unwrap_or_default())
+            }
+            RowStatus::Running | RowStatus::Unknown(_) => Status::Running,
+        }
+    }
+
+    /// The project directory, as the log recorded it.
+    pub fn project(&self) -> Option<&Path> {
+        Some(self.row.project.as_path()).filter(|p| !p.as_os_str().is_empty())
+    }
+}
+
+/// One listed session.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    /// Its id.
+    pub id: SessionId,
+    /// What its log says.
+    pub summary: Summary,
+    /// The log's device and inode, to find its lock holder by.
+    file: (u64, u64),
+}
+
+impl Listed {
+    /// Whether a process holds the log's lock, by one reading of
+    /// `/proc/locks` shared by every session of a listing.
+    pub fn owned(&self, locks: &Snapshot) -> bool {
+        locks.holds(self.file.0, self.file.1)
+    }
+
+    /// The row with `owned` filled in from `locks`, one reading of
+    /// `/proc/locks` for the whole listing.
+    pub fn row(&self, locks: &mut LazyLocks) -> SessionRow {
+        let mut row = self.summary.row.clone();
+        row.owned = locks.get().map(|locks| self.owned(locks));
+        row
+    }
+
+    /// [`Listed::row`], taking the summary's row instead of copying it.
+    pub fn into_row(self, locks: &mut LazyLocks) -> SessionRow {
+        let owned = locks.get().map(|locks| self.owned(locks));
+        SessionRow {
+            owned,
+            ..self.summary.row
+        }
+    }
+}
+
+/// `/proc/locks`, read once, the first time a listing needs it (its first
+/// reading after a quiet moment costs milliseconds on some kernels).
+#[derive(Debug, Default)]
+pub struct LazyLocks(Option<Option<Snapshot>>);
+
+impl LazyLocks {
+    /// The snapshot, or `None` when `/proc/locks` cannot be read.
+    pub fn get(&mut self) -> Option<&Snapshot> {
+        self.0.get_or_insert_with(|| Snapshot::read().ok()).as_ref()
+    }
+}
 
 /// The result of [`list_sessions`].
 #[derive(Debug, Default)]
 pub struct ListedSessions {
     /// Sessions, newest first.
-    pub sessions: Vec<(SessionId, SessionState)>,
+    pub sessions: Vec<Listed>,
     /// Entries that were skipped: the path and why.
     pub skipped: Vec<(PathBuf, String)>,
 }
 
-/// Fold every session under `state`, newest first; with `project`, only the
+/// Every session under `state`, newest first; with `project`, only the
 /// sessions of that project directory.
 pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions {
-    list_sessions_with(state, project, fold_log)
-}
-
-/// [`list_sessions`] with each log folded by `fold`: the daemon passes the
-/// row fold ([`crate::fold::fold_row`]) through a cache of its own.
-pub fn list_sessions_with(
-    state: &StateDir,
-    project: Option<&Path>,
-    mut fold: impl FnMut(&Path) -> Result<FoldedLog, ReadError>,
-) -> ListedSessions {
     let mut listed = ListedSessions::default();
-    let dir = state.sessions();
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return listed,
+    let Some(ids) = session_ids(state, &mut listed.skipped) else {
+        return listed;
+    };
+    let sessions = state.sessions();
+    let dir = match rustix::fs::open(
+        &sessions,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) {
+        Ok(dir) => dir,
         Err(e) => {
+            let e = std::io::Error::from(e);
             listed
                 .skipped
-                .push((dir, format!("cannot list sessions: {e}")));
+                .push((sessions, format!("cannot list sessions: {e}")));
             return listed;
         }
     };
-    let project = project.map(canonical);
+    let mut index = Index::load(state);
+    let mut found = Vec::with_capacity(ids.len());
+    let mut files = Vec::with_capacity(ids.len());
+    for id in ids {
+        // Relative to the sessions directory: one short path walk each.
+        let stat = match rustix::fs::statat(
+            &dir,
+            format!("{}/log.jsonl", id.as_str()),
+            rustix::fs::AtFlags::empty(),
+        ) {
+            Ok(stat) => stat,
+            Err(e) => {
+                let path = state.log_path(&id);
+                let why = if e == rustix::io::Errno::NOENT {
+                    format!("no session log at {}", path.display())
+                } else {
+                    let e = std::io::Error::from(e);
+                    format!("cannot read the session log {}: {e}", path.display())
+                };
+                listed.skipped.push((path, why));
+                continue;
+            }
+        };
+        let key = Key::of(&stat);
+        // The row fold keeps none of the conversation: what a listing
+        // holds does not grow with a log's length.
+        let summary = index.take(&id, key).unwrap_or_else(|| {
+            fold_row(&state.log_path(&id))
+                .map(|f| Summary::of(&id, &f.state))
+                .map_err(|e| e.to_string())
+        });
+        files.push((stat.st_dev, stat.st_ino));
+        found.push(Found { id, key, summary });
+    }
+    index.save(state, &found);
+    // The project is canonicalised once; a log records its project as the
+    // session canonicalised it, so theirs is compared as written.
+    let want = project.map(|p| (fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()), p));
+    for (f, file) in found.into_iter().zip(files) {
+        match f.summary {
+            Ok(summary) => {
+                if let Some((canonical, given)) = &want {
+                    let theirs = summary.project();
+                    if theirs != Some(canonical.as_path()) && theirs != Some(*given) {
+                        continue;
+                    }
+                }
+                listed.sessions.push(Listed {
+                    id: f.id,
+                    summary,
+                    file,
+                });
+            }
+            Err(why) => listed.skipped.push((state.log_path(&f.id), why)),
+        }
+    }
+    listed
+}
+
+/// The session ids under `state`, newest first; `None` when there is no
+/// sessions directory to list.
+fn session_ids(state: &StateDir, skipped: &mut Vec<(PathBuf, String)>) -> Option<Vec<SessionId>> {
+    let dir = state.sessions();
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            skipped.push((dir, format!("cannot list sessions: {e}")));
+            return None;
+        }
+    };
     let mut ids = Vec::new();
     for entry in entries {
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
-                listed
-                    .skipped
-                    .push((dir.clone(), format!("cannot list sessions: {e}")));
+                skipped.push((dir.clone(), format!("cannot list sessions: {e}")));
                 continue;
             }
         };
         let name = entry.file_name();
         match name.to_str().map(SessionId::parse) {
             Some(Ok(id)) => ids.push(id),
-            _ => listed.skipped.push((
+            _ => skipped.push((
                 entry.path(),
                 "not a session directory (its name is not a session id)".to_owned(),
             )),
         }
     }
     ids.sort_unstable_by(|a, b| b.cmp(a));
-    for id in ids {
-        let path = state.log_path(&id);
-        match fold(&path) {
-            Ok(folded) => {
-                if let Some(want) = &project {
-                    let theirs = folded.state.project.as_deref().map(canonical);
-                    if theirs.as_ref() != Some(want) {
-                        continue;
-                    }
-                }
-                listed.sessions.push((id, folded.state));
-            }
-            Err(e) => listed.skipped.push((path, e.to_string())),
-        }
-    }
-    listed
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+    Some(ids)
 }

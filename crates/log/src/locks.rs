@@ -35,6 +35,41 @@ pub fn is_owned(path: &Path) -> io::Result<bool> {
     Ok(entries(&locks, meta.dev(), meta.ino()).next().is_some())
 }
 
+/// One reading of `/proc/locks`, to ask about many files at once: the
+/// first reading after a quiet moment costs milliseconds on some kernels,
+/// the files' own `stat` nothing more.
+#[derive(Debug)]
+pub struct Snapshot(Vec<(u64, u64, u64)>);
+
+impl Snapshot {
+    /// Read `/proc/locks` now.
+    pub fn read() -> io::Result<Snapshot> {
+        let text = std::fs::read_to_string("/proc/locks")?;
+        Ok(Snapshot(
+            text.lines()
+                .filter_map(|line| {
+                    let (_pid, file) = exclusive_flock(line)?;
+                    let mut parts = file.split(':');
+                    let major = u64::from_str_radix(parts.next()?, 16).ok()?;
+                    let minor = u64::from_str_radix(parts.next()?, 16).ok()?;
+                    let ino = parts.next()?.parse().ok()?;
+                    Some((major, minor, ino))
+                })
+                .collect(),
+        ))
+    }
+
+    /// Whether some process held an exclusive `flock` on the file with
+    /// this device and inode when the snapshot was taken.
+    pub fn holds(&self, dev: u64, ino: u64) -> bool {
+        let (major, minor) = (
+            u64::from(rustix::fs::major(dev)),
+            u64::from(rustix::fs::minor(dev)),
+        );
+        self.0.contains(&(major, minor, ino))
+    }
+}
+
 fn find_holder(locks: &str, dev: u64, ino: u64) -> Option<u32> {
     entries(locks, dev, ino).find_map(|pid| u32::try_from(pid).ok().filter(|p| *p > 0))
 }
@@ -46,20 +81,26 @@ fn entries(locks: &str, dev: u64, ino: u64) -> impl Iterator<Item = i64> + '_ {
         rustix::fs::minor(dev)
     );
     locks.lines().filter_map(move |line| {
-        // `1: FLOCK  ADVISORY  WRITE 4242 fe:01:1311 0 EOF`; waiters carry a
-        // `->` after the number and hold nothing.
-        let mut fields = line.split_whitespace();
-        fields.next()?;
-        let kind = fields.next()?;
-        if kind != "FLOCK" {
-            return None;
-        }
-        let _advisory = fields.next()?;
-        let mode = fields.next()?;
-        let pid = fields.next()?;
-        let file = fields.next()?;
-        (mode == "WRITE" && file == want).then(|| pid.parse().unwrap_or(-1))
+        let (pid, file) = exclusive_flock(line)?;
+        (file == want).then(|| pid.parse().unwrap_or(-1))
     })
+}
+
+/// The holder's pid and the `major:minor:inode` of an exclusive `flock`
+/// line of `/proc/locks`: `1: FLOCK  ADVISORY  WRITE 4242 fe:01:1311 0 EOF`;
+/// waiters carry a `->` after the number and hold nothing.
+fn exclusive_flock(line: &str) -> Option<(&str, &str)> {
+    let mut fields = line.split_whitespace();
+    fields.next()?;
+    let kind = fields.next()?;
+    if kind != "FLOCK" {
+        return None;
+    }
+    let _advisory = fields.next()?;
+    let mode = fields.next()?;
+    let pid = fields.next()?;
+    let file = fields.next()?;
+    (mode == "WRITE").then_some((pid, file))
 }
 
 #[cfg(test)]
@@ -88,5 +129,9 @@ mod tests {
         .unwrap();
         assert_eq!(owner_pid(tmp.path()).unwrap(), Some(std::process::id()));
         assert!(is_owned(tmp.path()).unwrap());
+        let meta = std::fs::metadata(tmp.path()).unwrap();
+        let snapshot = Snapshot::read().unwrap();
+        assert!(snapshot.holds(meta.dev(), meta.ino()));
+        assert!(!snapshot.holds(meta.dev(), meta.ino() + 1));
     }
 }

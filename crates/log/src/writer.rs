@@ -202,6 +202,7 @@ impl LogWriter {
         if event.body.is_durable() {
             self.sync()?;
         }
+        crate::unsettled::after_append(&self.path, &event.body);
         Ok(event)
     }
 

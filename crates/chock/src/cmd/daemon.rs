@@ -32,6 +32,12 @@ pub(crate) struct DaemonArgs {
     #[arg(long, value_name = "N")]
     port: Option<u16>,
 
+    /// Run `chock workspace prune` with its defaults this often, in seconds
+    /// (first after five minutes, or the period when shorter); 0 never
+    /// [default: 86400, once a day]. See docs/workspaces.md.
+    #[arg(long, value_name = "SECS")]
+    prune_every: Option<u64>,
+
     /// The chock executable each session runs as `chock run` (tests only).
     #[arg(long, value_name = "PATH", hide = true)]
     run_exe: Option<PathBuf>,
@@ -50,12 +56,17 @@ pub(crate) fn run(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         "the daemon opens no TCP listener",
     )?;
     let state = chock_log::StateDir::resolve().context("cannot start the daemon")?;
-    let chock_exe = match args.run_exe {
-        Some(path) => path,
-        None => std::env::current_exe()
-            .context("cannot find this chock executable to run sessions with")?,
-    };
+    let this = std::env::current_exe()
+        .context("cannot find this chock executable to run sessions with")?;
+    let chock_exe = args.run_exe.unwrap_or_else(|| this.clone());
     let mut config = chock_daemon::Config::new(state.root().to_owned(), chock_exe);
+    config.prune = match args.prune_every.unwrap_or(86_400) {
+        0 => None,
+        secs => Some(chock_daemon::Prune {
+            exe: this,
+            every: std::time::Duration::from_secs(secs),
+        }),
+    };
     config.socket = args.socket;
     config.tcp = tcp;
     config.return_memory = !args.keep_freed_memory;

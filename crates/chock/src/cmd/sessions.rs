@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::{RowStatus, SessionRow, StateDir, list_sessions};
+use chock_log::{LazyLocks, RowStatus, SessionRow, StateDir, list_sessions};
 
 use crate::exit;
 
@@ -32,10 +32,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     for (path, why) in &listed.skipped {
         eprintln!("chock: warning: skipped {}: {why}", path.display());
     }
+    let mut locks = LazyLocks::default();
     let rows: Vec<SessionRow> = listed
         .sessions
-        .iter()
-        .map(|(id, s)| SessionRow::from_state(id, s).with_owner(&state.log_path(id)))
+        .into_iter()
+        .map(|l| l.into_row(&mut locks))
         .collect();
     let mut out = std::io::stdout().lock();
     let written = if args.json {

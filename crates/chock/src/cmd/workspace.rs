@@ -63,6 +63,24 @@ enum Verb {
         /// The session id.
         session: String,
     },
+    /// Remove the workspaces nobody needs any more: those whose work was
+    /// applied, and those of sessions that ended more than --older-than
+    /// days ago leaving no work (no commit your HEAD lacks, no uncommitted
+    /// file). A running session's workspace is never removed; the daemon
+    /// runs this with the defaults once a day. See docs/workspaces.md.
+    Prune {
+        /// Age in days after which an ended session's workspace may go.
+        #[arg(long, value_name = "DAYS", default_value_t = 7)]
+        older_than: u64,
+        /// Also remove the checkouts of old sessions with work left: what
+        /// they left uncommitted is committed on their branch first, and a
+        /// branch with commits merged nowhere else is kept.
+        #[arg(long)]
+        unapplied: bool,
+        /// Say what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -80,6 +98,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             print(&workspace::diff(&state, &entry)?)
         }
         Verb::Apply { session, yes } => apply(&state, &session, yes),
+        Verb::Prune {
+            older_than,
+            unapplied,
+            dry_run,
+        } => prune(
+            &state,
+            workspace::PruneOptions {
+                older_than: std::time::Duration::from_secs(older_than.saturating_mul(86_400)),
+                unapplied,
+                dry_run,
+            },
+        ),
         Verb::Discard { session } => {
             let entry = workspace::find(&state, &session)?;
             let done = workspace::discard(&state, &entry)?;
@@ -92,6 +122,44 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             print(&text)
         }
     }
+}
+
+fn prune(state: &StateDir, options: workspace::PruneOptions) -> anyhow::Result<ExitCode> {
+    let report = workspace::prune(state, options);
+    let verb = if options.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
+    let mut text = String::new();
+    for p in &report.pruned {
+        text.push_str(&format!(
+            "{verb} {} ({}): {}\n",
+            p.dir.display(),
+            p.session.as_str(),
+            p.why
+        ));
+        if let Some(branch) = &p.kept_branch {
+            text.push_str(&format!(
+                "  kept branch {branch}: it has commits not merged anywhere else\n"
+            ));
+        }
+    }
+    if report.pruned.is_empty() {
+        text.push_str("no workspace to remove\n");
+    }
+    for (session, err) in &report.failed {
+        eprintln!(
+            "chock: cannot prune the workspace of {}: {err}",
+            session.as_str()
+        );
+    }
+    print(&text)?;
+    Ok(ExitCode::from(if report.failed.is_empty() {
+        exit::SUCCESS
+    } else {
+        exit::FAILURE
+    }))
 }
 
 fn print(text: &str) -> anyhow::Result<ExitCode> {

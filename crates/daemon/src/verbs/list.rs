@@ -2,22 +2,24 @@
 //! `<started at>\t<row as JSON>`, newest first.
 
 use chock_control::Reply;
-use chock_log::SessionRow;
+use chock_log::LazyLocks;
 
 use super::{Conn, Shared, VerbError, project_dir, with_daemon_facts};
 
 pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Result<(), VerbError> {
     let dir = project_dir(project)?;
-    let listed = chock_log::list_sessions_with(shared.store.state(), Some(&dir), |path| {
-        shared.store.fold(path)
-    });
+    // The state directory's index folds only the logs that changed, with
+    // the row fold (docs/log.md, "The index").
+    let listed = chock_log::list_sessions(shared.store.state(), Some(&dir));
     // One unreadable log must not hide every other session.
     for (path, why) in &listed.skipped {
         tracing::warn!(path = %path.display(), %why, "list skipped an entry");
     }
-    for (id, state) in listed.sessions {
-        let path = shared.store.log_path(&id);
-        let row = with_daemon_facts(shared, &id, &path, SessionRow::from_state(&id, &state));
+    let mut locks = LazyLocks::default();
+    for listed in listed.sessions {
+        let path = shared.store.log_path(&listed.id);
+        let id = listed.id.clone();
+        let row = with_daemon_facts(shared, &id, &path, listed.into_row(&mut locks));
         conn.queue(&Reply::Row {
             started_at: row.started_at(),
             row: row.json(),

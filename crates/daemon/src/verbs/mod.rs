@@ -213,7 +213,12 @@ pub(crate) fn with_daemon_facts(
         let ended = child.ended.borrow().clone().map(|e| e.0);
         (child.pid, ended)
     });
-    let mut row = row.with_owner(path);
+    // A listing has looked up every owner with one reading of /proc/locks.
+    let mut row = if row.owned.is_some() {
+        row
+    } else {
+        row.with_owner(path)
+    };
     if row.owned == Some(false) {
         // Nobody holds the log, so sockets beside it that nothing answers
         // on were left by a process killed before it removed them.

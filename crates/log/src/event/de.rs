@@ -163,7 +163,15 @@ fn key_into<'de, K: DeserializeSeed<'de>, E: de::Error>(
     }
 }
 
-struct EventVisitor;
+/// Reads an event; a body whose type `skip` names is checked to be JSON
+/// and otherwise skipped, and comes back as an empty `Unknown` body.
+pub(super) struct EventVisitor {
+    pub(super) skip: fn(&str) -> bool,
+}
+
+fn skip_none(_: &str) -> bool {
+    false
+}
 
 impl<'de> Visitor<'de> for EventVisitor {
     type Value = Event;
@@ -199,6 +207,9 @@ impl<'de> Visitor<'de> for EventVisitor {
         let Some(type_name) = type_name else {
             return slow_path(envelope, pending, map);
         };
+        if (self.skip)(&type_name) {
+            return skip_body(envelope, pending.is_some(), map);
+        }
         let done = pending.is_none();
         let fields = BodyFields {
             pending,
@@ -209,6 +220,34 @@ impl<'de> Visitor<'de> for EventVisitor {
         let body = EventBody::deserialize_as(&type_name, MapAccessDeserializer::new(fields))?;
         envelope.finish(body)
     }
+}
+
+/// The rest of an event whose body is not wanted: the envelope's fields
+/// are read, every other value is scanned (so the line must still be JSON)
+/// but nothing of it is kept.
+fn skip_body<'de, A: MapAccess<'de>>(
+    mut envelope: Envelope,
+    pending: bool,
+    mut map: A,
+) -> Result<Event, A::Error> {
+    if pending {
+        map.next_value::<IgnoredAny>()?;
+    }
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        if envelope.take(&key, &mut map)? {
+            continue;
+        }
+        match key {
+            Key::Type => return Err(de::Error::duplicate_field("type")),
+            Key::Body(_) | Key::Id | Key::At => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+    }
+    envelope.finish(EventBody::Unknown {
+        type_name: String::new(),
+        fields: Map::new(),
+    })
 }
 
 /// A body field came before `type`: collect the rest, then decide.
@@ -244,6 +283,6 @@ fn slow_path<'de, A: MapAccess<'de>>(
 
 impl<'de> Deserialize<'de> for Event {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EventVisitor)
+        deserializer.deserialize_map(EventVisitor { skip: skip_none })
     }
 }

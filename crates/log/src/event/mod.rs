@@ -189,6 +189,19 @@ impl Event {
         serde_json::from_slice(line)
     }
 
+    /// Parse one line, but only the envelope (`id`, `at`) of an event whose
+    /// type `skip` names: its body is scanned as JSON, not read into its
+    /// fields, and comes back as an `Unknown` body with no type name and no
+    /// fields. A body that is JSON but not a valid body of its type is
+    /// therefore not an error here, as it is for [`Event::parse`].
+    pub fn parse_skipping(line: &[u8], skip: fn(&str) -> bool) -> serde_json::Result<Event> {
+        use serde::Deserializer as _;
+        let mut de = serde_json::Deserializer::from_slice(line);
+        let event = (&mut de).deserialize_map(de::EventVisitor { skip })?;
+        de.end()?;
+        Ok(event)
+    }
+
     /// The event as one line of JSON, newline included: `id`, `at` and
     /// `type` first, then the body's fields.
     pub fn to_line(&self) -> serde_json::Result<Vec<u8>> {

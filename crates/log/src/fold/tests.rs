@@ -127,3 +127,56 @@ fn an_empty_or_tiny_log_folds_on_any_split() {
         }
     }
 }
+
+/// The bodies the fold skips: a `tool.call` and a `decision` whose fields
+/// are wrong for their type still fold (the fold never reads them), one
+/// that is not JSON is still reported, and the state is the one a full
+/// parse of every line gives.
+#[test]
+fn skipped_bodies_are_scanned_not_read() {
+    let lines = [
+        r#"{"id":1,"at":"2026-11-29T19:00:00.000Z","type":"session.open","session_id":"20261129-190000-000-00000001","project":"/p","model":"m","pid":7,"chock_version":"0.1.0"}"#,
+        r#"{"id":2,"at":"2026-11-29T19:00:01.000Z","type":"tool.call","call_id":"c1","tool":"run_command","arguments":{"argv":["true"],"nested":{"type":"compaction"}}}"#,
+        r#"{"id":3,"at":"2026-11-29T19:00:02.000Z","type":"decision","action":7,"decision":["not","a","word"]}"#,
+        r#"{"id":4,"at":"2026-11-29T19:00:03.000Z","type":"tool.call","call_id":"c2","arguments":{"argv":[tru}}"#,
+        r#"{"id":5,"at":"2026-11-29T19:00:04.000Z","type":"user.message","text":"hi"}"#,
+        r#"{"type":"handover","id":6,"at":"2026-11-29T19:00:05.000Z","to_pid":9}"#,
+    ];
+    let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let folded = fold_with(
+        &log,
+        Split {
+            block: 1 << 30,
+            workers: 1,
+        },
+    );
+    let problems: Vec<u64> = folded
+        .problems
+        .iter()
+        .map(|p| match p {
+            ReadProblem::Invalid { line, .. } => *line,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(problems, [4]);
+    assert_eq!(folded.state.events, 5);
+    assert_eq!(folded.state.last_event_id, EventId(6));
+    assert_eq!(
+        folded.state.conversation,
+        [Message::User {
+            event_id: EventId(5),
+            text: "hi".into()
+        }]
+    );
+    // A full parse rejects the decision with the wrong fields; the fold
+    // skips it, and agrees with the fold of the lines that parse.
+    assert!(Event::parse(lines[2].as_bytes()).is_err());
+    let full: Vec<Event> = [0, 1, 4, 5]
+        .iter()
+        .map(|&i| Event::parse(lines[i].as_bytes()).unwrap())
+        .collect();
+    let mut want = SessionState::fold(&full);
+    want.events += 1;
+    want.last_event_id = EventId(6);
+    assert_eq!(folded.state, want);
+}

@@ -330,7 +330,7 @@ fn resolve(options: &DetachOptions) -> Result<(SessionId, PathBuf), DetachError>
                 .sessions
                 .into_iter()
                 .next()
-                .map(|(id, _)| id)
+                .map(|listed| listed.id)
                 .ok_or_else(|| DetachError::NoSession {
                     project: options.project.clone(),
                 })?;

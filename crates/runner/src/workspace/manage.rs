@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use chock_log::event::EndReason;
 use chock_log::fold::Status;
-use chock_log::{SessionId, SessionState, StateDir, fold_log, list_sessions, locks};
+use chock_log::{
+    LazyLocks, ReadError, SessionId, StateDir, Summary, fold_log, list_sessions, locks, unsettled,
+};
 
 use super::host_git::GitPaths;
 use super::sandbox_git::{BringBack, SandboxGit};
@@ -36,6 +38,8 @@ pub struct Entry {
     pub owned: bool,
     /// The repository's common git directory, as the log recorded it.
     pub common_dir: Option<PathBuf>,
+    /// When the session's newest event was written.
+    pub updated_at: Option<chock_log::Timestamp>,
     /// Left by a session that stopped while its checkout was being made:
     /// no log names it and nothing ran in it.
     pub half_made: bool,
@@ -69,16 +73,16 @@ impl Entry {
     }
 }
 
-fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
-    let ws = state.workspace.as_ref()?;
-    let owned = locks::is_owned(log).unwrap_or(false);
-    let status = match &state.status {
+fn entry(id: SessionId, summary: &Summary, owned: bool) -> Option<Entry> {
+    let ws = summary.workspace.as_ref()?;
+    let session_status = summary.status();
+    let status = match &session_status {
         Status::Ended { reason, .. } => format!("ended: {}", reason.as_str()),
         _ if !owned => "crashed (no process holds it)".to_owned(),
         other => other.as_str().to_owned(),
     };
     Some(Entry {
-        project: state.project.clone(),
+        project: summary.project().map(Path::to_owned),
         dir: ws.dir.clone(),
         commit: ws.commit.clone(),
         branch: ws
@@ -88,9 +92,10 @@ fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
         exists: ws.dir.is_dir(),
         applied: ws.applied,
         status,
-        session_status: state.status.clone(),
+        session_status,
         owned,
         common_dir: ws.common_dir.clone(),
+        updated_at: summary.row.updated_at,
         half_made: false,
         session: id,
     })
@@ -102,15 +107,14 @@ fn entry(id: SessionId, state: &SessionState, log: &Path) -> Option<Entry> {
 fn half_made_entry(
     state_dir: &StateDir,
     id: SessionId,
-    state: &SessionState,
-    log: &Path,
+    summary: &Summary,
+    owned: bool,
 ) -> Option<Entry> {
-    if state.workspace.is_some() {
+    if summary.workspace.is_some() {
         return None;
     }
-    let project = state.project.clone()?;
+    let project = summary.project()?.to_owned();
     let left = super::remake::half_made(state_dir, &id, &project)?;
-    let owned = locks::is_owned(log).unwrap_or(false);
     Some(Entry {
         project: Some(project),
         dir: left.dir,
@@ -123,31 +127,28 @@ fn half_made_entry(
         } else {
             "half made (the session stopped while its checkout was being made)".to_owned()
         },
-        session_status: state.status.clone(),
+        session_status: summary.status(),
         owned,
         common_dir: None,
+        updated_at: summary.row.updated_at,
         half_made: true,
         session: id,
     })
 }
 
-fn any_entry(
-    state_dir: &StateDir,
-    id: SessionId,
-    state: &SessionState,
-    log: &Path,
-) -> Option<Entry> {
-    entry(id.clone(), state, log).or_else(|| half_made_entry(state_dir, id, state, log))
+fn any_entry(state_dir: &StateDir, id: SessionId, summary: &Summary, owned: bool) -> Option<Entry> {
+    entry(id.clone(), summary, owned).or_else(|| half_made_entry(state_dir, id, summary, owned))
 }
 
 /// Every session's workspace, newest first.
 pub fn list(state: &StateDir) -> Vec<Entry> {
+    let mut locks = LazyLocks::default();
     list_sessions(state, None)
         .sessions
         .into_iter()
-        .filter_map(|(id, s)| {
-            let log = state.log_path(&id);
-            any_entry(state, id, &s, &log)
+        .filter_map(|listed| {
+            let owned = locks.get().is_some_and(|locks| listed.owned(locks));
+            any_entry(state, listed.id, &listed.summary, owned)
         })
         .collect()
 }
@@ -158,7 +159,8 @@ pub fn find(state: &StateDir, session: &str) -> Result<Entry, WorkspaceError> {
         .find_session(session)
         .map_err(|err| WorkspaceError::Refused(err.to_string()))?;
     let folded = fold_log(&log).map_err(|err| WorkspaceError::Refused(err.to_string()))?;
-    any_entry(state, id.clone(), &folded.state, &log).ok_or_else(|| {
+    let owned = locks::is_owned(&log).unwrap_or(false);
+    any_entry(state, id.clone(), &Summary::of(&id, &folded.state), owned).ok_or_else(|| {
         WorkspaceError::Refused(format!(
             "session {} has no workspace in its log",
             id.as_str()
@@ -361,28 +363,77 @@ pub fn discard(state: &StateDir, entry: &Entry) -> Result<Discarded, WorkspaceEr
 
 /// Sentences about the project's sessions that ended abnormally and kept a
 /// workspace with work in it, for a new run to show.
+///
+/// It reads only the sessions the state directory's unsettled marks name
+/// ([`unsettled`]): those still running (their owner alive, passed over
+/// without reading their log) and those that ended otherwise than `done` or
+/// died. A thousand sessions that ended well cost nothing here.
 pub fn kept_notes(state: &StateDir, project: &Path) -> Vec<String> {
+    let (mut marks, seeded) = unsettled::read(state);
+    if !seeded {
+        let listed = list_sessions(state, None);
+        let open = listed
+            .sessions
+            .iter()
+            .filter(|l| !settled(&l.summary))
+            .filter_map(|l| Some((&l.id, l.summary.project()?)));
+        unsettled::seed(state, open);
+        marks = unsettled::read(state).0;
+    }
+    let project = project
+        .canonicalize()
+        .unwrap_or_else(|_| project.to_owned());
     let mut notes = Vec::new();
-    for (id, s) in list_sessions(state, Some(project)).sessions {
-        let log = state.log_path(&id);
-        let Some(e) = entry(id, &s, &log) else {
+    for mark in marks {
+        if mark.project != project || mark.owner_alive() {
+            continue;
+        }
+        let log = state.log_path(&mark.id);
+        let folded = match fold_log(&log) {
+            Ok(folded) => folded,
+            Err(ReadError::Missing { .. }) => {
+                unsettled::settle(state, &mark.id);
+                continue;
+            }
+            Err(err) => {
+                notes.push(format!(
+                    "session {} cannot be read ({err}); its files are in {}",
+                    mark.id.as_str(),
+                    state.session_dir(&mark.id).display()
+                ));
+                continue;
+            }
+        };
+        let summary = Summary::of(&mark.id, &folded.state);
+        if settled(&summary) {
+            unsettled::settle(state, &mark.id);
+            continue;
+        }
+        let Some(e) = entry(mark.id, &summary, false) else {
             continue;
         };
-        let abnormal = match &s.status {
-            Status::Ended { reason, .. } => {
-                !matches!(reason, EndReason::Done | EndReason::Handover)
-            }
-            _ => !locks::is_owned(&log).unwrap_or(true),
-        };
-        if abnormal && e.exists && !e.applied {
-            let sid = e.session.as_str();
-            notes.push(format!(
-                "session {sid} ({}) kept its workspace at {} on branch {}: carry it on with `chock run --continue {sid}`, look with `chock workspace show {sid}`, or remove it with `chock workspace discard {sid}`",
-                e.status,
-                e.dir.display(),
-                e.branch
-            ));
-        }
+        let sid = e.session.as_str();
+        notes.push(format!(
+            "session {sid} ({}) kept its workspace at {} on branch {}: carry it on with `chock run --continue {sid}`, look with `chock workspace show {sid}`, or remove it with `chock workspace discard {sid}`",
+            e.status,
+            e.dir.display(),
+            e.branch
+        ));
     }
     notes
+}
+
+/// Whether a session needs nobody any more: it ended `done` or was handed
+/// over, or it has no workspace with unapplied work on disk.
+fn settled(summary: &Summary) -> bool {
+    matches!(
+        summary.status(),
+        Status::Ended {
+            reason: EndReason::Done | EndReason::Handover,
+            ..
+        }
+    ) || summary
+        .workspace
+        .as_ref()
+        .is_none_or(|w| w.applied || !w.dir.is_dir())
 }

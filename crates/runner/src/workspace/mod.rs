@@ -8,7 +8,8 @@
 //! [`create`](mod@create) makes one (and refuses the inputs that would lose work),
 //! [`apply`] carries its commits back in one of four modes or parks them,
 //! [`takeover`] decides from the log whether a new owner may step into an
-//! existing one, and [`manage`] lists, shows, diffs and discards them.
+//! existing one, [`manage`] lists, shows, diffs and discards them, and
+//! [`prune`](mod@prune) removes the ones nobody needs any more.
 //!
 //! Git is run as a program, never linked: the person's own git, config and
 //! hooks behave as they always do in their repository.
@@ -19,6 +20,7 @@ pub mod create;
 mod git_binds;
 pub mod host_git;
 pub mod manage;
+pub mod prune;
 pub mod remake;
 pub mod sandbox_git;
 pub mod session;
@@ -34,6 +36,7 @@ pub use manage::{
     Discarded, Entry, catch_up, diff, discard, find, kept_notes, list, repo_of, require_exists,
     show,
 };
+pub use prune::{PruneOptions, PruneReport, Pruned, prune};
 pub use sandbox_git::{BringBack, SandboxGit};
 pub use session::recorded_integrate;
 pub use takeover::{Takeover, TakeoverError, check_takeover};

@@ -492,7 +492,7 @@ pub fn resolve_carry(
             .sessions
             .into_iter()
             .next()
-            .map(|(id, _)| id)
+            .map(|listed| listed.id)
             .ok_or_else(|| {
                 StartError::Refused(format!(
                     "no session of the project {} to carry on: name one (`chock run --continue <session id>`, ids from `chock sessions`)",
