@@ -3,7 +3,7 @@
 //!
 //! A listing costs the same with ten thousand kept sessions as with ten:
 //! it folds only the logs that changed since the last listing. What it
-//! learnt is kept in the state directory's index ([`crate::index`]), keyed
+//! learnt is kept in the state directory's index (`index.rs`), keyed
 //! by each log's inode, length and change times; the log stays the truth,
 //! so an entry whose key no longer matches its log is folded again, and a
 //! missing, truncated or garbled index is simply rebuilt.
