@@ -788,3 +788,60 @@ fn a_handover_another_process_took_first_is_not_reported_as_the_daemons() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_session_handed_to_the_daemon_has_its_mcp_servers_started_again_there() {
+    use super::mcp_session::{call, mcp_zon, notices, result_text, time_server};
+    let project = super::mcp_session::project(&mcp_zon(
+        &[("time", time_server(""))],
+        &[("mcp.time.tool.*", "allow")],
+    ));
+    let (state, _fake, _daemon, mut session, _id, log) = start_both(
+        &project,
+        [
+            slow_call("c1"),
+            call(
+                "c2",
+                "mcp__time__get_current_time",
+                json!({"timezone": "UTC"}),
+            ),
+            Turn::text("All done.").into(),
+        ],
+        "what time is it",
+    );
+    let out = detach(state.path(), project.path()).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        exit_code(&mut session),
+        Some(8),
+        "{}",
+        stderr_of(&mut session)
+    );
+    wait_for(WITHIN, "the adopted session to end", || {
+        (ended(&log) == Some(EndReason::Done)).then_some(())
+    });
+    let all = events(&log);
+    let started = notices(&all)
+        .iter()
+        .filter(|n| n.starts_with("the MCP server time started"))
+        .count();
+    assert_eq!(
+        started, 2,
+        "the first owner and the daemon's child each start it"
+    );
+    // The call after the handover went to the server the daemon's child
+    // started.
+    let handover_at = all.iter().position(|e| e["type"] == "handover").unwrap();
+    let call_at = all
+        .iter()
+        .position(|e| e["type"] == "tool.call" && e["call_id"] == "c2")
+        .unwrap();
+    assert!(call_at > handover_at);
+    let (text, ok) = result_text(&all, "c2");
+    assert!(ok, "{text}");
+}
