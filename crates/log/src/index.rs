@@ -17,8 +17,6 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -27,7 +25,7 @@ use crate::event::EndReason;
 use crate::fold::Workspace;
 use crate::id::SessionId;
 use crate::list::Summary;
-use crate::paths::{StateDir, create_private_dir};
+use crate::paths::{StateDir, write_private};
 use crate::row::{RowStatus, SessionRow};
 use crate::time::Timestamp;
 
@@ -224,11 +222,6 @@ impl Index {
         if !self.changed && self.entries.is_empty() {
             return;
         }
-        let path = Self::path(state);
-        let Some(dir) = path.parent() else { return };
-        if create_private_dir(dir).is_err() {
-            return;
-        }
         let mut text = String::with_capacity(64 + 768 * found.len());
         text.push_str(HEADER);
         text.push('\n');
@@ -248,20 +241,7 @@ impl Index {
                 text.push('\n');
             }
         }
-        let tmp = dir.join(format!(
-            ".sessions.jsonl.{}.{}",
-            std::process::id(),
-            SessionId::new().as_str()
-        ));
-        let written = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(text.as_bytes()));
-        if written.is_err() || fs::rename(&tmp, &path).is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
+        let _ = write_private(&Self::path(state), text.as_bytes());
     }
 }
 

@@ -94,13 +94,6 @@ impl Listed {
 
     /// The row with `owned` filled in from `locks`, one reading of
     /// `/proc/locks` for the whole listing.
-    pub fn row(&self, locks: &mut LazyLocks) -> SessionRow {
-        let mut row = self.summary.row.clone();
-        row.owned = locks.get().map(|locks| self.owned(locks));
-        row
-    }
-
-    /// [`Listed::row`], taking the summary's row instead of copying it.
     pub fn into_row(self, locks: &mut LazyLocks) -> SessionRow {
         let owned = locks.get().map(|locks| self.owned(locks));
         SessionRow {

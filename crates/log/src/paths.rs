@@ -196,6 +196,33 @@ impl StateDir {
     }
 }
 
+/// Write `bytes` to `path` whole or not at all: to a temporary file beside
+/// it (mode 0600, its directory made private first), renamed over `path`.
+/// Two writers at once leave one whole file or the other.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let dir = path.parent().ok_or(io::ErrorKind::NotFound)?;
+    create_private_dir(dir).map_err(io::Error::other)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}",
+        std::process::id(),
+        SessionId::new().as_str()
+    ));
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
 /// Create `dir` (and missing parents) with mode 0700; leave an existing
 /// one as it is. Every directory Chock makes under a person's home
 /// (`~/.local`, `~/.local/state`, `~/.chock`, ...) is made this way.

@@ -16,13 +16,11 @@
 //! not settled, and then the mark.
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::event::{EndReason, EventBody};
 use crate::id::SessionId;
-use crate::paths::{StateDir, create_private_dir};
+use crate::paths::{StateDir, write_private};
 
 /// Who last opened an unsettled session, and for which project.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,25 +84,7 @@ pub(crate) fn after_append(log: &Path, body: &EventBody) {
 }
 
 fn write_mark(mark: &Path, text: &str) -> std::io::Result<()> {
-    let dir = mark.parent().ok_or(std::io::ErrorKind::NotFound)?;
-    create_private_dir(dir).map_err(std::io::Error::other)?;
-    let tmp = dir.join(format!(
-        ".{}.{}",
-        mark.file_name().and_then(|n| n.to_str()).unwrap_or("mark"),
-        std::process::id()
-    ));
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .and_then(|()| fs::rename(&tmp, mark));
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+    write_private(mark, text.as_bytes())
 }
 
 /// Every unsettled session of `state`, and whether the state directory had
