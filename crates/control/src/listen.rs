@@ -343,3 +343,29 @@ pub fn claim_if(socket_activation: bool) -> Result<Option<Vec<ActivatedSocket>>,
         Ok(None)
     }
 }
+
+/// Writes `answer` (a refusal) to a peer whose request is not read, shuts
+/// the writing side, then reads and throws away up to 64 KiB of what the
+/// peer still sends, for at most `within`, so the answer is not lost to a
+/// reset of unread input.
+pub async fn refuse_and_drain<S>(mut stream: S, answer: &[u8], within: std::time::Duration)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    if stream.write_all(answer).await.is_err() {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let drain = async {
+        let mut total = 0;
+        while let Ok(n) = stream.read(&mut sink).await {
+            total += n;
+            if n == 0 || total > 64 << 10 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(within, drain).await;
+}

@@ -81,27 +81,12 @@ fn too_many(shared: &Shared) -> String {
 
 /// Tells a refused peer why, then lets it finish sending its greeting
 /// (read and thrown away) so the refusal is not lost to a reset.
-async fn refuse<S>(mut stream: S, message: &str)
+async fn refuse<S>(stream: S, message: &str)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    use tokio::io::AsyncReadExt;
     let line = Reply::Error(message.to_owned()).to_line();
-    if stream.write_all(line.as_bytes()).await.is_err() {
-        return;
-    }
-    let _ = stream.shutdown().await;
-    let mut sink = [0u8; 4096];
-    let drain = async {
-        let mut total = 0;
-        while let Ok(n) = stream.read(&mut sink).await {
-            total += n;
-            if n == 0 || total > 64 << 10 {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+    chock_control::listen::refuse_and_drain(stream, line.as_bytes(), Duration::from_secs(1)).await;
 }
 
 async fn handle<S>(shared: Arc<Shared>, stream: S)

@@ -83,11 +83,10 @@ pub(crate) async fn accept_loop(listener: Listener, router: Router, limits: Limi
 
 /// Past the cap: a 503 written straight to the socket, without reading
 /// the request, then a short drain so the answer is not lost to a reset.
-async fn busy<S>(mut stream: S, limits: &Limits)
+async fn busy<S>(stream: S, limits: &Limits)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     tracing::warn!(
         limit = limits.max_connections,
         "refused a connection: too many open"
@@ -101,21 +100,12 @@ where
          content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    if stream.write_all(response.as_bytes()).await.is_err() {
-        return;
-    }
-    let _ = stream.shutdown().await;
-    let mut sink = [0u8; 4096];
-    let drain = async {
-        let mut total = 0;
-        while let Ok(n) = stream.read(&mut sink).await {
-            total += n;
-            if n == 0 || total > 64 << 10 {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+    chock_control::listen::refuse_and_drain(
+        stream,
+        response.as_bytes(),
+        Duration::from_millis(500),
+    )
+    .await;
 }
 
 /// An HTTP/1 server for one connection, with the header and idle timeout.
