@@ -68,6 +68,7 @@ pub const KNOWN_BLOCKS: &[&str] = &[
     "context_window",
     "search",
     "skills_dir",
+    "devshell",
 ];
 
 /// The blocks only config.zon holds (the runner reads them from there).
@@ -78,6 +79,7 @@ const CONFIG_BLOCKS: &[&str] = &[
     "context_window",
     "search",
     "skills_dir",
+    "devshell",
 ];
 
 /// Which file a text is, for the blocks it may hold.
@@ -129,7 +131,6 @@ pub const NOT_ACTED_ON: &[&str] = &[
     "lsp",
     "style",
     "plugins",
-    "devshell",
 ];
 
 fn unread_block(name: &str) -> String {

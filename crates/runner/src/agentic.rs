@@ -127,6 +127,8 @@ impl<F> LogHooks<'_, F> {
             | Call::ReadMemory(_)
             | Call::WriteMemory(_)
             | Call::ReadSkill(_)
+            | Call::NixEval(_)
+            | Call::ProvideTool(_)
             | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))

@@ -51,6 +51,9 @@ pub struct Config {
     /// Where skills are read from.
     #[serde(default)]
     pub skills_dir: Option<PathBuf>,
+    /// The dev shell sessions run their commands in (docs/nix.md).
+    #[serde(default)]
+    pub devshell: Option<chock_tools::DevShellConfig>,
     /// Model calls one turn may make (default 50).
     #[serde(default)]
     pub max_model_calls: Option<usize>,

@@ -77,6 +77,59 @@ async fn decide(
     )))
 }
 
+/// Decides one fetch of a Nix build provide_tool is about to run, at
+/// `nix.net.<reversed host>` (`nix.net.build.opaque` for a build that names
+/// no URL), through the session's judge like any other action.
+async fn decide_nix_net(
+    host: Option<&str>,
+    what: &str,
+    judge: &Judge<'_>,
+    can_ask: bool,
+) -> Result<HostVerdict, WriteError> {
+    let action = match host {
+        Some(host) => match Action::nix_net(host) {
+            Ok(action) => action,
+            Err(err) => return Ok(HostVerdict::Refuse(format!("malformed host {host:?}: {err}"))),
+        },
+        None => Action::nix_net_build_opaque(),
+    };
+    if let Some(text) = judge.stop(action.as_str(), None)? {
+        return Ok(HostVerdict::Refuse(text));
+    }
+    let question = |verdict: &Verdict, reviewer_said: Option<&str>| {
+        crate::approval::question(what, verdict, reviewer_said)
+    };
+    let subject = Subject {
+        action: &action,
+        tool: "provide_tool",
+        arguments: what,
+        call_id: None,
+        background: false,
+        question: &question,
+    };
+    let judged = judge.decide(&subject, can_ask).await?;
+    Ok(match judged.refusal {
+        None => HostVerdict::Allow,
+        Some(refusal) => HostVerdict::Refuse(format!(
+            "{} answers {} ({})",
+            judged.verdict.action,
+            judged.verdict.decision,
+            refusal_text(&refusal)
+        )),
+    })
+}
+
+fn refusal_text(refusal: &Refusal) -> String {
+    match refusal {
+        Refusal::ReviewerSaidNo(reason) => format!("the reviewer said no: {reason}"),
+        Refusal::NotOutright => "only what is allowed outright".to_owned(),
+        Refusal::Denied => "the policy refuses it".to_owned(),
+        Refusal::PersonSaidNo => "a person answered no".to_owned(),
+        Refusal::PersonSaidNoAfterReviewer => "a person answered no after the reviewer's yes".to_owned(),
+        Refusal::NobodyToAsk => "nobody could be asked".to_owned(),
+    }
+}
+
 /// Decides and appends every record as it comes; returns only when the log
 /// cannot be written (or, never in a session, when every sender is gone).
 /// Records are taken one at a time: a connection waiting on a person holds
@@ -118,6 +171,10 @@ async fn apply(
             reply,
         } => {
             let verdict = decide(&host, background, judge, can_ask).await?;
+            let _ = reply.send(verdict);
+        }
+        Record::NixNet { host, what, reply } => {
+            let verdict = decide_nix_net(host.as_deref(), &what, judge, can_ask).await?;
             let _ = reply.send(verdict);
         }
         Record::JobStart {

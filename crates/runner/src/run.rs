@@ -132,7 +132,8 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         config.skills_dir.as_deref(),
         &project,
     ));
-    let begun = StartContext::gather(Sources {
+    let (dev_shell, shell_note) = runtime.block_on(dev_shell_of(&config, &project));
+    let mut begun = StartContext::gather(Sources {
         base: SYSTEM_PROMPT,
         project: &project,
         operator_guidance: options.config.parent().map(|dir| dir.join("AGENTS.md")),
@@ -140,6 +141,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         policy: &policy,
         skills,
     });
+    begun.notes.extend(shell_note);
     if let Some(on_note) = options.on_note {
         for note in &begun.notes {
             on_note(note);
@@ -160,6 +162,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         foreground: true,
         say: options.say,
         start: Some(&begun),
+        dev_shell: dev_shell.as_ref(),
     };
     // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
     // terminal) end the session interrupted, its log ended and its sockets
@@ -169,6 +172,25 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     let interrupt = interrupted();
     let session = start(&setup, options, carried.as_ref(), on_text, interrupt);
     Ok(runtime.block_on(session)?)
+}
+
+/// The dev shell config.zon names, made before the first turn; where one
+/// was asked for and cannot be had, the note that says why (the session
+/// runs without one).
+async fn dev_shell_of(
+    config: &Config,
+    project: &Path,
+) -> (Option<chock_tools::DevShell>, Option<String>) {
+    let Some(wanted) = config.devshell.as_ref().filter(|d| d.wanted()) else {
+        return (None, None);
+    };
+    match chock_tools::DevShell::load(wanted, project).await {
+        Ok(shell) => (shell, None),
+        Err(err) => (
+            None,
+            Some(format!("{err}; this session runs without a dev shell")),
+        ),
+    }
 }
 
 /// Completes when the person presses Ctrl-C or the process gets SIGTERM or

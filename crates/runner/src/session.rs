@@ -76,6 +76,8 @@ pub struct SessionSetup<'a> {
     /// at the start; `system` holds its instructions. `None` for a session
     /// told only `system`.
     pub start: Option<&'a crate::context::StartContext>,
+    /// The dev shell its commands run in (config.zon's `.devshell`).
+    pub dev_shell: Option<&'a chock_tools::DevShell>,
 }
 
 /// How a session ended.
@@ -242,15 +244,20 @@ pub(crate) async fn drive(
     if let Err(err) = writer.borrow_mut().append(decision_event(&jit, None)) {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
+    if let Err(err) = record_dev_shell(&writer, setup.dev_shell) {
+        return Err(settled_before_error(checkout, &writer, err.into()));
+    }
     if let Some(start) = setup.start
         && let Err(err) = record_start(&writer, start)
     {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
+    let programs = std::rc::Rc::new(chock_tools::Programs::new(setup.dev_shell.cloned()));
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
+    let commands = commands.with_programs(programs.clone());
     let servers = McpTools::default();
-    let tools = tools_for(setup, &servers);
+    let tools = tools_for(setup, &servers).with_nix(chock_tools::NixTools::new(programs, setup.project));
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
@@ -321,6 +328,20 @@ pub(crate) async fn drive(
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
     Ok((outcome, opened))
+}
+
+/// The dev shell's notice, the session's first: where it came from and how
+/// many store paths it mounts.
+fn record_dev_shell(
+    writer: &RefCell<LogWriter>,
+    shell: Option<&chock_tools::DevShell>,
+) -> Result<(), WriteError> {
+    let Some(shell) = shell else { return Ok(()) };
+    writer.borrow_mut().append(Notice {
+        subject: "devshell".to_owned(),
+        text: shell.notice(),
+    })?;
+    Ok(())
 }
 
 /// The start's record in the log: which files the instructions hold and
@@ -775,6 +796,8 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                 serve: self.judge.could_permit("net.serve"),
                 search: self.tools.can_search(),
                 skills: Some(self.tools.skills()),
+                programs: self.tools.nix().map(|nix| &*nix.programs),
+                nix_build: self.judge.could_permit("nix.build"),
             }),
             // Arguments that do not parse are answered with what is wrong;
             // a tool decided at `call.<tool>` is decided first, as it

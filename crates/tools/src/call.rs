@@ -36,6 +36,8 @@ pub enum Call {
     AskUser(ask_user::Args),
     RestrictSelf(restrict_self::Args),
     RequestAction(request_action::Args),
+    NixEval(crate::nix::eval::Args),
+    ProvideTool(crate::nix::provide::Args),
     /// A tool a third party supplies, known only at run time.
     External(External),
 }
@@ -214,6 +216,8 @@ impl Call {
             ToolName::AskUser => Call::AskUser(arguments(text)?),
             ToolName::RestrictSelf => Call::RestrictSelf(arguments(text)?),
             ToolName::RequestAction => Call::RequestAction(arguments(text)?),
+            ToolName::NixEval => Call::NixEval(arguments(text)?),
+            ToolName::ProvideTool => Call::ProvideTool(arguments(text)?),
         })
     }
 
@@ -233,6 +237,8 @@ impl Call {
             Call::AskUser(_) => ToolName::AskUser,
             Call::RestrictSelf(_) => ToolName::RestrictSelf,
             Call::RequestAction(_) => ToolName::RequestAction,
+            Call::NixEval(_) => ToolName::NixEval,
+            Call::ProvideTool(_) => ToolName::ProvideTool,
             Call::External(_) => return None,
         })
     }
@@ -271,6 +277,8 @@ impl Call {
             Call::AskUser(args) => args.decided_at(offered),
             Call::RestrictSelf(args) => args.decided_at(offered),
             Call::RequestAction(args) => args.decided_at(offered),
+            Call::NixEval(args) => args.decided_at(offered),
+            Call::ProvideTool(args) => args.decided_at(offered),
             Call::External(external) => match external.action_name().parse() {
                 Ok(action) => Decide::At(action),
                 Err(err) => Decide::Refuse(format!(
@@ -305,6 +313,8 @@ pub async fn carry_out(
         Call::ReadMemory(args) => session.read_memory(args),
         Call::WriteMemory(args) => session.write_memory(args),
         Call::ReadSkill(args) => session.read_skill(args),
+        Call::NixEval(args) => Ok(session.nix_eval(args, commands).await),
+        Call::ProvideTool(args) => Ok(session.provide(args, commands).await),
         Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) => Err(
             ToolError::Failed("a session tool is carried out by the session itself".to_owned()),
         ),

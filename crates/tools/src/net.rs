@@ -36,6 +36,14 @@ pub enum Record {
         background: bool,
         reply: oneshot::Sender<HostVerdict>,
     },
+    /// A Nix build provide_tool is about to run fetches from `host` (or,
+    /// for `None`, names no URL): decided at `nix.net.<reversed host>`
+    /// (`nix.net.build.opaque`); `what` is the question's sentence.
+    NixNet {
+        host: Option<String>,
+        what: String,
+        reply: oneshot::Sender<HostVerdict>,
+    },
     /// A background job started; `recorded` is answered once its
     /// `background.start` is in the log, so the call's result, which says
     /// the job started, comes after it.

@@ -12,6 +12,7 @@ use crate::{
     read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
     serve_port, set_title, update_plan, web_search, write_file, write_memory,
 };
+use crate::nix::{eval as nix_eval, provide as provide_tool};
 
 /// Every tool this module provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,10 +38,12 @@ pub enum ToolName {
     AskUser,
     RestrictSelf,
     RequestAction,
+    NixEval,
+    ProvideTool,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 21] = [
+    pub const ALL: [Self; 23] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -62,6 +65,8 @@ impl ToolName {
         Self::AskUser,
         Self::RestrictSelf,
         Self::RequestAction,
+        Self::NixEval,
+        Self::ProvideTool,
     ];
 
     /// What the tool's own file says of it.
@@ -88,6 +93,8 @@ impl ToolName {
             Self::AskUser => Facts::of::<ask_user::Args>(),
             Self::RestrictSelf => Facts::of::<restrict_self::Args>(),
             Self::RequestAction => Facts::of::<request_action::Args>(),
+            Self::NixEval => Facts::of::<nix_eval::Args>(),
+            Self::ProvideTool => Facts::of::<provide_tool::Args>(),
         }
     }
 
@@ -119,11 +126,14 @@ impl ToolName {
 
     /// Whether the model is offered `tool` in this session: serve_port only
     /// where some rule could permit a port, read_skill only where there is
-    /// a skill to read.
+    /// a skill to read, nix_eval only where Nix is installed, provide_tool
+    /// only where some rule permits a `nix.build`.
     pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
         match self {
             ToolName::ServePort => commands.could_serve(),
             ToolName::ReadSkill => !tools.skills().offered.is_empty(),
+            ToolName::NixEval => tools.nix().is_some_and(|nix| nix.installed),
+            ToolName::ProvideTool => tools.nix().is_some_and(|nix| nix.installed) && tools.could_build(),
             ToolName::ReadFile
             | ToolName::ListDirectory
             | ToolName::Glob

@@ -24,6 +24,7 @@
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
 use chock_policy::{Action, ExecContext};
@@ -42,6 +43,8 @@ use super::{Decide, Effect, ToolError, ToolOutput, serve_port};
 use crate::command_git::CommandGit;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::net::NetSetup;
+use crate::nix::Programs;
+use chock_sandbox::net::HostVerdict;
 use crate::tool::{Offered, Tool};
 
 /// The variable that names the session in a command's environment.
@@ -124,9 +127,9 @@ impl Tool for Args {
     /// it when its first word is git: a read-only git call at nothing (it
     /// costs what it always did), one nothing carries out at its action but
     /// not run.
-    fn decided_at(&self, _offered: Offered<'_>) -> Decide {
+    fn decided_at(&self, offered: Offered<'_>) -> Decide {
         match git_shim::classify(&self.command) {
-            None => Decide::At(exec_action(self)),
+            None => Decide::At(exec_action(self, offered.programs)),
             Some(GitClass::ReadOnly { .. }) => Decide::Nothing,
             Some(GitClass::Decide { action, carry }) => match carry {
                 Carry::NotRun(text) => Decide::NotRun(action, text),
@@ -143,9 +146,10 @@ impl Args {
 }
 
 /// The policy action a command is decided at: its program classified
-/// against the workspace as the command sees it (`/workspace`) and the
-/// host's `PATH` (a path with `..` is `exec.unparsed`).
-pub(crate) fn exec_action(args: &Args) -> Action {
+/// against the workspace as the command sees it (`/workspace`), the
+/// session's dev shell and what provide_tool added, and the host's `PATH`
+/// (a path with `..` is `exec.unparsed`).
+pub(crate) fn exec_action(args: &Args, programs: Option<&Programs>) -> Action {
     let program = args.command.first().map_or("", String::as_str);
     let ctx = ExecContext {
         project_root: PathBuf::from(SANDBOX_ROOT),
@@ -155,7 +159,10 @@ pub(crate) fn exec_action(args: &Args) -> Action {
             .map(|path| std::env::split_paths(&path).collect())
             .unwrap_or_default(),
     };
-    Action::exec_for(program, &ctx)
+    match programs {
+        Some(programs) => programs.classify(program, &ctx),
+        None => Action::exec_for(program, &ctx),
+    }
 }
 
 /// The session's command runner: the prepared sandboxes (with and without
@@ -182,6 +189,9 @@ pub struct Commands {
     /// environment: it tells the hooks and the git dispatcher that a
     /// command is an agent's (docs/stop.md).
     session: Option<String>,
+    /// The dev shell and what provide_tool added: every command's PATH
+    /// and the dev shell's variables.
+    programs: Rc<Programs>,
 }
 
 impl Commands {
@@ -201,7 +211,76 @@ impl Commands {
             pushes: Cell::new(0),
             git: None,
             session: None,
+            programs: Rc::default(),
         }
+    }
+
+    /// Gives commands the session's programs: the dev shell's environment
+    /// and what provide_tool adds (builder style).
+    #[must_use]
+    pub fn with_programs(mut self, programs: Rc<Programs>) -> Self {
+        self.programs = programs;
+        self
+    }
+
+    /// The session's programs.
+    pub fn programs(&self) -> &Rc<Programs> {
+        &self.programs
+    }
+
+    /// What every command is given besides `env`: the dev shell's
+    /// variables and the PATH its directories and provide_tool's lead.
+    fn with_programs_env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
+        let mut all = self.programs.env(std::env::var_os("PATH"));
+        all.retain(|(name, _)| !env.iter().any(|(n, _)| n == name));
+        all.extend(env.iter().cloned());
+        all
+    }
+
+    /// Asks the session to decide `nix.net.<host>` (or, for `None`,
+    /// `nix.net.build.opaque`) for a build provide_tool is about to run;
+    /// `what` is the question's sentence.
+    pub(crate) async fn decide_nix_net(&self, host: Option<&str>, what: String) -> HostVerdict {
+        let Some(net) = &self.net else {
+            return HostVerdict::Refuse("this session has no judge for a build's fetches".to_owned());
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let record = crate::net::Record::NixNet {
+            host: host.map(str::to_owned),
+            what,
+            reply,
+        };
+        if net.records.send(record).is_err() {
+            return HostVerdict::Refuse("the session is ending".to_owned());
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| HostVerdict::Refuse("the session is ending".to_owned()))
+    }
+
+    /// Runs one of the session's own programs (nix_eval's evaluator, not a
+    /// command of the model's) in the session's sandbox without a router,
+    /// to its end or its bound: its status (`None` at the bound) and its
+    /// output.
+    pub(crate) async fn run_own(
+        &self,
+        argv: &[String],
+        timeout: Duration,
+    ) -> Result<(Option<ExitStatus>, String, String), String> {
+        let sandbox = self
+            .sandbox(false)
+            .map_err(|err| format!("the sandbox cannot be built: {err}"))?;
+        let mut child = sandbox
+            .spawn_with_env(argv, &self.with_programs_env(&[]))
+            .map_err(|err| err.to_string())?;
+        let ran = collect(&mut child, timeout)
+            .await
+            .map_err(|err| format!("waiting for it failed: {err}"))?;
+        Ok((
+            ran.status,
+            ran.stdout.text("stdout"),
+            ran.stderr.text("stderr"),
+        ))
     }
 
     /// Names the session in every command's environment, `CHOCK_SESSION`
@@ -376,7 +455,7 @@ impl Commands {
             Err(text) => return ToolOutput::error(text),
         };
         let sandbox = push.as_ref().map_or(sandbox, |push| &push.sandbox);
-        let mut child = match sandbox.spawn_with_env(&args.command, env) {
+        let mut child = match sandbox.spawn_with_env(&args.command, &self.with_programs_env(env)) {
             Ok(child) => child,
             Err(err @ SpawnError::NotFound { .. }) => return ToolOutput::error(err.to_string()),
             Err(err) => return ToolOutput::error(format!("the command did not start: {err}")),

@@ -33,6 +33,8 @@ pub struct SessionTools<'a> {
     skills: Skills,
     /// The session's MCP servers, when it started any.
     mcp: Option<&'a McpTools>,
+    /// nix_eval's and provide_tool's share, where the session has it.
+    nix: Option<crate::nix::NixTools>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -51,6 +53,7 @@ impl<'a> SessionTools<'a> {
             images,
             skills: Skills::default(),
             mcp: None,
+            nix: None,
         }
     }
 
@@ -59,6 +62,50 @@ impl<'a> SessionTools<'a> {
     pub fn with_mcp(mut self, mcp: &'a McpTools) -> Self {
         self.mcp = Some(mcp);
         self
+    }
+
+    /// Gives the session nix_eval and provide_tool (builder style).
+    #[must_use]
+    pub fn with_nix(mut self, nix: crate::nix::NixTools) -> Self {
+        self.nix = Some(nix);
+        self
+    }
+
+    /// The Nix tools' share, where the session has it.
+    pub fn nix(&self) -> Option<&crate::nix::NixTools> {
+        self.nix.as_ref()
+    }
+
+    /// Whether some rule permits a `nix.build` (provide_tool is offered
+    /// only then).
+    pub fn could_build(&self) -> bool {
+        self.policy.could_permit("nix.build")
+    }
+
+    /// nix_eval, decided at `call.nix_eval`: the evaluator in the session's
+    /// sandbox.
+    pub(super) async fn nix_eval(&self, args: crate::nix::eval::Args, commands: &crate::Commands) -> ToolOutput {
+        if self.nix.as_ref().is_none_or(|nix| !nix.installed) {
+            return ToolOutput::error(
+                "nix_eval is not offered in this session: Nix is not installed on this machine (on Debian: apt-get install nix-bin)",
+            );
+        }
+        let argv = args.argv(crate::workspace::SANDBOX_ROOT, &crate::nix::eval::store_search_path());
+        let timeout = args.timeout();
+        match commands.run_own(&argv, timeout).await {
+            Ok((status, stdout, stderr)) => crate::nix::eval::answer(status, &stdout, &stderr, timeout),
+            Err(err) => ToolOutput::error(format!("the evaluator could not run: {err}")),
+        }
+    }
+
+    /// provide_tool, permitted at its `nix.build.<key>`.
+    pub(super) async fn provide(&self, args: crate::nix::provide::Args, commands: &crate::Commands) -> ToolOutput {
+        match &self.nix {
+            Some(nix) if nix.installed && self.could_build() => nix.provide(args, commands).await,
+            _ => ToolOutput::error(
+                "provide_tool is not offered in this session: no rule permits a nix.build.<attribute>, or Nix is not installed",
+            ),
+        }
     }
 
     /// The session's MCP servers, when it has any.

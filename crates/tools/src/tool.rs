@@ -64,7 +64,7 @@ pub enum Decide {
 }
 
 /// What the session offers that changes where a call is decided.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Offered<'a> {
     /// Some rule could permit a `net.serve.<port>` (serve_port is decided
     /// there; otherwise the tool answers itself).
@@ -75,6 +75,12 @@ pub struct Offered<'a> {
     /// The session's skills (read_skill is decided at the layer of the
     /// skill named).
     pub skills: Option<&'a crate::Skills>,
+    /// The session's programs (a command's program is classed against its
+    /// dev shell and what provide_tool added).
+    pub programs: Option<&'a crate::nix::Programs>,
+    /// Some rule permits a `nix.build.<attribute>` (provide_tool is
+    /// offered, and decided at the attribute's key).
+    pub nix_build: bool,
 }
 
 /// Reads the model's argument text for `T`. An empty string counts as `{}`:
