@@ -20,6 +20,7 @@ mod mcp_session;
 mod mcp_session_faults;
 mod network;
 mod new_user;
+mod nix_session;
 mod nix_zon;
 mod plan;
 mod policy;

@@ -1,7 +1,7 @@
 //! The `chock` front: the program a person, a script, a hook or a unit
 //! names. It runs two kinds of command line itself, the ones started so
 //! often that starting the full program would be most of their cost:
-//! `chock sandbox` without `--net` (a sandboxed command from a shell) and
+//! `chock sandbox` without `--net` or `--dev-shell` (a sandboxed command from a shell) and
 //! `chock gate` (an agent client's pre-tool hook, before every tool call,
 //! and the git dispatcher's check, before every commit and push). Every
 //! other command line goes to the full program (`chock-full`) unchanged,
@@ -76,7 +76,7 @@ fn own(args: &[OsString]) -> Option<FrontCommand> {
         return Some(FrontCommand::Sandbox(plain));
     }
     match Front::try_parse_from(args).ok()?.command {
-        FrontCommand::Sandbox(args) if args.wants_network() => None,
+        FrontCommand::Sandbox(args) if args.wants_network() || args.wants_dev_shell() => None,
         command => Some(command),
     }
 }

@@ -188,7 +188,9 @@ async fn dev_shell_of(
         Ok(shell) => (shell, None),
         Err(err) => (
             None,
-            Some(format!("{err}; this session runs without a dev shell")),
+            Some(format!(
+                "{err}; this session runs without a dev shell (config.zon's .devshell names it)"
+            )),
         ),
     }
 }

@@ -38,6 +38,17 @@ pub(crate) struct Args {
     #[arg(long)]
     report: bool,
 
+    /// Run in this Nix dev shell: a closure file (one store path a line, as
+    /// the Nix modules write for services.chock.devShell); its directories
+    /// go first on PATH. See docs/nix.md.
+    #[arg(long, value_name = "CLOSURE_FILE")]
+    dev_shell: Option<PathBuf>,
+
+    /// The dev shell's variables, as `nix print-dev-env --json` prints them
+    /// (with --dev-shell).
+    #[arg(long, value_name = "FILE", requires = "dev_shell")]
+    dev_shell_env: Option<PathBuf>,
+
     #[command(flatten)]
     net: super::sandbox_net::NetArgs,
 
@@ -50,6 +61,11 @@ impl Args {
     /// Whether `--net` was given.
     pub(crate) fn wants_network(&self) -> bool {
         self.net.wanted()
+    }
+
+    /// Whether `--dev-shell` was given (the full program reads it).
+    pub(crate) fn wants_dev_shell(&self) -> bool {
+        self.dev_shell.is_some()
     }
 
     /// Reads the words after `sandbox` when they have the plain form a
@@ -76,6 +92,8 @@ impl Args {
                     workspace,
                     allow_jit,
                     report,
+                    dev_shell: None,
+                    dev_shell_env: None,
                     net: super::sandbox_net::NetArgs::default(),
                     command,
                 });
@@ -103,7 +121,14 @@ impl Args {
 
 /// `chock sandbox` with every flag, the network's too.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (workspace, spec) = base_spec(&args)?;
+    let (workspace, mut spec) = base_spec(&args)?;
+    if let Some(closure) = &args.dev_shell {
+        let shell = chock_runner::tools::DevShell::from_files(closure, args.dev_shell_env.as_deref())
+            .map_err(|err| anyhow::anyhow!("{err}"))?;
+        eprintln!("chock: {}", shell.notice());
+        let programs = chock_runner::tools::Programs::new(Some(shell));
+        spec.env.extend(programs.env(std::env::var_os("PATH")));
+    }
     let (spec, net) = super::sandbox_net::prepare(&args.net, &workspace, spec)?;
     execute(&args, spec, |child| match (net, child.take_router()) {
         (Some(plan), Some(link)) => super::sandbox_net::start(plan, link).map(Some),
@@ -115,7 +140,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// steps as [`run`] with no reference to the router, the policy or an async
 /// runtime, so none of them is linked into the front (see `front.rs`).
 pub(crate) fn run_without_network(args: &Args) -> anyhow::Result<ExitCode> {
-    debug_assert!(!args.wants_network(), "the front passes --net on");
+    debug_assert!(
+        !args.wants_network() && !args.wants_dev_shell(),
+        "the front passes --net and --dev-shell on"
+    );
     let (_, spec) = base_spec(args)?;
     execute(args, spec, |_| Ok(()))
 }

@@ -106,7 +106,7 @@ pub struct DevShell {
 /// Why there is no dev shell: each says what was read and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DevShellError {
-    #[error("the dev shell's {what} {} cannot be read ({detail}); fix .devshell.{field} in config.zon", path.display())]
+    #[error("the dev shell's {what} {} (.devshell.{field}) cannot be read: {detail}", path.display())]
     Unreadable {
         what: &'static str,
         field: &'static str,
@@ -296,10 +296,18 @@ impl DevShell {
             Origin::Project(file) => format!("the project's {}", file.display()),
         };
         format!(
-            "dev shell from {from}: {} store paths mounted read-only, {} directories first on PATH; its programs run as exec.devshell.<program>, any other store path as exec.nix.store.<hash>",
-            self.paths.len(),
-            self.path.len()
+            "dev shell from {from}: {} mounted read-only, {} first on PATH; its programs run as exec.devshell.<program>, any other store path as exec.nix.store.<hash>",
+            counted(self.paths.len(), "store path"),
+            counted(self.path.len(), "directory"),
         )
+    }
+}
+
+fn counted(n: usize, what: &str) -> String {
+    match (n, what) {
+        (1, _) => format!("1 {what}"),
+        (_, "directory") => format!("{n} directories"),
+        _ => format!("{n} {what}s"),
     }
 }
 
