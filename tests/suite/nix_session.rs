@@ -482,3 +482,69 @@ fn a_fixed_output_fetch_is_decided_at_its_host_and_refused_without_a_rule() {
         "{decided:?}"
     );
 }
+
+/// A dev shell derivation as Nix text: `PATH` leads with `tool`'s bin and
+/// `MY_VAR` is set, as a `mkShell` sets its variables.
+fn shell_drv(tool: &Path) -> String {
+    format!(
+        r#"derivation {{ name = "shell"; system = "x86_64-linux"; builder = "/bin/bash"; outputs = [ "out" ]; PATH = "{}/bin:/usr/bin:/bin"; MY_VAR = "from-the-project"; args = [ "-c" "exit 1" ]; }}"#,
+        tool.display()
+    )
+}
+
+#[test]
+fn the_projects_flake_or_shell_nix_is_the_dev_shell_where_config_zon_allows_it() {
+    let tool_path = tool("project-tool", "project-tool-ok");
+    let flake = TempProject::git();
+    flake.write(
+        "flake.nix",
+        &format!(
+            "{{ outputs = {{ self }}: {{ devShells.x86_64-linux.default = {}; }}; }}\n",
+            shell_drv(&tool_path)
+        ),
+    );
+    flake.commit_all("flake");
+    let shell = TempProject::git();
+    shell.write("shell.nix", &format!("{}\n", shell_drv(&tool_path)));
+    shell.commit_all("shell.nix");
+    for (project, file) in [(&flake, "flake.nix"), (&shell, "shell.nix")] {
+        let state = tempfile::tempdir().unwrap();
+        let fake = chock_testkit::FakeModel::with(one_call_a_turn(&[(
+            "run",
+            "run_command",
+            json!({"command": ["sh", "-c", "project-tool; echo $MY_VAR"]}),
+        )]));
+        config_with(state.path(), &fake, ".devshell = .{ .project = true },");
+        let out = run_nix(state.path(), project.path());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let events = log_values(&only_log(state.path()));
+        let notice = all_of(&events, "notice")[0];
+        let said = notice["text"].as_str().unwrap();
+        assert!(said.contains(&format!("the project's {}", project.join(file).display())), "{said}");
+        let ran = text_of(result_of(&events, "run"));
+        assert!(ran.contains("project-tool-ok") && ran.contains("from-the-project"), "{ran}");
+    }
+    // Without `.project = true` the project's shell is never evaluated.
+    let state = tempfile::tempdir().unwrap();
+    let _fake = fake_model(state.path(), [Turn::text("Done.").into()]);
+    let out = run_nix(state.path(), flake.path());
+    assert!(out.status.success());
+    let events = log_values(&only_log(state.path()));
+    assert!(all_of(&events, "notice").iter().all(|n| n["subject"] != "devshell"));
+}
+
+#[test]
+fn a_project_shell_that_fails_to_evaluate_is_said_and_the_session_runs_without_it() {
+    nix_present();
+    let project = TempProject::git();
+    project.write("shell.nix", "throw \"THE-SHELL-REFUSES\"\n");
+    project.commit_all("shell.nix");
+    let state = tempfile::tempdir().unwrap();
+    let fake = chock_testkit::FakeModel::with([Turn::text("Done.").into()]);
+    config_with(state.path(), &fake, ".devshell = .{ .project = true },");
+    let out = run_nix(state.path(), project.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("THE-SHELL-REFUSES"), "{stderr}");
+    assert!(stderr.contains("this session runs without a dev shell"), "{stderr}");
+}

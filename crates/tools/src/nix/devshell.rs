@@ -213,7 +213,7 @@ impl DevShell {
                     "print-dev-env".into(),
                     "--json".into(),
                     "--no-write-lock-file".into(),
-                    format!("path:{}", project.display()),
+                    project.display().to_string(),
                 ],
             )
         } else if shell.is_file() {
