@@ -201,18 +201,16 @@ fn check_reports_each_block_chock_does_not_act_on_and_validates_the_ones_it_does
         )
     };
     assert_eq!(lines.len(), 7, "{lines:#?}");
-    for (i, name) in [
-        "devshell",
-        "devices",
-        "workspace",
-        "lsp",
-        "style",
-        "plugins",
-    ]
-    .iter()
-    .enumerate()
+    assert!(
+        lines[0].starts_with("chock.zon:2:5: the .devshell block belongs in your config.zon"),
+        "{}",
+        lines[0]
+    );
+    for (i, name) in ["devices", "workspace", "lsp", "style", "plugins"]
+        .iter()
+        .enumerate()
     {
-        assert_eq!(lines[i], not_acted(u32::try_from(i).unwrap() + 2, name));
+        assert_eq!(lines[i + 1], not_acted(u32::try_from(i).unwrap() + 3, name));
     }
     assert!(
         lines[6].starts_with(

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use chock_policy::{Decision, check_text};
+use chock_policy::{Decision, FileKind, check_file, check_text};
 use pretty_assertions::assert_eq;
 
 fn fixture(name: &str) -> String {
@@ -180,17 +180,24 @@ fn a_block_another_kind_of_file_holds_is_unread_in_this_one() {
 }
 
 #[test]
-fn the_dev_shell_block_the_nix_modules_write_is_said_to_be_unread() {
-    let checked = check_text(
+fn the_dev_shell_block_is_read_from_config_zon_and_refused_in_a_project() {
+    let config = check_file(
         ".{ .devshell = .{ .closure = \"/nix/store/x/store-paths\" } }",
         None,
+        FileKind::Operator,
     );
-    assert!(checked.problems.is_empty());
-    let unread: Vec<String> = checked.unread.iter().map(ToString::to_string).collect();
-    assert_eq!(
-        unread,
-        [
-            "1:4: the .devshell block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
-        ]
+    assert!(config.problems.is_empty(), "{:?}", config.problems);
+    assert!(config.unread.is_empty(), "{:?}", config.unread);
+    let project = check_file(".{ .devshell = .{ .project = true } }", None, FileKind::Project);
+    let said: Vec<String> = project
+        .problems
+        .iter()
+        .chain(&project.unread)
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("1:4: the .devshell block belongs in your config.zon"),
+        "{said:?}"
     );
 }
