@@ -20,6 +20,26 @@ let
       map (p: "${lib.getBin p}/bin") (
         (cfg.devShell.nativeBuildInputs or [ ]) ++ (cfg.devShell.buildInputs or [ ])
       );
+  # The dev shell's variables, in the form `nix print-dev-env --json`
+  # prints: PATH from its inputs' bin directories, and the string values of
+  # a mkShell's `env`.
+  devShellEnv = pkgs.writeTextFile {
+    name = "chock-devshell-env.json";
+    destination = "";
+    text = builtins.toJSON {
+      variables =
+        lib.mapAttrs (_: value: {
+          type = "exported";
+          inherit value;
+        }) (lib.filterAttrs (_: builtins.isString) (cfg.devShell.env or { }))
+        // {
+          PATH = {
+            type = "exported";
+            value = builtins.concatStringsSep ":" devShellBins;
+          };
+        };
+    };
+  };
   devShellClosure = pkgs.closureInfo {
     # A mkShell derivation cannot be built, but its inputDerivation can, and
     # its closure is everything the shell puts in reach.
@@ -39,7 +59,14 @@ in
       chock = lib.getExe' cfg.package "chock";
       inherit (cfg) stateDir;
       serve = cfg.serve.enable;
-      path = [ "${lib.getBin pkgs.git}/bin" ] ++ devShellBins ++ systemPath;
+      # git for the workspaces, Nix for the dev shell, nix_eval and
+      # provide_tool, then the shell's programs and the system's.
+      path = [
+        "${lib.getBin pkgs.git}/bin"
+        "${lib.getBin pkgs.nix}/bin"
+      ]
+      ++ devShellBins
+      ++ systemPath;
       environment = skillsEnv;
     };
 
@@ -107,8 +134,12 @@ in
     ];
   };
 
-  # A dev shell's closure is the default `settings.devshell.closure`.
+  # A dev shell's closure and variables are the default
+  # `settings.devshell.closure` and `.env`.
   devShellSettings = lib.mkIf (cfg.devShell != null) {
-    services.chock.settings.devshell.closure = lib.mkDefault "${devShellClosure}/store-paths";
+    services.chock.settings.devshell = {
+      closure = lib.mkDefault "${devShellClosure}/store-paths";
+      env = lib.mkDefault "${devShellEnv}";
+    };
   };
 }

@@ -45,7 +45,7 @@ in
 
   # Python for the start of every test script.
   prelude = ''
-    import json, shlex
+    import shlex
 
     # The control protocol's number (crates/control); the greeting must match.
     PROTOCOL = 1

@@ -10,5 +10,6 @@ in
   vm-daemon = pkgs.testers.runNixOSTest (import ./daemon.nix { inherit common; });
   vm-serve = pkgs.testers.runNixOSTest (import ./serve.nix { inherit common; });
   vm-devices = pkgs.testers.runNixOSTest (import ./devices.nix { inherit common; });
+  vm-devshell = pkgs.testers.runNixOSTest (import ./devshell.nix { inherit common; });
   module-refusals = import ./refusals.nix { inherit pkgs module; };
 }

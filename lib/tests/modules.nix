@@ -126,7 +126,7 @@ let
     # NixOS would build its own PATH from `path`; the units' PATH wins.
     nixos-path-is-forced = {
       got = daemon.environment.PATH;
-      want = lib.mkForce "${store}-git/bin:/run/wrappers/bin:/etc/profiles/per-user/%u/bin:/run/current-system/sw/bin";
+      want = lib.mkForce "${store}-git/bin:${store}-nix/bin:/run/wrappers/bin:/etc/profiles/per-user/%u/bin:/run/current-system/sw/bin";
     };
     nixos-serve-service = {
       got = full.systemd.user.services.chock-serve.serviceConfig.ExecStart;
@@ -222,6 +222,10 @@ let
       got = withShell.services.chock.settings.devshell.closure;
       want = lib.mkDefault "${store}-closure-info/store-paths";
     };
+    nixos-devshell-env = {
+      got = withShell.services.chock.settings.devshell.env;
+      want = lib.mkDefault "${store}-chock-devshell-env.json";
+    };
     skills-reach-the-units-and-the-login-environment =
       let
         dirs = {
@@ -252,7 +256,7 @@ let
       };
     nixos-devshell-on-path = {
       got = withShell.systemd.user.services.chock-daemon.environment.PATH;
-      want = lib.mkForce "${store}-git/bin:${store}-cargo/bin:/run/wrappers/bin:/etc/profiles/per-user/%u/bin:/run/current-system/sw/bin";
+      want = lib.mkForce "${store}-git/bin:${store}-nix/bin:${store}-cargo/bin:/run/wrappers/bin:/etc/profiles/per-user/%u/bin:/run/current-system/sw/bin";
     };
 
     hm-units = {
@@ -281,7 +285,7 @@ let
       got = home.systemd.user.services.chock-daemon.Service.Environment;
       want = [
         "\"CHOCK_STATE_DIR=%h/.local/state/chock\""
-        "\"PATH=${store}-git/bin:%h/.nix-profile/bin:/etc/profiles/per-user/%u/bin:/run/wrappers/bin:/run/current-system/sw/bin:/usr/local/bin:/usr/bin:/bin\""
+        "\"PATH=${store}-git/bin:${store}-nix/bin:%h/.nix-profile/bin:/etc/profiles/per-user/%u/bin:/run/wrappers/bin:/run/current-system/sw/bin:/usr/local/bin:/usr/bin:/bin\""
       ];
     };
     hm-config-zon = {

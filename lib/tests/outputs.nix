@@ -200,6 +200,7 @@ let
           "package"
           "vm-daemon"
           "vm-devices"
+          "vm-devshell"
           "vm-serve"
           "zon"
         ]
@@ -215,11 +216,13 @@ let
         "vm-daemon"
         "vm-serve"
         "vm-devices"
+        "vm-devshell"
       ];
       want = [
         "chock-daemon"
         "chock-serve"
         "chock-devices"
+        "chock-devshell"
       ];
     };
     modules-default-the-package = {

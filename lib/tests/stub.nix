@@ -96,6 +96,7 @@ let
   pkgs = system: {
     chock = drv "chock";
     git = drv "git";
+    nix = drv "nix";
     stdenv.hostPlatform.system = system;
     stdenv.buildPlatform.canExecute = _: true;
     closureInfo = { rootPaths }: drv "closure-info" // { inherit rootPaths; };
