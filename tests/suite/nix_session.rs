@@ -47,7 +47,11 @@ fn tool(name: &str, says: &str) -> PathBuf {
         .env("NIX_CONFIG", NIX_CONFIG)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
@@ -123,7 +127,11 @@ fn a_dev_shell_program_runs_as_exec_devshell_and_another_store_path_asks() {
     .unwrap();
     let fake = chock_testkit::FakeModel::with(one_call_a_turn(&[
         ("bare", "run_command", json!({"command": ["shell-tool"]})),
-        ("env", "run_command", json!({"command": ["sh", "-c", "echo $SHELL_GREETING; echo $HOME"]})),
+        (
+            "env",
+            "run_command",
+            json!({"command": ["sh", "-c", "echo $SHELL_GREETING; echo $HOME"]}),
+        ),
         (
             "stray",
             "run_command",
@@ -143,9 +151,17 @@ fn a_dev_shell_program_runs_as_exec_devshell_and_another_store_path_asks() {
     let child = start_session(state.path(), project.path(), "go");
     let stray = format!("exec.nix.store.{outside_hash}");
     let (_, approved) = answer_pending(state.path(), &stray, "n\n");
-    assert!(approved.status.success(), "{}", String::from_utf8_lossy(&approved.stderr));
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let events = log_values(&only_log(state.path()));
     let first_notice = all_of(&events, "notice")[0];
@@ -157,9 +173,15 @@ fn a_dev_shell_program_runs_as_exec_devshell_and_another_store_path_asks() {
     assert!(text_of(result_of(&events, "bare")).contains("shell-tool-ok"));
     let env_out = text_of(result_of(&events, "env"));
     assert!(env_out.contains("hello from the shell"), "{env_out}");
-    assert!(!env_out.contains("homeless-shelter"), "the sandbox keeps its HOME: {env_out}");
+    assert!(
+        !env_out.contains("homeless-shelter"),
+        "the sandbox keeps its HOME: {env_out}"
+    );
     let stray_result = result_of(&events, "stray");
-    assert!(!text_of(stray_result).contains("stray-tool-ok"), "{stray_result}");
+    assert!(
+        !text_of(stray_result).contains("stray-tool-ok"),
+        "{stray_result}"
+    );
 
     let decided = decisions(&events);
     assert!(
@@ -184,10 +206,17 @@ fn chock_sandbox_runs_a_command_in_a_dev_shell() {
         .args(["--", "shell-tool"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "shell-tool-ok");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("dev shell from the closure file"), "{stderr}");
+    assert!(
+        stderr.contains("dev shell from the closure file"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -205,7 +234,10 @@ fn a_closure_file_that_cannot_be_used_is_said_at_the_start_and_the_session_runs_
     let cases: [(PathBuf, &str); 5] = [
         (dir.join("missing"), "cannot be read: No such file"),
         (dir.to_owned(), "cannot be read: it is not a regular file"),
-        (dir.join("not-store"), "line 1 of the dev shell's closure file"),
+        (
+            dir.join("not-store"),
+            "line 1 of the dev shell's closure file",
+        ),
         (dir.join("gone"), "which is not in this machine's store"),
         (dir.join("empty"), "lists no store path"),
     ];
@@ -221,7 +253,10 @@ fn a_closure_file_that_cannot_be_used_is_said_at_the_start_and_the_session_runs_
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
         assert!(stderr.contains(says), "{says}: {stderr}");
-        assert!(stderr.contains("this session runs without a dev shell"), "{stderr}");
+        assert!(
+            stderr.contains("this session runs without a dev shell"),
+            "{stderr}"
+        );
     }
 }
 
@@ -236,14 +271,26 @@ fn nix_eval_answers_a_value_and_bounds_files_the_network_and_loops() {
     let _fake = fake_model(
         state.path(),
         one_call_a_turn(&[
-            ("value", "nix_eval", json!({"expression": "(import /workspace/a.nix).x + 1"})),
-            ("file", "nix_eval", json!({"expression": "builtins.readFile /etc/shadow"})),
+            (
+                "value",
+                "nix_eval",
+                json!({"expression": "(import /workspace/a.nix).x + 1"}),
+            ),
+            (
+                "file",
+                "nix_eval",
+                json!({"expression": "builtins.readFile /etc/shadow"}),
+            ),
             (
                 "net",
                 "nix_eval",
                 json!({"expression": "builtins.fetchurl \"http://127.0.0.1:9/x\""}),
             ),
-            ("loop", "nix_eval", json!({"expression": loop_expr, "timeout_secs": 2})),
+            (
+                "loop",
+                "nix_eval",
+                json!({"expression": loop_expr, "timeout_secs": 2}),
+            ),
             ("empty", "nix_eval", json!({"expression": "  "})),
         ]),
     );
@@ -254,7 +301,10 @@ fn nix_eval_answers_a_value_and_bounds_files_the_network_and_loops() {
     let file = text_of(result_of(&events, "file"));
     assert!(file.contains("forbidden in restricted mode"), "{file}");
     let net = text_of(result_of(&events, "net"));
-    assert!(net.contains("access to URI") && net.contains("forbidden"), "{net}");
+    assert!(
+        net.contains("access to URI") && net.contains("forbidden"),
+        "{net}"
+    );
     let looped = text_of(result_of(&events, "loop"));
     assert!(looped.contains("ran past its bound of 2 s"), "{looped}");
     let empty = text_of(result_of(&events, "empty"));
@@ -319,30 +369,54 @@ fn provide_tool_builds_the_projects_attribute_and_its_program_runs_as_a_store_pa
     let _fake = fake_model(
         state.path(),
         one_call_a_turn(&[
-            ("provide", "provide_tool", json!({"attribute": ".#hello-tool"})),
+            (
+                "provide",
+                "provide_tool",
+                json!({"attribute": ".#hello-tool"}),
+            ),
             ("run", "run_command", json!({"command": ["hello-tool"]})),
-            ("nope", "provide_tool", json!({"attribute": ".#no-such-tool"})),
+            (
+                "nope",
+                "provide_tool",
+                json!({"attribute": ".#no-such-tool"}),
+            ),
             ("broken", "provide_tool", json!({"attribute": ".#broken"})),
             ("bad", "provide_tool", json!({"attribute": "ripgrep"})),
         ]),
     );
     let out = run_nix(state.path(), project.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = log_values(&only_log(state.path()));
     let provided = text_of(result_of(&events, "provide"));
-    assert!(provided.starts_with("built .#hello-tool: /nix/store/"), "{provided}");
+    assert!(
+        provided.starts_with("built .#hello-tool: /nix/store/"),
+        "{provided}"
+    );
     assert!(provided.contains("(hello-tool)"), "{provided}");
     let ran = text_of(result_of(&events, "run"));
     assert!(ran.contains(&says), "{ran}");
     let nope = text_of(result_of(&events, "nope"));
-    assert!(nope.contains("could not be evaluated") && nope.contains("no-such-tool"), "{nope}");
+    assert!(
+        nope.contains("could not be evaluated") && nope.contains("no-such-tool"),
+        "{nope}"
+    );
     let broken = text_of(result_of(&events, "broken"));
-    assert!(broken.contains("the build failed") && broken.contains("BROKEN-BUILD-SAYS-WHY"), "{broken}");
+    assert!(
+        broken.contains("the build failed") && broken.contains("BROKEN-BUILD-SAYS-WHY"),
+        "{broken}"
+    );
     let bad = text_of(result_of(&events, "bad"));
     assert!(bad.contains("names no flake"), "{bad}");
     let decided = decisions(&events);
     assert!(
-        decided.contains(&(format!("nix.build.packages.x86_64-linux.hello-tool"), "allow".to_owned())),
+        decided.contains(&(
+            format!("nix.build.packages.x86_64-linux.hello-tool"),
+            "allow".to_owned()
+        )),
         "{decided:?}"
     );
     assert!(
@@ -350,7 +424,9 @@ fn provide_tool_builds_the_projects_attribute_and_its_program_runs_as_a_store_pa
         "{decided:?}"
     );
     assert!(
-        decided.iter().any(|(a, d)| a.starts_with("exec.nix.store.") && d == "allow"),
+        decided
+            .iter()
+            .any(|(a, d)| a.starts_with("exec.nix.store.") && d == "allow"),
         "{decided:?}"
     );
 }
@@ -362,10 +438,18 @@ fn provide_tool_is_offered_only_where_a_nix_build_rule_permits() {
     let state = tempfile::tempdir().unwrap();
     let fake = fake_model(
         state.path(),
-        one_call_a_turn(&[("provide", "provide_tool", json!({"attribute": ".#hello-tool"}))]),
+        one_call_a_turn(&[(
+            "provide",
+            "provide_tool",
+            json!({"attribute": ".#hello-tool"}),
+        )]),
     );
     let out = run_nix(state.path(), project.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let offered: Vec<String> = fake.requests()[0].json()["tools"]
         .as_array()
         .unwrap()
@@ -402,15 +486,23 @@ fn serve_file(name: &str, contents: &str) -> Served {
         .unwrap()
         .port();
     let child = Command::new("python3")
-        .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+        ])
         .current_dir(dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    chock_testkit::wait_for(std::time::Duration::from_secs(10), "the file server", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    });
+    chock_testkit::wait_for(
+        std::time::Duration::from_secs(10),
+        "the file server",
+        || std::net::TcpStream::connect(("127.0.0.1", port)).ok(),
+    );
     Served {
         child,
         port,
@@ -445,12 +537,19 @@ fn a_fixed_output_fetch_is_decided_at_its_host_and_refused_without_a_rule() {
         one_call_a_turn(&[("get", "provide_tool", json!({"attribute": ".#fetched"}))]),
     );
     let out = run_nix(state.path(), refusing.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = log_values(&only_log(state.path()));
     let refused = text_of(result_of(&events, "get"));
     assert!(refused.contains("was not started"), "{refused}");
     assert!(refused.contains(&url), "{refused}");
-    assert!(refused.contains(r#".action = "nix.net.127.0.0.1", .decision = .allow"#), "{refused}");
+    assert!(
+        refused.contains(r#".action = "nix.net.127.0.0.1", .decision = .allow"#),
+        "{refused}"
+    );
 
     // With the rule: fetched from the loopback server.
     let allowing = flake_project(
@@ -466,7 +565,11 @@ fn a_fixed_output_fetch_is_decided_at_its_host_and_refused_without_a_rule() {
         one_call_a_turn(&[("get", "provide_tool", json!({"attribute": ".#fetched"}))]),
     );
     let out = run_nix(state.path(), allowing.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = log_values(&only_log(state.path()));
     let built = text_of(result_of(&events, "get"));
     assert!(built.starts_with("built .#fetched: /nix/store/"), "{built}");
@@ -516,13 +619,23 @@ fn the_projects_flake_or_shell_nix_is_the_dev_shell_where_config_zon_allows_it()
         )]));
         config_with(state.path(), &fake, ".devshell = .{ .project = true },");
         let out = run_nix(state.path(), project.path());
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let events = log_values(&only_log(state.path()));
         let notice = all_of(&events, "notice")[0];
         let said = notice["text"].as_str().unwrap();
-        assert!(said.contains(&format!("the project's {}", project.join(file).display())), "{said}");
+        assert!(
+            said.contains(&format!("the project's {}", project.join(file).display())),
+            "{said}"
+        );
         let ran = text_of(result_of(&events, "run"));
-        assert!(ran.contains("project-tool-ok") && ran.contains("from-the-project"), "{ran}");
+        assert!(
+            ran.contains("project-tool-ok") && ran.contains("from-the-project"),
+            "{ran}"
+        );
     }
     // Without `.project = true` the project's shell is never evaluated.
     let state = tempfile::tempdir().unwrap();
@@ -530,7 +643,11 @@ fn the_projects_flake_or_shell_nix_is_the_dev_shell_where_config_zon_allows_it()
     let out = run_nix(state.path(), flake.path());
     assert!(out.status.success());
     let events = log_values(&only_log(state.path()));
-    assert!(all_of(&events, "notice").iter().all(|n| n["subject"] != "devshell"));
+    assert!(
+        all_of(&events, "notice")
+            .iter()
+            .all(|n| n["subject"] != "devshell")
+    );
 }
 
 #[test]
@@ -546,5 +663,8 @@ fn a_project_shell_that_fails_to_evaluate_is_said_and_the_session_runs_without_i
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("THE-SHELL-REFUSES"), "{stderr}");
-    assert!(stderr.contains("this session runs without a dev shell"), "{stderr}");
+    assert!(
+        stderr.contains("this session runs without a dev shell"),
+        "{stderr}"
+    );
 }

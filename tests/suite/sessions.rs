@@ -93,3 +93,42 @@ fn no_sessions_says_how_to_start_one() {
     let out = chock_out(state.path(), &["sessions", "--json"]);
     assert_eq!(stdout(&out), "");
 }
+
+#[test]
+fn sessions_through_the_daemons_socket_are_the_daemons_list_of_the_project() {
+    let state = tempfile::tempdir().unwrap();
+    let project = chock_testkit::TempProject::git();
+    let _fake = super::kit::fake_model(state.path(), [chock_testkit::Turn::text("Done.").into()]);
+    super::kit::run_ok(state.path(), project.path(), "say done");
+    let (mut daemon, address) = super::kit::start_daemon(state.path());
+    let id = super::kit::sessions(state.path()).remove(0);
+
+    let project_arg = project.path().to_str().unwrap();
+    let out = chock_out(
+        state.path(),
+        &["sessions", "--from-daemon", "--json", project_arg],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<SessionRow> = stdout(&out)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{}", stdout(&out));
+    assert_eq!(rows[0].id, id.as_str());
+    assert!(matches!(rows[0].status, chock_log::RowStatus::Ended));
+
+    let named = chock_out(
+        state.path(),
+        &["sessions", "--daemon", &address.to_string(), project_arg],
+    );
+    assert!(named.status.success(), "{}", stderr(&named));
+    assert!(stdout(&named).contains(id.as_str()), "{}", stdout(&named));
+    assert!(stdout(&named).contains("ended: done"), "{}", stdout(&named));
+    daemon.terminate();
+
+    // With the daemon gone the client says where it looked, and nothing else.
+    let gone = chock_out(state.path(), &["sessions", "--from-daemon", project_arg]);
+    assert_eq!(gone.status.code(), Some(1), "{}", stdout(&gone));
+    assert!(stderr(&gone).contains("daemon.sock"), "{}", stderr(&gone));
+    assert!(stdout(&gone).is_empty());
+}

@@ -125,13 +125,7 @@ impl FileKind {
 /// The blocks the design names that this version does not act on yet. Each
 /// leaves this list when the part of Chock that reads it lands; until then a
 /// file naming one is told so rather than left to believe it applies.
-pub const NOT_ACTED_ON: &[&str] = &[
-    "devices",
-    "workspace",
-    "lsp",
-    "style",
-    "plugins",
-];
+pub const NOT_ACTED_ON: &[&str] = &["devices", "workspace", "lsp", "style", "plugins"];
 
 fn unread_block(name: &str) -> String {
     if NOT_ACTED_ON.contains(&name) {

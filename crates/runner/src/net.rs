@@ -89,7 +89,11 @@ async fn decide_nix_net(
     let action = match host {
         Some(host) => match Action::nix_net(host) {
             Ok(action) => action,
-            Err(err) => return Ok(HostVerdict::Refuse(format!("malformed host {host:?}: {err}"))),
+            Err(err) => {
+                return Ok(HostVerdict::Refuse(format!(
+                    "malformed host {host:?}: {err}"
+                )));
+            }
         },
         None => Action::nix_net_build_opaque(),
     };
@@ -125,7 +129,9 @@ fn refusal_text(refusal: &Refusal) -> String {
         Refusal::NotOutright => "only what is allowed outright".to_owned(),
         Refusal::Denied => "the policy refuses it".to_owned(),
         Refusal::PersonSaidNo => "a person answered no".to_owned(),
-        Refusal::PersonSaidNoAfterReviewer => "a person answered no after the reviewer's yes".to_owned(),
+        Refusal::PersonSaidNoAfterReviewer => {
+            "a person answered no after the reviewer's yes".to_owned()
+        }
         Refusal::NobodyToAsk => "nobody could be asked".to_owned(),
     }
 }

@@ -257,7 +257,8 @@ pub(crate) async fn drive(
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
     let commands = commands.with_programs(programs.clone());
     let servers = McpTools::default();
-    let tools = tools_for(setup, &servers).with_nix(chock_tools::NixTools::new(programs, setup.project));
+    let tools =
+        tools_for(setup, &servers).with_nix(chock_tools::NixTools::new(programs, setup.project));
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),

@@ -64,12 +64,12 @@ pub use mcp::{
     server_env as mcp_server_env, start_local as start_local_mcp, start_remote as start_remote_mcp,
 };
 pub use memory::memory_file;
+pub use nix::{DevShell, DevShellConfig, DevShellError, NixTools, Programs};
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use read_guidance::GUIDANCE_FILES;
 pub use registry::{ToolName, derived_specs, specs, specs_for};
 pub use request_action::Args as RequestAction;
 pub use restrict_self::{Args as RestrictSelf, PromiseRuleArg};
-pub use nix::{DevShell, DevShellConfig, DevShellError, NixTools, Programs};
 pub use run_command::{Commands, SESSION_ENV};
 pub use session_tools::{ImageSupport, SessionTools};
 pub use skills::{Skill, SkillDirs, Skills};

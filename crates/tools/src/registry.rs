@@ -4,6 +4,7 @@
 use chock_policy::Action;
 use chock_providers::ToolSpec;
 
+use crate::nix::{eval as nix_eval, provide as provide_tool};
 use crate::run_command::Commands;
 use crate::session_tools::SessionTools;
 use crate::tool::Facts;
@@ -12,7 +13,6 @@ use crate::{
     read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
     serve_port, set_title, update_plan, web_search, write_file, write_memory,
 };
-use crate::nix::{eval as nix_eval, provide as provide_tool};
 
 /// Every tool this module provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -133,7 +133,9 @@ impl ToolName {
             ToolName::ServePort => commands.could_serve(),
             ToolName::ReadSkill => !tools.skills().offered.is_empty(),
             ToolName::NixEval => tools.nix().is_some_and(|nix| nix.installed),
-            ToolName::ProvideTool => tools.nix().is_some_and(|nix| nix.installed) && tools.could_build(),
+            ToolName::ProvideTool => {
+                tools.nix().is_some_and(|nix| nix.installed) && tools.could_build()
+            }
             ToolName::ReadFile
             | ToolName::ListDirectory
             | ToolName::Glob

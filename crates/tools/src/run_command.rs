@@ -44,8 +44,8 @@ use crate::command_git::CommandGit;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::net::NetSetup;
 use crate::nix::Programs;
-use chock_sandbox::net::HostVerdict;
 use crate::tool::{Offered, Tool};
+use chock_sandbox::net::HostVerdict;
 
 /// The variable that names the session in a command's environment.
 pub const SESSION_ENV: &str = "CHOCK_SESSION";
@@ -242,7 +242,9 @@ impl Commands {
     /// `what` is the question's sentence.
     pub(crate) async fn decide_nix_net(&self, host: Option<&str>, what: String) -> HostVerdict {
         let Some(net) = &self.net else {
-            return HostVerdict::Refuse("this session has no judge for a build's fetches".to_owned());
+            return HostVerdict::Refuse(
+                "this session has no judge for a build's fetches".to_owned(),
+            );
         };
         let (reply, answer) = tokio::sync::oneshot::channel();
         let record = crate::net::Record::NixNet {

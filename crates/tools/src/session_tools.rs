@@ -84,22 +84,35 @@ impl<'a> SessionTools<'a> {
 
     /// nix_eval, decided at `call.nix_eval`: the evaluator in the session's
     /// sandbox.
-    pub(super) async fn nix_eval(&self, args: crate::nix::eval::Args, commands: &crate::Commands) -> ToolOutput {
+    pub(super) async fn nix_eval(
+        &self,
+        args: crate::nix::eval::Args,
+        commands: &crate::Commands,
+    ) -> ToolOutput {
         if self.nix.as_ref().is_none_or(|nix| !nix.installed) {
             return ToolOutput::error(
                 "nix_eval is not offered in this session: Nix is not installed on this machine (on Debian: apt-get install nix-bin)",
             );
         }
-        let argv = args.argv(crate::workspace::SANDBOX_ROOT, &crate::nix::eval::store_search_path());
+        let argv = args.argv(
+            crate::workspace::SANDBOX_ROOT,
+            &crate::nix::eval::store_search_path(),
+        );
         let timeout = args.timeout();
         match commands.run_own(&argv, timeout).await {
-            Ok((status, stdout, stderr)) => crate::nix::eval::answer(status, &stdout, &stderr, timeout),
+            Ok((status, stdout, stderr)) => {
+                crate::nix::eval::answer(status, &stdout, &stderr, timeout)
+            }
             Err(err) => ToolOutput::error(format!("the evaluator could not run: {err}")),
         }
     }
 
     /// provide_tool, permitted at its `nix.build.<key>`.
-    pub(super) async fn provide(&self, args: crate::nix::provide::Args, commands: &crate::Commands) -> ToolOutput {
+    pub(super) async fn provide(
+        &self,
+        args: crate::nix::provide::Args,
+        commands: &crate::Commands,
+    ) -> ToolOutput {
         match &self.nix {
             Some(nix) if nix.installed && self.could_build() => nix.provide(args, commands).await,
             _ => ToolOutput::error(

@@ -123,8 +123,9 @@ impl Args {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (workspace, mut spec) = base_spec(&args)?;
     if let Some(closure) = &args.dev_shell {
-        let shell = chock_runner::tools::DevShell::from_files(closure, args.dev_shell_env.as_deref())
-            .map_err(|err| anyhow::anyhow!("{err}"))?;
+        let shell =
+            chock_runner::tools::DevShell::from_files(closure, args.dev_shell_env.as_deref())
+                .map_err(|err| anyhow::anyhow!("{err}"))?;
         eprintln!("chock: {}", shell.notice());
         let programs = chock_runner::tools::Programs::new(Some(shell));
         spec.env.extend(programs.env(std::env::var_os("PATH")));

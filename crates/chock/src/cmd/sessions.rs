@@ -1,10 +1,11 @@
 //! `chock sessions`: every session in the state directory, folded.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use chock_control::{Address, Client};
 use chock_log::{LazyLocks, RowStatus, SessionRow, StateDir, list_sessions};
 
 use crate::exit;
@@ -15,35 +16,49 @@ use crate::exit;
 /// (running, waiting for an approval, or ended with a reason; "(no process)"
 /// when it has not ended but no process holds its log, as after a crash),
 /// title, model and number of events. Sessions whose log cannot be read are reported on
-/// stderr and left out.
+/// stderr and left out. With --from-daemon or --daemon the rows are the daemon's answer to
+/// `list` for one project, asked through its socket, as a client on another
+/// machine would.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Only sessions of this project directory.
+    /// Only sessions of this project directory [from the daemon: the
+    /// current directory when not given].
     project: Option<PathBuf>,
 
     /// One JSON object per line (the daemon's list row), stable for scripts.
     #[arg(long)]
     json: bool,
+
+    /// Ask the daemon instead of reading the state directory: the one at
+    /// $CHOCK_DAEMON, else daemon.sock in the state directory.
+    #[arg(long)]
+    from_daemon: bool,
+
+    /// Ask the daemon at this address (unix:/path or host:port) instead of
+    /// reading the state directory.
+    #[arg(long, value_name = "ADDRESS", value_parser = Address::parse)]
+    daemon: Option<Address>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let state = StateDir::resolve().context("cannot list sessions")?;
-    let listed = list_sessions(&state, args.project.as_deref());
-    for (path, why) in &listed.skipped {
-        eprintln!("chock: warning: skipped {}: {why}", path.display());
-    }
-    let mut locks = LazyLocks::default();
-    let rows: Vec<SessionRow> = listed
-        .sessions
-        .into_iter()
-        .map(|l| l.into_row(&mut locks))
-        .collect();
+    let asked = args.from_daemon || args.daemon.is_some();
+    let rows = if asked {
+        from_daemon(&state, args.daemon.clone(), args.project.as_deref())?
+    } else {
+        from_state(&state, args.project.as_deref())
+    };
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         rows.iter().try_for_each(|row| {
             let line = serde_json::to_string(row).map_err(std::io::Error::other)?;
             writeln!(out, "{line}")
         })
+    } else if rows.is_empty() && asked {
+        writeln!(
+            out,
+            "the daemon lists no session of this project: start one with 'chock run'"
+        )
     } else if rows.is_empty() {
         writeln!(
             out,
@@ -55,6 +70,56 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     super::output::print_result(written)?;
     Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// The rows the state directory holds, each log folded (or its index
+/// entry, where the log has not changed).
+fn from_state(state: &StateDir, project: Option<&Path>) -> Vec<SessionRow> {
+    let listed = list_sessions(state, project);
+    for (path, why) in &listed.skipped {
+        eprintln!("chock: warning: skipped {}: {why}", path.display());
+    }
+    let mut locks = LazyLocks::default();
+    listed
+        .sessions
+        .into_iter()
+        .map(|l| l.into_row(&mut locks))
+        .collect()
+}
+
+/// The rows the daemon at `address` lists for `project`.
+fn from_daemon(
+    state: &StateDir,
+    address: Option<Address>,
+    project: Option<&Path>,
+) -> anyhow::Result<Vec<SessionRow>> {
+    let address = match address {
+        Some(address) => address,
+        None => Address::from_env_or_default(state.root())
+            .with_context(|| format!("${}", chock_control::DAEMON_ENV))?,
+    };
+    let project = match project {
+        Some(p) => p.to_owned(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let project = project
+        .canonicalize()
+        .with_context(|| format!("cannot use the project directory {}", project.display()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the client's runtime")?;
+    let lines = runtime
+        .block_on(Client::new(address).list(&project))
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
+    lines
+        .iter()
+        .map(|line| {
+            line.session_row().map_err(|err| {
+                anyhow::anyhow!("the daemon sent a row this chock cannot read: {err}")
+            })
+        })
+        .collect()
 }
 
 fn status(row: &SessionRow) -> String {

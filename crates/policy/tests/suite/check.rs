@@ -188,7 +188,11 @@ fn the_dev_shell_block_is_read_from_config_zon_and_refused_in_a_project() {
     );
     assert!(config.problems.is_empty(), "{:?}", config.problems);
     assert!(config.unread.is_empty(), "{:?}", config.unread);
-    let project = check_file(".{ .devshell = .{ .project = true } }", None, FileKind::Project);
+    let project = check_file(
+        ".{ .devshell = .{ .project = true } }",
+        None,
+        FileKind::Project,
+    );
     let said: Vec<String> = project
         .problems
         .iter()

@@ -162,7 +162,10 @@ impl DevShell {
     /// The dev shell `config` names for `project`: its closure file, else
     /// the project's own shell where it may be evaluated; `Ok(None)` where
     /// neither applies.
-    pub async fn load(config: &DevShellConfig, project: &Path) -> Result<Option<DevShell>, DevShellError> {
+    pub async fn load(
+        config: &DevShellConfig,
+        project: &Path,
+    ) -> Result<Option<DevShell>, DevShellError> {
         if let Some(closure) = &config.closure {
             return DevShell::from_files(closure, config.env.as_deref()).map(Some);
         }
@@ -203,7 +206,10 @@ impl DevShell {
     /// `flake.nix` (`devShells.<system>.default`) or `shell.nix`, run in the
     /// person's project directory, and the closure of every store path its
     /// variables name. `Ok(None)` for a project with neither file.
-    pub async fn from_project(project: &Path, timeout: Duration) -> Result<Option<DevShell>, DevShellError> {
+    pub async fn from_project(
+        project: &Path,
+        timeout: Duration,
+    ) -> Result<Option<DevShell>, DevShellError> {
         let flake = project.join("flake.nix");
         let shell = project.join("shell.nix");
         let (file, args): (PathBuf, Vec<String>) = if flake.is_file() {
@@ -240,7 +246,8 @@ impl DevShell {
             .await
             .map_err(|err| failed(err.to_string()))?;
         let json = ran.success().map_err(failed)?;
-        let variables = parse_env(&json).map_err(|detail| failed(format!("its output: {detail}")))?;
+        let variables =
+            parse_env(&json).map_err(|detail| failed(format!("its output: {detail}")))?;
         let roots = referenced_store_paths(&variables);
         let paths = closure_of(&roots, timeout).await.map_err(failed)?;
         Ok(Some(DevShell::assemble(
@@ -258,15 +265,12 @@ impl DevShell {
         has_env: bool,
     ) -> DevShell {
         let hashes: HashSet<String> = paths.iter().filter_map(|p| store_hash(p)).collect();
-        let in_closure =
-            |dir: &Path| store_hash(dir).is_some_and(|hash| hashes.contains(&hash));
+        let in_closure = |dir: &Path| store_hash(dir).is_some_and(|hash| hashes.contains(&hash));
         let mut path = Vec::new();
         let mut env = Vec::new();
         for (name, value) in variables {
             if name == "PATH" {
-                path.extend(
-                    std::env::split_paths(&value).filter(|dir| in_closure(dir)),
-                );
+                path.extend(std::env::split_paths(&value).filter(|dir| in_closure(dir)));
             } else if !NOT_GIVEN.contains(&name.as_str()) {
                 env.push((name, value));
             }
@@ -313,7 +317,11 @@ fn counted(n: usize, what: &str) -> String {
 
 /// `path`'s text, refused when it is not a readable file or over
 /// [`FILE_BOUND`].
-fn read_bounded(path: &Path, what: &'static str, field: &'static str) -> Result<String, DevShellError> {
+fn read_bounded(
+    path: &Path,
+    what: &'static str,
+    field: &'static str,
+) -> Result<String, DevShellError> {
     let unreadable = |detail: String| DevShellError::Unreadable {
         what,
         field,
@@ -403,7 +411,8 @@ pub fn store_hash(path: &Path) -> Option<String> {
 fn is_store_hash(s: &str) -> bool {
     s.len() == 32
         && s.bytes().all(|b| {
-            b.is_ascii_digit() || (b.is_ascii_lowercase() && !matches!(b, b'e' | b'o' | b'u' | b't'))
+            b.is_ascii_digit()
+                || (b.is_ascii_lowercase() && !matches!(b, b'e' | b'o' | b'u' | b't'))
         })
 }
 
@@ -487,11 +496,17 @@ mod tests {
 
     #[test]
     fn a_store_path_is_the_store_a_hash_and_a_name_and_nothing_under_it() {
-        assert!(is_top_store_path(Path::new(&format!("/nix/store/{HASH}-hello-2.12"))));
-        assert!(!is_top_store_path(Path::new(&format!("/nix/store/{HASH}-hello/bin"))));
+        assert!(is_top_store_path(Path::new(&format!(
+            "/nix/store/{HASH}-hello-2.12"
+        ))));
+        assert!(!is_top_store_path(Path::new(&format!(
+            "/nix/store/{HASH}-hello/bin"
+        ))));
         assert!(!is_top_store_path(Path::new("/nix/store/short-hello")));
         assert!(!is_top_store_path(Path::new(&format!("/tmp/{HASH}-hello"))));
-        assert!(!is_top_store_path(Path::new(&format!("/nix/store/{HASH}-"))));
+        assert!(!is_top_store_path(Path::new(&format!(
+            "/nix/store/{HASH}-"
+        ))));
         assert_eq!(
             store_hash(Path::new(&format!("/nix/store/{HASH}-hello/bin/hello"))).as_deref(),
             Some(HASH)
@@ -513,7 +528,10 @@ mod tests {
         assert_eq!(
             env,
             vec![
-                ("PATH".to_owned(), format!("/nix/store/{HASH}-cargo/bin:/usr/bin")),
+                (
+                    "PATH".to_owned(),
+                    format!("/nix/store/{HASH}-cargo/bin:/usr/bin")
+                ),
                 ("RUST_SRC".to_owned(), format!("/nix/store/{HASH}-src")),
             ]
         );
@@ -525,7 +543,9 @@ mod tests {
     fn the_store_paths_a_value_names_are_found_once_each() {
         let vars = vec![(
             "PATH".to_owned(),
-            format!("/nix/store/{HASH}-a/bin:/nix/store/{HASH}-a/sbin:/usr/bin 'x/nix/store/{HASH}-b'"),
+            format!(
+                "/nix/store/{HASH}-a/bin:/nix/store/{HASH}-a/sbin:/usr/bin 'x/nix/store/{HASH}-b'"
+            ),
         )];
         assert_eq!(
             referenced_store_paths(&vars),

@@ -45,7 +45,9 @@ impl Tool for Args {
             detail,
         };
         if self.expression.trim().is_empty() {
-            return Err(bad("the expression is empty: give a Nix expression, such as 1 + 2".to_owned()));
+            return Err(bad(
+                "the expression is empty: give a Nix expression, such as 1 + 2".to_owned(),
+            ));
         }
         if self.expression.len() > MAX_EXPRESSION {
             return Err(bad(format!(
@@ -57,7 +59,9 @@ impl Tool for Args {
             return Err(bad("the expression holds a NUL byte".to_owned()));
         }
         if self.timeout_secs == Some(0) || self.timeout_secs > Some(MAX_TIMEOUT_SECS) {
-            return Err(bad(format!("timeout_secs must be between 1 and {MAX_TIMEOUT_SECS}")));
+            return Err(bad(format!(
+                "timeout_secs must be between 1 and {MAX_TIMEOUT_SECS}"
+            )));
         }
         Ok(self)
     }
@@ -147,7 +151,12 @@ pub fn store_search_path() -> Vec<(String, PathBuf)> {
 }
 
 /// What the model reads of a finished evaluation.
-pub(crate) fn answer(status: Option<chock_sandbox::ExitStatus>, stdout: &str, stderr: &str, timeout: Duration) -> crate::ToolOutput {
+pub(crate) fn answer(
+    status: Option<chock_sandbox::ExitStatus>,
+    stdout: &str,
+    stderr: &str,
+    timeout: Duration,
+) -> crate::ToolOutput {
     match status {
         None => crate::ToolOutput::error(format!(
             "the evaluation ran past its bound of {} s and was stopped; a larger timeout_secs (at most {MAX_TIMEOUT_SECS}) or a smaller expression",
@@ -156,7 +165,11 @@ pub(crate) fn answer(status: Option<chock_sandbox::ExitStatus>, stdout: &str, st
         Some(status) if status.success() => crate::ToolOutput::ok(stdout.trim_end().to_owned()),
         Some(_) => {
             let said = stderr.trim();
-            let said = if said.is_empty() { "the evaluator said nothing" } else { said };
+            let said = if said.is_empty() {
+                "the evaluator said nothing"
+            } else {
+                said
+            };
             crate::ToolOutput::error(format!("the evaluation failed: {said}"))
         }
     }

@@ -81,7 +81,10 @@ impl Ran {
 impl NixCommand {
     /// `nix <args>`, with the features it needs.
     pub fn nix(args: &[String]) -> NixCommand {
-        let mut all = vec!["--extra-experimental-features".to_owned(), FEATURES.to_owned()];
+        let mut all = vec![
+            "--extra-experimental-features".to_owned(),
+            FEATURES.to_owned(),
+        ];
         all.extend(args.iter().cloned());
         NixCommand {
             program: "nix",
@@ -140,7 +143,10 @@ impl NixCommand {
             });
         };
         let finished = async {
-            let (out, err) = tokio::join!(read_head(stdout, STDOUT_BOUND), read_tail(stderr, STDERR_TAIL));
+            let (out, err) = tokio::join!(
+                read_head(stdout, STDOUT_BOUND),
+                read_tail(stderr, STDERR_TAIL)
+            );
             let status = child.wait().await;
             (out, err, status)
         };

@@ -51,7 +51,11 @@ impl NixTools {
         }
     }
 
-    async fn try_provide(&self, args: &provide::Args, commands: &Commands) -> Result<String, String> {
+    async fn try_provide(
+        &self,
+        args: &provide::Args,
+        commands: &Commands,
+    ) -> Result<String, String> {
         let timeout = args.timeout();
         let installable = provide::Installable::parse(&args.attribute)?;
         let drv = provide::instantiate(&installable, &self.project, timeout).await?;
@@ -65,7 +69,9 @@ impl NixTools {
         let mut caches = Vec::new();
         if fetches.anything {
             for (host, url) in &fetches.hosts {
-                if let HostVerdict::Refuse(why) = commands.decide_nix_net(Some(host), what(host)).await {
+                if let HostVerdict::Refuse(why) =
+                    commands.decide_nix_net(Some(host), what(host)).await
+                {
                     return Err(refused_fetch(&args.attribute, host, url, &why));
                 }
             }
@@ -85,7 +91,8 @@ impl NixTools {
                 let Some(host) = provide::host_of(&cache) else {
                     continue;
                 };
-                if let HostVerdict::Allow = commands.decide_nix_net(Some(&host), what(&host)).await {
+                if let HostVerdict::Allow = commands.decide_nix_net(Some(&host), what(&host)).await
+                {
                     caches.push(cache);
                 }
             }

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use chock_policy::{Action, ExecContext, ExecClass};
+use chock_policy::{Action, ExecClass, ExecContext};
 
 use super::devshell::{DevShell, store_hash};
 
@@ -87,7 +87,9 @@ impl Programs {
             for dir in self.first_dirs() {
                 let found = dir.join(program);
                 if found.is_file() {
-                    return self.classify_store(&found).unwrap_or_else(|| Action::exec_for(program, ctx));
+                    return self
+                        .classify_store(&found)
+                        .unwrap_or_else(|| Action::exec_for(program, ctx));
                 }
             }
             return Action::exec_for(program, ctx);

@@ -144,9 +144,9 @@ impl Tool for Args {
                     .to_owned(),
             );
         }
-        match Installable::parse(&self.attribute).and_then(|i| {
-            Action::nix_build(&i.key()).map_err(|err| err.to_string())
-        }) {
+        match Installable::parse(&self.attribute)
+            .and_then(|i| Action::nix_build(&i.key()).map_err(|err| err.to_string()))
+        {
             Ok(action) => Decide::At(action),
             Err(err) => Decide::Refuse(err),
         }
@@ -173,7 +173,11 @@ pub struct Fetches {
 
 /// The derivation `installable` evaluates to (offline: evaluation fetches
 /// nothing).
-pub async fn instantiate(installable: &Installable, project: &Path, timeout: Duration) -> Result<PathBuf, String> {
+pub async fn instantiate(
+    installable: &Installable,
+    project: &Path,
+    timeout: Duration,
+) -> Result<PathBuf, String> {
     let reference = format!("{}.drvPath", installable.reference(project));
     let args = [
         "eval",
@@ -189,12 +193,18 @@ pub async fn instantiate(installable: &Installable, project: &Path, timeout: Dur
         .run()
         .await
         .map_err(|err| err.to_string())?;
-    let out = ran
-        .success()
-        .map_err(|why| format!("{} could not be evaluated: {why}", installable.reference(project)))?;
+    let out = ran.success().map_err(|why| {
+        format!(
+            "{} could not be evaluated: {why}",
+            installable.reference(project)
+        )
+    })?;
     let drv = PathBuf::from(out.trim());
     if !is_top_store_path(&drv) || drv.extension().is_none_or(|e| e != "drv") {
-        return Err(format!("the evaluation answered '{}', not a derivation", out.trim()));
+        return Err(format!(
+            "the evaluation answered '{}', not a derivation",
+            out.trim()
+        ));
     }
     Ok(drv)
 }
@@ -277,7 +287,9 @@ pub fn host_of(url: &str) -> Option<String> {
     if !matches!(parsed.scheme(), "http" | "https" | "ftp") {
         return None;
     }
-    parsed.host_str().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
+    parsed
+        .host_str()
+        .map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
 }
 
 /// The binary caches this machine's Nix would substitute from.
@@ -316,7 +328,9 @@ pub async fn realise(drv: &Path, caches: &[String], timeout: Duration) -> Result
         .run()
         .await
         .map_err(|err| err.to_string())?;
-    let text = ran.success().map_err(|why| format!("the build failed: {why}"))?;
+    let text = ran
+        .success()
+        .map_err(|why| format!("the build failed: {why}"))?;
     text.lines()
         .map(PathBuf::from)
         .find(|p| is_top_store_path(p))
@@ -373,8 +387,14 @@ mod tests {
         assert_eq!(
             fetches.hosts,
             vec![
-                ("127.0.0.1".to_owned(), "http://127.0.0.1:8080/f.txt".to_owned()),
-                ("mirror.example.org".to_owned(), "https://mirror.example.org/f.txt".to_owned()),
+                (
+                    "127.0.0.1".to_owned(),
+                    "http://127.0.0.1:8080/f.txt".to_owned()
+                ),
+                (
+                    "mirror.example.org".to_owned(),
+                    "https://mirror.example.org/f.txt".to_owned()
+                ),
             ]
         );
         assert!(fetches.anything);
