@@ -414,7 +414,7 @@ fn provide_tool_builds_the_projects_attribute_and_its_program_runs_as_a_store_pa
     let decided = decisions(&events);
     assert!(
         decided.contains(&(
-            format!("nix.build.packages.x86_64-linux.hello-tool"),
+            "nix.build.packages.x86_64-linux.hello-tool".to_owned(),
             "allow".to_owned()
         )),
         "{decided:?}"
@@ -666,5 +666,24 @@ fn a_project_shell_that_fails_to_evaluate_is_said_and_the_session_runs_without_i
     assert!(
         stderr.contains("this session runs without a dev shell"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_misspelt_devshell_field_is_refused_at_its_line_and_column() {
+    let state = tempfile::tempdir().unwrap();
+    let fake = chock_testkit::FakeModel::with([Turn::text("Done.").into()]);
+    config_with(state.path(), &fake, ".devshell = .{ .closur = \"/x\" },");
+    let config = state.path().join("config/chock/config.zon");
+    let out = chock(state.path())
+        .args(["policy", "check"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(":6:") && said.contains("unknown field `closur`, expected one of `closure`"),
+        "{said}"
     );
 }
