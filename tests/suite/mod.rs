@@ -22,6 +22,7 @@ mod network;
 mod new_user;
 mod nix_zon;
 mod plan;
+mod plugins;
 mod policy;
 mod probe_findings;
 mod providers_live;

@@ -22,7 +22,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use wasmtime::{Caller, Config, Extern, Linker, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, Trap, TypedFunc};
+use wasmtime::{
+    Caller, Config, Extern, Linker, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, Trap,
+    TypedFunc,
+};
 
 use crate::manifest::{Capability, Manifest};
 
@@ -105,7 +108,9 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("cache", &self.cache).finish_non_exhaustive()
+        f.debug_struct("Engine")
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
     }
 }
 
@@ -115,7 +120,8 @@ impl Engine {
     pub fn new(cache: Option<PathBuf>) -> Result<Engine, LoadError> {
         let mut config = Config::new();
         config.consume_fuel(true);
-        let engine = wasmtime::Engine::new(&config).map_err(|err| LoadError::Engine(err.to_string()))?;
+        let engine =
+            wasmtime::Engine::new(&config).map_err(|err| LoadError::Engine(err.to_string()))?;
         Ok(Engine { engine, cache })
     }
 
@@ -123,12 +129,11 @@ impl Engine {
     /// against `manifest`: it exports `memory`, `alloc` and each tool with
     /// its type, and imports nothing but the host functions of `chock`.
     pub fn module(&self, path: &Path, manifest: &Manifest) -> Result<Module, LoadError> {
-        let bytes = crate::manifest::read_bounded_bytes(path, crate::manifest::MODULE_BOUND).map_err(|detail| {
-            LoadError::NotWasm {
+        let bytes = crate::manifest::read_bounded_bytes(path, crate::manifest::MODULE_BOUND)
+            .map_err(|detail| LoadError::NotWasm {
                 path: path.to_owned(),
                 detail: format!(": it cannot be read ({detail})"),
-            }
-        })?;
+            })?;
         if !bytes.starts_with(b"\0asm") {
             return Err(LoadError::NotWasm {
                 path: path.to_owned(),
@@ -177,7 +182,9 @@ impl Engine {
         use std::hash::{Hash as _, Hasher as _};
         let digest = sha2::Sha256::digest(bytes);
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        self.engine.precompile_compatibility_hash().hash(&mut hasher);
+        self.engine
+            .precompile_compatibility_hash()
+            .hash(&mut hasher);
         let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
         format!("{hex}-{:016x}", hasher.finish())
     }
@@ -283,7 +290,12 @@ fn check_exports(module: &Module, manifest: &Manifest) -> Result<(), String> {
                 if f.params().map(|p| p.to_string()).collect::<Vec<_>>() == ["i32", "i32"]
                     && f.results().map(|p| p.to_string()).collect::<Vec<_>>() == ["i64"] => {}
             Some(_) => return Err(format!("its export {name} is not (i32, i32) -> i64")),
-            None => return Err(format!("the manifest names the tool {}, and the module exports no {name}", tool.name)),
+            None => {
+                return Err(format!(
+                    "the manifest names the tool {}, and the module exports no {name}",
+                    tool.name
+                ));
+            }
         }
     }
     Ok(())
@@ -305,7 +317,9 @@ fn guest_bytes(caller: &mut Caller<'_, State>, ptr: i32, len: i32) -> wasmtime::
 fn guest_text(caller: &mut Caller<'_, State>, ptr: i32, len: i32) -> wasmtime::Result<String> {
     let bound = caller.data().output;
     if len as u32 as usize > bound {
-        return Err(wasmtime::Error::msg(format!("a host call's text is over the bound of {bound} bytes")));
+        return Err(wasmtime::Error::msg(format!(
+            "a host call's text is over the bound of {bound} bytes"
+        )));
     }
     String::from_utf8(guest_bytes(caller, ptr, len)?)
         .map_err(|_| wasmtime::Error::msg("a host call's text is not UTF-8"))
@@ -315,17 +329,25 @@ fn guest_text(caller: &mut Caller<'_, State>, ptr: i32, len: i32) -> wasmtime::R
 fn link(linker: &mut Linker<State>, cap: Capability) -> wasmtime::Result<()> {
     match cap {
         Capability::Log => {
-            linker.func_wrap("chock", "log", |mut caller: Caller<'_, State>, ptr: i32, len: i32| {
-                let text = guest_text(&mut caller, ptr, len)?;
-                caller.data_mut().said.push(text);
-                Ok(())
-            })?;
+            linker.func_wrap(
+                "chock",
+                "log",
+                |mut caller: Caller<'_, State>, ptr: i32, len: i32| {
+                    let text = guest_text(&mut caller, ptr, len)?;
+                    caller.data_mut().said.push(text);
+                    Ok(())
+                },
+            )?;
         }
         Capability::FsRead => {
             linker.func_wrap(
                 "chock",
                 "fs_read",
-                |mut caller: Caller<'_, State>, path_ptr: i32, path_len: i32, buf_ptr: i32, buf_cap: i32| {
+                |mut caller: Caller<'_, State>,
+                 path_ptr: i32,
+                 path_len: i32,
+                 buf_ptr: i32,
+                 buf_cap: i32| {
                     let path = guest_text(&mut caller, path_ptr, path_len)?;
                     let files = Rc::clone(&caller.data().files);
                     let Ok(data) = files.read(&path) else {
@@ -344,11 +366,19 @@ fn link(linker: &mut Linker<State>, cap: Capability) -> wasmtime::Result<()> {
             linker.func_wrap(
                 "chock",
                 "fs_write",
-                |mut caller: Caller<'_, State>, path_ptr: i32, path_len: i32, data_ptr: i32, data_len: i32| {
+                |mut caller: Caller<'_, State>,
+                 path_ptr: i32,
+                 path_len: i32,
+                 data_ptr: i32,
+                 data_len: i32| {
                     let path = guest_text(&mut caller, path_ptr, path_len)?;
                     let data = guest_bytes(&mut caller, data_ptr, data_len)?;
                     let files = Rc::clone(&caller.data().files);
-                    Ok(if files.write(&path, &data).is_ok() { 0_i32 } else { -1 })
+                    Ok(if files.write(&path, &data).is_ok() {
+                        0_i32
+                    } else {
+                        -1
+                    })
                 },
             )?;
         }
@@ -368,7 +398,10 @@ pub struct Instance {
 impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Instance")
-            .field("tools", &self.tools.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -391,13 +424,22 @@ impl Instance {
         self.store
             .set_fuel(self.bounds.fuel)
             .map_err(|err| CallError::Trapped(err.to_string()))?;
-        let len = i32::try_from(arguments.len()).map_err(|_| CallError::TooLong(arguments.len(), i32::MAX as usize))?;
-        let ptr = self.alloc.call(&mut self.store, len).map_err(|err| self.trap(err))?;
+        let len = i32::try_from(arguments.len())
+            .map_err(|_| CallError::TooLong(arguments.len(), i32::MAX as usize))?;
+        let ptr = self
+            .alloc
+            .call(&mut self.store, len)
+            .map_err(|err| self.trap(err))?;
         self.memory
             .write(&mut self.store, ptr as u32 as usize, arguments.as_bytes())
             .map_err(|_| CallError::OutOfMemory)?;
-        let packed = func.call(&mut self.store, (ptr, len)).map_err(|err| self.trap(err))?;
-        let (at, size) = ((packed >> 32) as u32 as usize, (packed & 0xffff_ffff) as u32 as usize);
+        let packed = func
+            .call(&mut self.store, (ptr, len))
+            .map_err(|err| self.trap(err))?;
+        let (at, size) = (
+            (packed >> 32) as u32 as usize,
+            (packed & 0xffff_ffff) as u32 as usize,
+        );
         if size > self.bounds.output {
             return Err(CallError::TooLong(size, self.bounds.output));
         }

@@ -146,10 +146,11 @@ impl Manifest {
     /// Reads and checks `dir/plugin.json`.
     pub fn load(dir: &Path) -> Result<Manifest, ManifestError> {
         let path = dir.join(MANIFEST);
-        let text = read_bounded(&path, MANIFEST_BOUND).map_err(|detail| ManifestError::Unreadable {
-            path: path.clone(),
-            detail,
-        })?;
+        let text =
+            read_bounded(&path, MANIFEST_BOUND).map_err(|detail| ManifestError::Unreadable {
+                path: path.clone(),
+                detail,
+            })?;
         Manifest::parse(&text).map_err(|detail| ManifestError::Malformed { path, detail })
     }
 
@@ -187,8 +188,12 @@ impl Manifest {
             if tools.iter().any(|t| t.name == tool.name) {
                 return Err(format!("the tool '{}' is named twice", tool.name));
             }
-            check_schema(&tool.parameters)
-                .map_err(|why| format!("the tool '{}' has parameters that are not a JSON Schema: {why}", tool.name))?;
+            check_schema(&tool.parameters).map_err(|why| {
+                format!(
+                    "the tool '{}' has parameters that are not a JSON Schema: {why}",
+                    tool.name
+                )
+            })?;
             let mut capabilities = Vec::new();
             for text in &tool.capabilities {
                 let cap = Capability::parse(text).ok_or_else(|| {
@@ -219,7 +224,9 @@ impl Manifest {
 }
 
 /// The JSON Schema types.
-const TYPES: [&str; 7] = ["object", "array", "string", "number", "integer", "boolean", "null"];
+const TYPES: [&str; 7] = [
+    "object", "array", "string", "number", "integer", "boolean", "null",
+];
 
 /// A tool's parameters must be a JSON Schema of an object: `type` object
 /// (or absent), `properties` an object of schemas, `required` a list of
@@ -248,7 +255,11 @@ fn check_nested(schema: &serde_json::Value, at: &str) -> Result<(), String> {
             if list
                 .iter()
                 .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))) => {}
-        Some(other) => return Err(format!("{at} has the type {other}, which JSON Schema does not have")),
+        Some(other) => {
+            return Err(format!(
+                "{at} has the type {other}, which JSON Schema does not have"
+            ));
+        }
     }
     if let Some(properties) = object.get("properties") {
         let properties = properties
@@ -280,7 +291,10 @@ pub(crate) fn read_bounded_bytes(path: &Path, bound: u64) -> Result<Vec<u8>, Str
         return Err("it is not a regular file".to_owned());
     }
     if meta.len() > bound {
-        return Err(format!("it is {} bytes, over the bound of {bound}", meta.len()));
+        return Err(format!(
+            "it is {} bytes, over the bound of {bound}",
+            meta.len()
+        ));
     }
     let mut bytes = Vec::new();
     file.take(bound)
@@ -309,7 +323,10 @@ mod tests {
             r#"[{"name": "greet", "description": "Greets", "capabilities": ["log", "fs.read", "log"]}]"#,
         )
         .unwrap();
-        assert_eq!(m.tools[0].capabilities, vec![Capability::Log, Capability::FsRead]);
+        assert_eq!(
+            m.tools[0].capabilities,
+            vec![Capability::Log, Capability::FsRead]
+        );
         assert_eq!(m.tools[0].parameters["type"], "object");
     }
 
@@ -324,14 +341,19 @@ mod tests {
             said(r#"[{"name": "x", "parameters": {"type": "object", "properties": {"a": {"type": "text"}}}}]"#)
                 .contains("which JSON Schema does not have")
         );
-        assert!(said(r#"[{"name": "x", "parameters": {"type": "array"}}]"#).contains("takes an object"));
+        assert!(
+            said(r#"[{"name": "x", "parameters": {"type": "array"}}]"#).contains("takes an object")
+        );
         assert!(said("[]").contains("names no tool"));
         assert!(said(r#"[{"name": "x"}, {"name": "x"}]"#).contains("named twice"));
         let escaping = Manifest::parse(
             r#"{"name": "hello", "version": "1", "module": "../x.wasm", "tools": [{"name": "x"}]}"#,
         )
         .unwrap_err();
-        assert!(escaping.contains("inside the plugin's directory"), "{escaping}");
+        assert!(
+            escaping.contains("inside the plugin's directory"),
+            "{escaping}"
+        );
         assert!(Manifest::parse(r#"{"name": "hello"}"#).is_err());
     }
 }

@@ -113,9 +113,11 @@ impl FileKind {
             FileKind::Project if config => Some(format!(
                 "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
             )),
-            FileKind::Org if name == "secrets" || name == "mcp" || name == "plugins" || config => Some(format!(
-                "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
-            )),
+            FileKind::Org if name == "secrets" || name == "mcp" || name == "plugins" || config => {
+                Some(format!(
+                    "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
+                ))
+            }
             FileKind::Project | FileKind::Operator | FileKind::Org | FileKind::Any => None,
         }
     }

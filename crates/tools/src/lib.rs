@@ -31,6 +31,7 @@ mod memory;
 pub mod net;
 mod output;
 mod pidfd;
+pub mod plugins;
 mod push_call;
 pub mod push_credential;
 mod read_file;

@@ -351,7 +351,11 @@ pub(crate) fn read_in(layer: SkillLayer, dir: &Path, rel: &Path) -> Result<Strin
 
 /// [`read_in`] with the project layer's directory made canonical already
 /// (`Some(top)`), or `None` for a layer whose links may point anywhere.
-pub(crate) fn read_below(top: Option<Option<&Path>>, dir: &Path, rel: &Path) -> Result<String, String> {
+pub(crate) fn read_below(
+    top: Option<Option<&Path>>,
+    dir: &Path,
+    rel: &Path,
+) -> Result<String, String> {
     if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
         return Err(format!(
             "'{}' is not a path inside the skill: give a relative path without '..', such as 'examples/one.md'",
