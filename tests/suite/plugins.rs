@@ -197,7 +197,8 @@ fn plugins_of_each_layer_offer_their_tools_with_only_the_host_functions_allowed(
 }
 
 #[test]
-fn a_plugin_call_asked_is_answered_through_chock_approve_and_a_deny_keeps_a_tool_out() {
+fn a_plugin_call_asked_is_answered_through_chock_approve_a_promise_binds_the_next_and_a_deny_keeps_a_tool_out()
+ {
     let state = tempfile::tempdir().unwrap();
     let project = project(
         &["hello"],
@@ -214,7 +215,15 @@ fn a_plugin_call_asked_is_answered_through_chock_approve_and_a_deny_keeps_a_tool
     project.commit_all("the project's plugin");
     let fake = fake_model(
         state.path(),
-        one_call_a_turn(&[("greet", "plugin__hello__greet", json!({"who": "bo"}))]),
+        one_call_a_turn(&[
+            ("greet", "plugin__hello__greet", json!({"who": "bo"})),
+            (
+                "promise",
+                "restrict_self",
+                json!({"rules": [{"action": "plugin.hello.tool.*", "decision": "deny"}], "reason": "no more plugins"}),
+            ),
+            ("after", "plugin__hello__greet", json!({})),
+        ]),
     );
     let child = start_session(state.path(), project.path(), "go");
     let (_, answered) = answer_pending(state.path(), "plugin.hello.tool.greet", "y\n");
@@ -231,6 +240,16 @@ fn a_plugin_call_asked_is_answered_through_chock_approve_and_a_deny_keeps_a_tool
     );
     let events = log_values(&only_log(state.path()));
     assert!(text_of(result_of(&events, "greet")).starts_with("hello from the plugin"));
+    // A promise binds the very next call of the plugin's tool.
+    let after = result_of(&events, "after");
+    assert!(
+        !text_of(after).starts_with("hello from the plugin"),
+        "{after}"
+    );
+    assert!(
+        text_of(after).contains("plugin.hello.tool.greet"),
+        "{after}"
+    );
     let offered = offered_tools(&fake);
     assert!(
         offered.contains(&"plugin__hello__greet".to_owned()),
@@ -290,4 +309,39 @@ fn a_plugin_no_layer_holds_and_a_bad_name_are_each_said() {
         text.contains(":2:32: a plugin is named by a string"),
         "{text}"
     );
+}
+
+#[test]
+fn a_stop_written_while_a_session_runs_refuses_its_next_plugin_call() {
+    use super::stop_session::{assert_call_stopped, held, release, start, wait_held};
+    let (m, repo) = super::Machine::with_shop();
+    let rules = rules_zon(&[("plugin.hello.tool.*", "allow"), ("exec.*", "allow")]);
+    let rules = rules.trim_end().strip_suffix('}').unwrap();
+    std::fs::write(
+        repo.join("chock.zon"),
+        format!("{rules}    .plugins = .{{ \"hello\" }},\n}}\n"),
+    )
+    .unwrap();
+    install(
+        &repo.join(".chock/plugins"),
+        "hello",
+        &[("greet", &["log"])],
+    );
+    super::git(&repo, &["add", "-A"]);
+    super::git(&repo, &["commit", "-q", "-m", "the hello plugin"]);
+    let _fake = fake_model(
+        &m.state(),
+        [
+            held("c1"),
+            super::kit::call_turn("c2", "plugin__hello__greet", json!({})),
+            chock_testkit::Turn::text("Done.").into(),
+        ],
+    );
+    let child = start(&m, &repo);
+    let (_, log, workspace) = wait_held(&m);
+    m.ok(&repo, &["stop", "--reason", "no more plugins today"]);
+    release(&workspace);
+    let _ = child.wait_with_output().unwrap();
+    let events = log_values(&log);
+    assert_call_stopped(&events, "c2", "no more plugins today");
 }

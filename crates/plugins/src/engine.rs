@@ -386,12 +386,15 @@ fn link(linker: &mut Linker<State>, cap: Capability) -> wasmtime::Result<()> {
     Ok(())
 }
 
+/// A tool's export: the arguments' place and length in, the result's out.
+type ToolFunc = TypedFunc<(i32, i32), i64>;
+
 /// One plugin's instance in a session.
 pub struct Instance {
     store: Store<State>,
     memory: Memory,
     alloc: TypedFunc<i32, i32>,
-    tools: Vec<(String, TypedFunc<(i32, i32), i64>)>,
+    tools: Vec<(String, ToolFunc)>,
     bounds: Bounds,
 }
 

@@ -2,6 +2,8 @@
 //! tests/plugins and compiled by the wat crate: what a call answers, what
 //! it logs, and each bound and refusal.
 
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
