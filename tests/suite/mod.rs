@@ -23,6 +23,7 @@ mod new_user;
 mod nix_session;
 mod nix_zon;
 mod plan;
+mod plugins;
 mod policy;
 mod probe_findings;
 mod providers_live;

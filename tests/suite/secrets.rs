@@ -459,7 +459,7 @@ fn a_secret_bound_to_an_unnamed_mcp_server_or_a_plugin_refuses_the_session_at_it
         ),
         (
             ".plugin = \"hello\"",
-            "is bound to the plugin hello, and this version of Chock runs no plugins",
+            "is bound to the plugin hello, and a plugin has no environment to be given it in",
         ),
     ] {
         let state = tempfile::tempdir().unwrap();

@@ -90,7 +90,7 @@ pub(super) fn wait_held(m: &Machine) -> (SessionId, PathBuf, PathBuf) {
 }
 
 /// Lets the held command finish.
-fn release(workspace: &Path) {
+pub(super) fn release(workspace: &Path) {
     std::fs::write(workspace.join("go"), "").unwrap();
 }
 
@@ -115,7 +115,7 @@ fn decisions_for<'a>(events: &'a [Value], call: &str) -> Vec<&'a Value> {
 /// Asserts that the stop refused call `call`: its result is the stop's
 /// refusal (saying `says`), a `decision` names the stop as its rule, and
 /// the call never ran (no `tool.call`).
-fn assert_call_stopped(events: &[Value], call: &str, says: &str) {
+pub(super) fn assert_call_stopped(events: &[Value], call: &str, says: &str) {
     let result = result_of(events, call);
     let content = result["output"].as_str().unwrap();
     assert!(content.starts_with("stopped: "), "{content}");

@@ -62,6 +62,7 @@ pub const KNOWN_BLOCKS: &[&str] = &[
     "policy",
     "secrets",
     "mcp",
+    "plugins",
     "providers",
     "model",
     "reviewer",
@@ -114,9 +115,11 @@ impl FileKind {
             FileKind::Project if config => Some(format!(
                 "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
             )),
-            FileKind::Org if name == "secrets" || name == "mcp" || config => Some(format!(
-                "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
-            )),
+            FileKind::Org if name == "secrets" || name == "mcp" || name == "plugins" || config => {
+                Some(format!(
+                    "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
+                ))
+            }
             FileKind::Project | FileKind::Operator | FileKind::Org | FileKind::Any => None,
         }
     }
@@ -150,6 +153,42 @@ pub(crate) struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// `.plugins = .{ "hello", "notes" }`: the plugins enabled, each by
+    /// its name, one label; a name twice is said once.
+    pub(crate) fn plugins(&mut self, value: &Value) -> Vec<String> {
+        let Some(items) = items(value) else {
+            self.problem(
+                &value.span,
+                format!(
+                    ".plugins is {}; write the names of the plugins to enable, .plugins = .{{ \"hello\" }}",
+                    kind_name(&value.kind)
+                ),
+            );
+            return Vec::new();
+        };
+        let mut names: Vec<String> = Vec::new();
+        for item in items {
+            match &item.kind {
+                ValueKind::String(name) if crate::action::label::is_label(name) => {
+                    if !names.contains(name) {
+                        names.push(name.clone());
+                    }
+                }
+                ValueKind::String(name) => self.problem(
+                    &item.span,
+                    format!(
+                        "'{name}' cannot be a plugin's name: it is one label of plugin.<name>.tool.<tool> (letters, digits, '-' and '_')"
+                    ),
+                ),
+                other => self.problem(
+                    &item.span,
+                    format!("a plugin is named by a string, not {}", kind_name(other)),
+                ),
+            }
+        }
+        names
+    }
+
     pub(crate) fn problem(&mut self, span: &Span, message: impl Into<String>) {
         self.problems.push(Problem {
             line: span.start.line,
@@ -227,6 +266,8 @@ pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
                     }
                     // The MCP servers a session starts (crate::mcp).
                     "mcp" => set.mcp = walk.mcp(&f.value),
+                    // The plugins a session enables (docs/plugins.md).
+                    "plugins" => set.plugins = walk.plugins(&f.value),
                     name if KNOWN_BLOCKS.contains(&name) => {}
                     name => unread.push(place(unread_block(name))),
                 }

@@ -38,6 +38,8 @@ pub struct RuleSet {
     pub unread: Vec<crate::Problem>,
     /// The file's `.mcp` block: the MCP servers it names.
     pub mcp: Vec<crate::mcp::McpServer>,
+    /// The file's `.plugins` block: the plugins it enables.
+    pub plugins: Vec<String>,
 }
 
 impl RuleSet {
@@ -174,6 +176,7 @@ pub struct Policy {
     resolver_ports: Vec<u16>,
     /// The MCP servers of the operator's and the project's files.
     mcp: Arc<crate::mcp::McpServers>,
+    plugins: Arc<[String]>,
     /// Org, operator, project and defaults in one trie, for the hot path.
     merged: Arc<Merged<4>>,
     /// The secrets the operator's and the project's files name, the
@@ -272,6 +275,16 @@ impl Policy {
             layers.operator.as_ref().map_or(&[], |s| s.mcp.as_slice()),
             layers.project.as_ref().map_or(&[], |s| s.mcp.as_slice()),
         ));
+        let mut plugins: Vec<String> = Vec::new();
+        for name in [layers.operator.as_ref(), layers.project.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|set| set.plugins.iter())
+        {
+            if !plugins.contains(name) {
+                plugins.push(name.clone());
+            }
+        }
         let org = match layers.org {
             Org::Absent => OrgLayer::Absent,
             Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
@@ -307,7 +320,13 @@ impl Policy {
             secrets: secrets.into(),
             unread: unread.into(),
             mcp,
+            plugins: plugins.into(),
         }
+    }
+
+    /// The plugins config.zon and chock.zon enable, the operator's first.
+    pub fn plugins(&self) -> &[String] {
+        &self.plugins
     }
 
     /// The secret named `name`, as the operator's config.zon names it, else

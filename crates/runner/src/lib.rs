@@ -22,6 +22,7 @@ mod history;
 mod judge;
 mod mcp;
 mod net;
+mod plugins;
 /// The model wire formats, a crate of their own (`chock-providers`).
 pub use chock_providers as provider;
 /// The tools, a crate of their own (`chock-tools`).

@@ -257,8 +257,20 @@ pub(crate) async fn drive(
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
     let commands = commands.with_programs(programs.clone());
     let servers = McpTools::default();
-    let tools =
-        tools_for(setup, &servers).with_nix(chock_tools::NixTools::new(programs, setup.project));
+    let plugins = chock_tools::plugins::PluginTools::default();
+    let tools = tools_for(setup, &servers)
+        .with_nix(chock_tools::NixTools::new(programs, setup.project))
+        .with_plugins(&plugins);
+    if let Err(err) = crate::plugins::start(
+        setup.policy,
+        setup.project,
+        workspace.root(),
+        setup.state,
+        &writer,
+        &plugins,
+    ) {
+        return Err(settled_before_error(checkout, &writer, err.into()));
+    }
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),

@@ -204,7 +204,7 @@ pub async fn run_turn<H: TurnHooks>(
     // The MCP tools are read each time: a server that failed is gone.
     let offered = || {
         let mut specs = builtin.clone();
-        specs.extend(cx.tools.mcp_specs());
+        specs.extend(cx.tools.external_specs());
         specs
     };
     let mut guard = RepeatGuard::new(cx.limits.repeat_limit);
@@ -312,7 +312,7 @@ async fn one_call<H: TurnHooks>(
     call: &ToolCall,
 ) -> Result<(ToolOutput, Option<TurnEnd>), H::Error> {
     // The one place a call's name and arguments are read.
-    let parsed = Call::parse_with(&call.name, &call.arguments, cx.tools.mcp());
+    let parsed = Call::parse_with(&call.name, &call.arguments, Some(cx.tools));
     let given = crate::secrets::Given::default();
     let mut output = match hooks.before_tool(call, &parsed).await? {
         gate @ (Gate::Run | Gate::RunGiven(_)) => {

@@ -10,7 +10,6 @@
 //! [`Call::External`], carrying their source and tool name; they are
 //! decided at `mcp.<server>.tool.<tool>` and `plugin.<name>.tool.<tool>`.
 
-use crate::mcp::McpTools;
 use crate::tool::{Decide, Offered, Tool, arguments};
 use crate::{
     Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
@@ -168,16 +167,17 @@ impl Call {
         Call::parse_with(name, arguments, None)
     }
 
-    /// [`Call::parse`], where `mcp` names the MCP tools offered: a name
-    /// that is no built-in tool is looked up there whole.
+    /// [`Call::parse`], where `session` names the tools third parties
+    /// offer (MCP servers', plugins'): a name that is no built-in tool is
+    /// looked up there whole.
     pub fn parse_with(
         name: &str,
         arguments: &str,
-        mcp: Option<&McpTools>,
+        session: Option<&SessionTools<'_>>,
     ) -> Result<Call, Unparsed> {
         let Some(tool) = ToolName::parse(name) else {
-            if let Some((server, tool)) = mcp.and_then(|mcp| mcp.find(name)) {
-                return external(Source::Mcp(server), tool, arguments);
+            if let Some((source, tool)) = session.and_then(|s| s.find_external(name)) {
+                return external(source, tool, arguments);
             }
             return Err(Unparsed {
                 tool: None,
@@ -323,10 +323,11 @@ pub async fn carry_out(
             tool,
             arguments,
         }) => Ok(session.mcp_call(&server, &tool, arguments).await),
-        Call::External(external) => Err(ToolError::Failed(format!(
-            "nothing in this session provides {}",
-            external.action_name()
-        ))),
+        Call::External(External {
+            source: Source::Plugin(plugin),
+            tool,
+            arguments,
+        }) => Ok(session.plugin_call(&plugin, &tool, &arguments)),
     };
     result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
 }

@@ -32,6 +32,7 @@ pub mod net;
 pub mod nix;
 mod output;
 mod pidfd;
+pub mod plugins;
 mod push_call;
 pub mod push_credential;
 mod read_file;

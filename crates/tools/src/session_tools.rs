@@ -35,6 +35,8 @@ pub struct SessionTools<'a> {
     mcp: Option<&'a McpTools>,
     /// nix_eval's and provide_tool's share, where the session has it.
     nix: Option<crate::nix::NixTools>,
+    /// The session's plugins, when it enabled any.
+    plugins: Option<&'a crate::plugins::PluginTools>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -54,6 +56,7 @@ impl<'a> SessionTools<'a> {
             skills: Skills::default(),
             mcp: None,
             nix: None,
+            plugins: None,
         }
     }
 
@@ -126,9 +129,49 @@ impl<'a> SessionTools<'a> {
         self.mcp
     }
 
-    /// The specs of the MCP tools still offered.
-    pub fn mcp_specs(&self) -> Vec<chock_providers::ToolSpec> {
-        self.mcp.map(McpTools::specs).unwrap_or_default()
+    /// Gives the session's plugins' tools (builder style).
+    #[must_use]
+    pub fn with_plugins(mut self, plugins: &'a crate::plugins::PluginTools) -> Self {
+        self.plugins = Some(plugins);
+        self
+    }
+
+    /// The specs of the tools third parties supply: the MCP tools still
+    /// offered, then the plugins'.
+    pub fn external_specs(&self) -> Vec<chock_providers::ToolSpec> {
+        let mut specs = self.mcp.map(McpTools::specs).unwrap_or_default();
+        specs.extend(
+            self.plugins
+                .map(crate::plugins::PluginTools::specs)
+                .unwrap_or_default(),
+        );
+        specs
+    }
+
+    /// Where a model's tool name that is no built-in tool comes from: an
+    /// MCP server's tool or a plugin's, when one offered has the name.
+    pub fn find_external(&self, model_name: &str) -> Option<(crate::Source, String)> {
+        if let Some((server, tool)) = self.mcp.and_then(|mcp| mcp.find(model_name)) {
+            return Some((crate::Source::Mcp(server), tool));
+        }
+        self.plugins
+            .and_then(|plugins| plugins.find(model_name))
+            .map(|(plugin, tool)| (crate::Source::Plugin(plugin), tool))
+    }
+
+    /// A decided call of a plugin's tool.
+    pub(super) fn plugin_call(
+        &self,
+        plugin: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> ToolOutput {
+        match self.plugins {
+            Some(plugins) => plugins.call(plugin, tool, arguments),
+            None => ToolOutput::error(format!(
+                "nothing in this session provides the plugin {plugin}"
+            )),
+        }
     }
 
     /// A decided call of an MCP server's tool.
