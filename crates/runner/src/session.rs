@@ -24,6 +24,7 @@ use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log}
 use chock_policy::{Action, Decision, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
+use crate::beside::Beside;
 use crate::compact::Compactor;
 use crate::config::SearchConfig;
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
@@ -242,6 +243,18 @@ pub(crate) async fn drive(
     if let Err(err) = writer.borrow_mut().append(decision_event(&jit, None)) {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
+    let session_dir = setup.state.session_dir(&id);
+    let beside = Beside::start(
+        setup.policy,
+        setup.project,
+        workspace.root(),
+        &session_dir,
+        &writer,
+    );
+    let mut beside = match beside {
+        Ok(beside) => beside,
+        Err(err) => return Err(settled_before_error(checkout, &writer, err.into())),
+    };
     if let Some(start) = setup.start
         && let Err(err) = record_start(&writer, start)
     {
@@ -249,6 +262,7 @@ pub(crate) async fn drive(
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
+    let commands = beside.give(commands);
     let servers = McpTools::default();
     let tools = tools_for(setup, &servers);
     let (approvals, handover) = match bind_sockets(setup, &id) {
@@ -319,6 +333,9 @@ pub(crate) async fn drive(
     servers.stop();
     let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
+    if !matches!(end, Ok(Some(TurnEnd::HandOver))) {
+        beside.end(&mut writer.borrow_mut())?;
+    }
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
     Ok((outcome, opened))
 }

@@ -1,0 +1,158 @@
+//! The USB and serial devices a session is given: those the project's
+//! `.devices` block names and a policy rule allows.
+//!
+//! Each named device is decided once, when the session starts, at its
+//! action (`device.usb.1d50.6018`). Only allow passes it in: the decision
+//! is read where nobody is at the keyboard for it (a session is already
+//! running by the time a board is plugged in), so ask refuses, as it does
+//! for every row read before the first turn. Where an allowed device is
+//! is found anew at every command's start ([`SessionDevices`], through
+//! the tools' `CommandDevices`): one plugged in mid-session reaches the
+//! next command, one pulled out is reported and gone from it. `chock
+//! devices` ([`list`]) shows the same answers for the devices on this
+//! machine.
+
+pub mod list;
+pub mod sysfs;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use chock_policy::{Decision, DeviceId, Policy, Verdict};
+use chock_sandbox::DeviceNode;
+use chock_tools::CommandDevices;
+
+use crate::judge::Judge;
+use sysfs::{Present, Roots};
+
+/// The devices a session may reach, and where each was at the last
+/// command's start.
+#[derive(Debug)]
+pub struct SessionDevices {
+    roots: Roots,
+    /// The allowed devices, each with the block's place that names it.
+    allowed: Vec<(DeviceId, String)>,
+    /// The node each allowed device had at the last ask.
+    last: RefCell<BTreeMap<DeviceId, Vec<String>>>,
+}
+
+/// What a session's start decided about its devices.
+#[derive(Debug)]
+pub struct Decided {
+    pub devices: SessionDevices,
+    /// One verdict per named device, for the log's `decision` events.
+    pub verdicts: Vec<Verdict>,
+    /// The sentences for the start's notice: which node each device is,
+    /// or why it is not passed in.
+    pub said: Vec<String>,
+}
+
+/// Decides each device `policy`'s project block names, and finds the
+/// allowed ones under `roots`.
+pub fn decide(policy: &Policy, roots: Roots) -> Decided {
+    let mut allowed = Vec::new();
+    let mut verdicts = Vec::new();
+    let mut said = Vec::new();
+    for named in policy.named_devices() {
+        let action = named.id.action();
+        let verdict = Judge::before_first_turn(policy, &action);
+        if verdict.decision == Decision::Allow {
+            allowed.push((named.id.clone(), named.origin.clone()));
+        } else {
+            said.push(refused(&action.to_string(), &named.origin, &verdict));
+        }
+        verdicts.push(verdict);
+    }
+    let devices = SessionDevices {
+        roots,
+        allowed,
+        last: RefCell::new(BTreeMap::new()),
+    };
+    let (_, found) = devices.look();
+    said.extend(found);
+    Decided {
+        devices,
+        verdicts,
+        said,
+    }
+}
+
+/// Why a named device is not passed in.
+fn refused(action: &str, origin: &str, verdict: &Verdict) -> String {
+    let why = match verdict.decision {
+        Decision::Deny => "the policy denies it".to_owned(),
+        other => format!(
+            "the policy answers {other}, and nobody can be asked for a device while a session runs; only allow passes one in: .{{ .action = \"{action}\", .decision = .allow }}"
+        ),
+    };
+    format!("{action} ({origin}) is not passed in: {why}")
+}
+
+impl SessionDevices {
+    /// The nodes of the allowed devices present now, and a sentence for
+    /// each that is new, moved or gone since the last look.
+    fn look(&self) -> (Vec<DeviceNode>, Vec<String>) {
+        let present = sysfs::scan(&self.roots);
+        let mut last = self.last.borrow_mut();
+        let mut nodes = Vec::new();
+        let mut said = Vec::new();
+        let mut now = BTreeMap::new();
+        for (id, origin) in &self.allowed {
+            let action = id.action();
+            let mine: Vec<&Present> = present.iter().filter(|p| p.id == *id).collect();
+            let mut names = Vec::new();
+            let mut refusals = Vec::new();
+            for p in &mine {
+                match &p.node {
+                    Ok(host) => {
+                        nodes.push(DeviceNode {
+                            host: host.clone(),
+                            at: p.inside(),
+                        });
+                        names.push(p.inside().display().to_string());
+                    }
+                    Err(why) => refusals.push(format!("{action} is not passed in: {why}")),
+                }
+            }
+            if !last.contains_key(id) {
+                said.append(&mut refusals);
+            }
+            if let Some(sentence) = change(&action.to_string(), origin, last.get(id), &names) {
+                said.push(sentence);
+            }
+            now.insert(id.clone(), names);
+        }
+        *last = now;
+        (nodes, said)
+    }
+}
+
+/// The sentence for a device whose nodes were `before` at the last look
+/// (`None`: this is the first) and are `now`; `None` when nothing changed.
+fn change(
+    action: &str,
+    origin: &str,
+    before: Option<&Vec<String>>,
+    now: &[String],
+) -> Option<String> {
+    let now_text = now.join(", ");
+    Some(match before {
+        None if now.is_empty() => format!(
+            "{action} ({origin}) is not on this machine: the session runs without it, and it is passed in at the first command after it is plugged in"
+        ),
+        None => format!("{action} is {now_text}"),
+        Some(before) if before.as_slice() == now => return None,
+        Some(before) if now.is_empty() => format!(
+            "{action} has left ({} is gone): commands from now on run without it, and it is passed in again at the first command after it is back",
+            before.join(", ")
+        ),
+        Some(before) if before.is_empty() => format!("{action} has arrived as {now_text}"),
+        Some(_) => format!("{action} is now {now_text}"),
+    })
+}
+
+impl CommandDevices for SessionDevices {
+    fn nodes(&self) -> (Vec<DeviceNode>, Vec<String>) {
+        self.look()
+    }
+}

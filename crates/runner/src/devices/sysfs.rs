@@ -1,0 +1,371 @@
+//! Finding the USB and serial devices on this machine, by identity, from
+//! sysfs: what each is called as an action and which node under `/dev` is
+//! it.
+//!
+//! A USB device is a directory of `/sys/bus/usb/devices` with `idVendor`
+//! and `idProduct`; its node is the `DEVNAME` of its `uevent`
+//! (`bus/usb/001/004`). A serial adapter is an entry of `/sys/class/tty`
+//! that has such a USB device among its ancestors; its node is its own
+//! `DEVNAME` (`ttyUSB0`), and its identity the ancestor's `serial` when it
+//! has a usable one, else the ancestor's ids. These are the attributes the
+//! NixOS module's udev rules match (`ATTRS{idVendor}`, `ATTRS{serial}`), so
+//! a rule and a block entry name the same device.
+//!
+//! The node found under `/dev` is taken only when it is a character device
+//! whose numbers are the ones sysfs gives (`dev`, `major:minor`): a name
+//! under `/dev` that is something else (a leftover file, a link) is not the
+//! device, and is reported rather than bound. `CHOCK_SYSFS` and
+//! `CHOCK_DEV` move both roots, for a machine whose sysfs is mounted
+//! elsewhere and for tests, which build a tree of their own.
+
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use chock_policy::DeviceId;
+
+/// Where sysfs and the device nodes are.
+#[derive(Debug, Clone)]
+pub struct Roots {
+    pub sys: PathBuf,
+    pub dev: PathBuf,
+}
+
+/// The variables that move the roots.
+pub const SYSFS_ENV: &str = "CHOCK_SYSFS";
+pub const DEV_ENV: &str = "CHOCK_DEV";
+
+impl Roots {
+    /// `/sys` and `/dev`, or where `CHOCK_SYSFS` and `CHOCK_DEV` say.
+    pub fn from_env() -> Roots {
+        let var = |name: &str, default: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map_or_else(|| PathBuf::from(default), PathBuf::from)
+        };
+        Roots {
+            sys: var(SYSFS_ENV, "/sys"),
+            dev: var(DEV_ENV, "/dev"),
+        }
+    }
+}
+
+/// One device found on the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Present {
+    pub id: DeviceId,
+    /// The name under `/dev`, as udev names it (`bus/usb/001/004`,
+    /// `ttyUSB0`).
+    pub devname: String,
+    /// The node on this machine (beneath the dev root), when it is the
+    /// device sysfs describes; otherwise why not.
+    pub node: Result<PathBuf, String>,
+    /// The maker's and product's words, for a person.
+    pub label: String,
+}
+
+impl Present {
+    /// Where the node appears inside the sandbox.
+    pub fn inside(&self) -> PathBuf {
+        Path::new("/dev").join(&self.devname)
+    }
+}
+
+/// Every USB device and USB serial adapter `roots` shows, USB devices
+/// first, each in name order.
+pub fn scan(roots: &Roots) -> Vec<Present> {
+    let mut found = Vec::new();
+    for dir in entries(&roots.sys.join("bus/usb/devices")) {
+        if let Some(ids) = usb_ids(&dir)
+            && let Some(present) = present(
+                roots,
+                &dir,
+                DeviceId::Usb {
+                    vendor: ids.0,
+                    product: ids.1,
+                },
+                &dir,
+            )
+        {
+            found.push(present);
+        }
+    }
+    let sys = fs::canonicalize(&roots.sys).unwrap_or_else(|_| roots.sys.clone());
+    for dir in entries(&roots.sys.join("class/tty")) {
+        let Some(usb) = usb_ancestor(&sys, &dir) else {
+            continue;
+        };
+        let Some((vendor, product)) = usb_ids(&usb) else {
+            continue;
+        };
+        let id = match read(&usb.join("serial")) {
+            Some(serial) if DeviceId::parse(&format!("device.tty.serial.{serial}")).is_ok() => {
+                DeviceId::TtySerial(serial)
+            }
+            _ => DeviceId::Tty { vendor, product },
+        };
+        if let Some(present) = present(roots, &dir, id, &usb) {
+            found.push(present);
+        }
+    }
+    found
+}
+
+/// The entries of a sysfs directory, resolved, in name order.
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut names: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|p| fs::canonicalize(p).ok())
+        .collect()
+}
+
+/// One attribute's text, trimmed.
+fn read(path: &Path) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// A USB device's vendor and product, when `dir` is one.
+fn usb_ids(dir: &Path) -> Option<(u16, u16)> {
+    let hex = |name: &str| {
+        let text = read(&dir.join(name))?;
+        (text.len() == 4)
+            .then(|| u16::from_str_radix(&text, 16).ok())
+            .flatten()
+    };
+    Some((hex("idVendor")?, hex("idProduct")?))
+}
+
+/// The nearest ancestor of the tty at `dir` that is a USB device, not
+/// leaving `sys`.
+fn usb_ancestor(sys: &Path, dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(sys) && *a != sys)
+        .find(|a| usb_ids(a).is_some())
+        .map(Path::to_path_buf)
+}
+
+/// The device at sysfs `dir` (whose `uevent` names its node) as `id`,
+/// labelled from the USB device at `usb`.
+fn present(roots: &Roots, dir: &Path, id: DeviceId, usb: &Path) -> Option<Present> {
+    let uevent = fs::read_to_string(dir.join("uevent")).ok()?;
+    let devname = uevent
+        .lines()
+        .find_map(|l| l.strip_prefix("DEVNAME="))?
+        .trim()
+        .to_owned();
+    // A name that climbs out of /dev, or is empty, is no node of ours.
+    let safe = !devname.is_empty()
+        && !devname.starts_with('/')
+        && devname
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..");
+    if !safe {
+        return None;
+    }
+    let node = check_node(&roots.dev.join(&devname), read(&dir.join("dev")).as_deref());
+    let label = [read(&usb.join("manufacturer")), read(&usb.join("product"))]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(Present {
+        id,
+        devname,
+        node,
+        label,
+    })
+}
+
+/// `path` when it is a character device numbered `numbers` (`major:minor`).
+fn check_node(path: &Path, numbers: Option<&str>) -> Result<PathBuf, String> {
+    let meta = fs::symlink_metadata(path)
+        .map_err(|err| format!("{} cannot be read: {err}", path.display()))?;
+    if !meta.file_type().is_char_device() {
+        return Err(format!("{} is not a character device", path.display()));
+    }
+    let rdev = meta.rdev();
+    let found = format!("{}:{}", rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    match numbers {
+        Some(want) if want == found => Ok(path.to_owned()),
+        Some(want) => Err(format!(
+            "{} is device {found}, and sysfs says this device is {want}",
+            path.display()
+        )),
+        None => Err(format!(
+            "sysfs gives no device numbers for {}",
+            path.display()
+        )),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A sysfs tree with one USB serial adapter (a USB device and its tty)
+    /// whose nodes are character devices under `dev`, numbered as `numbers`
+    /// says (major:minor of a real device the test may open).
+    pub(crate) struct FakeMachine {
+        pub(crate) root: tempfile::TempDir,
+    }
+
+    impl FakeMachine {
+        pub(crate) fn roots(&self) -> Roots {
+            Roots {
+                sys: self.root.path().join("sys"),
+                dev: self.root.path().join("dev"),
+            }
+        }
+
+        /// Adds a USB device at bus port `port`, with `serial` when given,
+        /// and a tty `tty` beneath it when given; its nodes have the
+        /// numbers of `node` (a real device of this machine).
+        pub(crate) fn usb(
+            &self,
+            port: &str,
+            ids: (&str, &str),
+            serial: Option<&str>,
+            tty: Option<&str>,
+            node: &Path,
+        ) {
+            let roots = self.roots();
+            let rdev = fs::metadata(node).unwrap().rdev();
+            let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+            let dev = roots.sys.join("devices/pci0000:00/usb1").join(port);
+            fs::create_dir_all(&dev).unwrap();
+            fs::write(dev.join("idVendor"), format!("{}\n", ids.0)).unwrap();
+            fs::write(dev.join("idProduct"), format!("{}\n", ids.1)).unwrap();
+            fs::write(dev.join("product"), "Test Board\n").unwrap();
+            if let Some(serial) = serial {
+                fs::write(dev.join("serial"), format!("{serial}\n")).unwrap();
+            }
+            let usbname = format!("bus/usb/001/{:0>3}", port.replace('-', ""));
+            fs::write(
+                dev.join("uevent"),
+                format!("DEVTYPE=usb_device\nDEVNAME={usbname}\n"),
+            )
+            .unwrap();
+            fs::write(dev.join("dev"), format!("{major}:{minor}\n")).unwrap();
+            mknod(&roots.dev.join(&usbname), rdev);
+            fs::create_dir_all(roots.sys.join("bus/usb/devices")).unwrap();
+            std::os::unix::fs::symlink(&dev, roots.sys.join("bus/usb/devices").join(port)).unwrap();
+            if let Some(tty) = tty {
+                let t = dev
+                    .join(format!("{port}:1.0"))
+                    .join(tty)
+                    .join("tty")
+                    .join(tty);
+                fs::create_dir_all(&t).unwrap();
+                fs::write(t.join("uevent"), format!("DEVNAME={tty}\n")).unwrap();
+                fs::write(t.join("dev"), format!("{major}:{minor}\n")).unwrap();
+                mknod(&roots.dev.join(tty), rdev);
+                fs::create_dir_all(roots.sys.join("class/tty")).unwrap();
+                std::os::unix::fs::symlink(&t, roots.sys.join("class/tty").join(tty)).unwrap();
+            }
+        }
+    }
+
+    pub(crate) fn fake_machine() -> FakeMachine {
+        let root = tempfile::tempdir().unwrap();
+        let machine = FakeMachine { root };
+        // A tty with no USB device above it (a virtual console) is no
+        // serial adapter.
+        let vt = machine.roots().sys.join("devices/virtual/tty/tty0");
+        fs::create_dir_all(&vt).unwrap();
+        fs::write(vt.join("uevent"), "DEVNAME=tty0\n").unwrap();
+        fs::create_dir_all(machine.roots().sys.join("class/tty")).unwrap();
+        std::os::unix::fs::symlink(&vt, machine.roots().sys.join("class/tty/tty0")).unwrap();
+        machine
+    }
+
+    fn mknod(path: &Path, rdev: u64) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::CharacterDevice,
+            rustix::fs::Mode::from_raw_mode(0o666),
+            rdev,
+        )
+        .unwrap_or_else(|e| {
+            panic!(
+                "mknod {} (the device tests need CAP_MKNOD): {e}",
+                path.display()
+            )
+        });
+    }
+
+    #[test]
+    fn a_usb_serial_adapter_is_found_as_its_usb_device_and_its_tty() {
+        let machine = fake_machine();
+        machine.usb(
+            "1-1",
+            ("1d50", "6018"),
+            None,
+            Some("ttyACM0"),
+            Path::new("/dev/null"),
+        );
+        machine.usb(
+            "1-2",
+            ("0403", "6001"),
+            Some("A50285BI"),
+            Some("ttyUSB0"),
+            Path::new("/dev/zero"),
+        );
+        let found = scan(&machine.roots());
+        let names: Vec<(String, String)> = found
+            .iter()
+            .map(|p| (p.id.action().to_string(), p.devname.clone()))
+            .collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert_eq!(names[0].0, "device.usb.1d50.6018");
+        assert!(names[0].1.starts_with("bus/usb/001/"), "{names:?}");
+        assert_eq!(names[1].0, "device.usb.0403.6001");
+        assert_eq!(names[2], ("device.tty.1d50.6018".into(), "ttyACM0".into()));
+        assert_eq!(
+            names[3],
+            ("device.tty.serial.A50285BI".into(), "ttyUSB0".into())
+        );
+        assert!(found.iter().all(|p| p.node.is_ok()), "{found:?}");
+        assert_eq!(found[0].label, "Test Board");
+        assert_eq!(found[3].inside(), Path::new("/dev/ttyUSB0"));
+    }
+
+    #[test]
+    fn a_node_that_is_not_the_device_sysfs_describes_is_refused() {
+        let machine = fake_machine();
+        machine.usb(
+            "1-1",
+            ("1d50", "6018"),
+            None,
+            Some("ttyACM0"),
+            Path::new("/dev/null"),
+        );
+        let roots = machine.roots();
+        fs::remove_file(roots.dev.join("ttyACM0")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", roots.dev.join("ttyACM0")).unwrap();
+        let found = scan(&roots);
+        let tty = found.iter().find(|p| p.devname == "ttyACM0").unwrap();
+        let err = tty.node.clone().unwrap_err();
+        assert!(err.ends_with("is not a character device"), "{err}");
+        fs::remove_file(roots.dev.join("ttyACM0")).unwrap();
+        mknod(
+            &roots.dev.join("ttyACM0"),
+            fs::metadata("/dev/zero").unwrap().rdev(),
+        );
+        let found = scan(&roots);
+        let tty = found.iter().find(|p| p.devname == "ttyACM0").unwrap();
+        let err = tty.node.clone().unwrap_err();
+        assert!(err.contains("and sysfs says this device is 1:3"), "{err}");
+    }
+}

@@ -1,0 +1,255 @@
+//! The project's `.workspace` binds as one session gets them: each asked
+//! under `workspace.bind.<name>` when the session starts, checked against
+//! the host, copied where its mode says, and handed to the sandbox.
+//!
+//! The answer is read before the first turn, where nobody can be asked, so
+//! only allow grants what the block asks for. For read_only and temp_copy
+//! that decides whether the bind is made at all; for write and copy it is
+//! folded with the mode and the narrower wins: deny makes nothing, allow
+//! makes the bind as written, and anything between makes it read-only
+//! (bound from the original, never copied). A deny in the org bundle
+//! (`workspace.bind.*`) reaches every bind through the same fold.
+//!
+//! A copy lives in the session's directory (`binds/<name>`, made by the
+//! host with `cp -a`), so a session handed over finds it where it left it;
+//! a temp_copy is removed when the session ends, a copy stays until
+//! `chock workspace apply` carries it back ([`crate::workspace::bind_apply`])
+//! or the session's workspace is discarded. What a command wrote in a copy
+//! is untrusted: it goes back only through that apply, which a person
+//! approves.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use chock_policy::{BindMode, Decision, Policy, Verdict, WorkspaceBind};
+use chock_sandbox::Bind;
+use chock_tools::SANDBOX_ROOT;
+
+use crate::judge::Judge;
+
+/// What a session's start made of the block.
+#[derive(Debug, Default)]
+pub struct Decided {
+    /// The binds for every command's sandbox.
+    pub binds: Vec<Bind>,
+    /// One verdict per bind, for the log's `decision` events.
+    pub verdicts: Vec<Verdict>,
+    /// One sentence per bind for the start's notice: where it is and how,
+    /// or why it is not made.
+    pub said: Vec<String>,
+    /// The temp_copy directories to remove when the session ends.
+    pub temporary: Vec<PathBuf>,
+}
+
+/// How one bind is made, after the fold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    Not,
+    ReadOnly,
+    Writable,
+    Copied,
+}
+
+/// Where the session's copy of the bind `name` lives.
+pub fn copy_dir(session_dir: &Path, name: &str) -> PathBuf {
+    session_dir.join("binds").join(name)
+}
+
+/// Decides and prepares every bind `policy`'s project block names, for a
+/// session whose workspace is `workspace` (the tools' root) and whose
+/// directory is `session_dir`; relative paths are read against `project`.
+pub fn decide(policy: &Policy, project: &Path, workspace: &Path, session_dir: &Path) -> Decided {
+    let mut decided = Decided::default();
+    for bind in policy.workspace_binds() {
+        let verdict = Judge::before_first_turn(policy, &bind.action());
+        let made = fold(bind.mode, verdict.decision);
+        let sentence = match made {
+            Made::Not => refused(bind, &verdict),
+            made => match prepare(bind, made, project, workspace, session_dir) {
+                Ok((sandbox_bind, text)) => {
+                    if bind.mode == BindMode::TempCopy {
+                        decided.temporary.push(sandbox_bind.src.clone());
+                    }
+                    decided.binds.push(sandbox_bind);
+                    text
+                }
+                Err(why) => format!(
+                    "the bind {} ({}) is not made: {why}",
+                    bind.name, bind.origin
+                ),
+            },
+        };
+        decided.said.push(sentence);
+        decided.verdicts.push(verdict);
+    }
+    decided
+}
+
+/// The mode folded with the answer: the narrower wins.
+fn fold(mode: BindMode, decision: Decision) -> Made {
+    match (mode, decision) {
+        (_, Decision::Deny) => Made::Not,
+        (BindMode::ReadOnly, Decision::Allow) => Made::ReadOnly,
+        (BindMode::Write, Decision::Allow) => Made::Writable,
+        (BindMode::TempCopy | BindMode::Copy, Decision::Allow) => Made::Copied,
+        (BindMode::ReadOnly | BindMode::TempCopy, _) => Made::Not,
+        (BindMode::Write | BindMode::Copy, _) => Made::ReadOnly,
+    }
+}
+
+fn refused(bind: &WorkspaceBind, verdict: &Verdict) -> String {
+    let action = bind.action();
+    let why = match verdict.decision {
+        Decision::Deny => format!(
+            "the policy denies {action}{}",
+            verdict.rule.as_ref().map_or_else(String::new, |r| format!(
+                " ({}, {})",
+                r.text,
+                verdict.layer.describe()
+            ))
+        ),
+        other => format!(
+            "the policy answers {other} for {action}, and nobody can be asked before the first turn; only allow makes a {} bind: .{{ .action = \"{action}\", .decision = .allow }}",
+            bind.mode.as_str()
+        ),
+    };
+    format!(
+        "the bind {} ({}) is not made: {why}",
+        bind.name, bind.origin
+    )
+}
+
+/// The host path a bind names, checked: it exists, and it is not inside
+/// the session's workspace (which carries it already).
+fn source(bind: &WorkspaceBind, project: &Path, workspace: &Path) -> Result<PathBuf, String> {
+    let written = project.join(&bind.path);
+    let real = std::fs::canonicalize(&written).map_err(|err| {
+        format!(
+            "{} cannot be found ({err}); create it, or fix the bind's .path",
+            written.display()
+        )
+    })?;
+    let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_owned());
+    if real.starts_with(&root) {
+        return Err(format!(
+            "{} is inside the session's workspace already, which carries it; a bind names a path outside it",
+            real.display()
+        ));
+    }
+    Ok(real)
+}
+
+/// The sandbox's bind for `bind` made as `made`, and its sentence.
+fn prepare(
+    bind: &WorkspaceBind,
+    made: Made,
+    project: &Path,
+    workspace: &Path,
+    session_dir: &Path,
+) -> Result<(Bind, String), String> {
+    let real = source(bind, project, workspace)?;
+    let dst = Path::new(SANDBOX_ROOT).join(&bind.at);
+    let (src, writable, how) = match made {
+        Made::Copied => {
+            let copy = copy_dir(session_dir, &bind.name);
+            let how = if copy.exists() {
+                "carried on from before"
+            } else {
+                make_copy(&real, &copy)?;
+                "made now"
+            };
+            let fate = if bind.mode == BindMode::Copy {
+                "its changes come back only through an approved `chock workspace apply`"
+            } else {
+                "thrown away when the session ends"
+            };
+            (
+                copy,
+                true,
+                format!("a private copy of {} ({how}; {fate})", real.display()),
+            )
+        }
+        Made::Writable => (real.clone(), true, format!("{} read-write", real.display())),
+        Made::ReadOnly if bind.mode == BindMode::ReadOnly => {
+            (real.clone(), false, format!("{} read-only", real.display()))
+        }
+        Made::ReadOnly => (
+            real.clone(),
+            false,
+            format!(
+                "{} read-only: a {} bind is read-only until {} answers allow",
+                real.display(),
+                bind.mode.as_str(),
+                bind.action()
+            ),
+        ),
+        Made::Not => return Err("it is not made".to_owned()),
+    };
+    let text = format!("the bind {} is {} at {}", bind.name, how, dst.display());
+    Ok((Bind { src, dst, writable }, text))
+}
+
+/// `cp -a` of `from` to `to`, sharing blocks where the file system can.
+fn make_copy(from: &Path, to: &Path) -> Result<(), String> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|err| format!("{} cannot be made: {err}", parent.display()))?;
+    }
+    let out = Command::new("cp")
+        .args(["-a", "--reflink=auto", "--"])
+        .arg(from)
+        .arg(to)
+        .output()
+        .map_err(|err| format!("cp could not be run to copy {}: {err}", from.display()))?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(to);
+        return Err(format!(
+            "copying {} failed: {}",
+            from.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+/// Removes the session's temp_copy directories (the session has ended).
+pub fn remove_temporary(dirs: &[PathBuf]) -> Vec<String> {
+    dirs.iter()
+        .filter_map(|dir| {
+            let gone = if dir.is_dir() {
+                std::fs::remove_dir_all(dir)
+            } else {
+                std::fs::remove_file(dir)
+            };
+            gone.err()
+                .filter(|err| err.kind() != std::io::ErrorKind::NotFound)
+                .map(|err| {
+                    format!(
+                        "the temporary copy {} could not be removed: {err}",
+                        dir.display()
+                    )
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_narrower_of_the_mode_and_the_answer_wins() {
+        use BindMode::*;
+        use Decision::*;
+        assert_eq!(fold(ReadOnly, Allow), Made::ReadOnly);
+        assert_eq!(fold(ReadOnly, Ask), Made::Not);
+        assert_eq!(fold(TempCopy, AgentReview), Made::Not);
+        assert_eq!(fold(TempCopy, Allow), Made::Copied);
+        assert_eq!(fold(Write, Allow), Made::Writable);
+        assert_eq!(fold(Write, Ask), Made::ReadOnly);
+        assert_eq!(fold(Write, Deny), Made::Not);
+        assert_eq!(fold(Copy, AgentThenHuman), Made::ReadOnly);
+        assert_eq!(fold(Copy, Allow), Made::Copied);
+        assert_eq!(fold(Copy, Deny), Made::Not);
+    }
+}
