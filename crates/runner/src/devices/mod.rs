@@ -156,3 +156,95 @@ impl CommandDevices for SessionDevices {
         self.look()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chock_policy::{FileKind, Layers, Policy, check_file};
+    use chock_testkit::{FakeDevices, UsbDevice};
+
+    use super::*;
+
+    fn policy(text: &str) -> Policy {
+        let checked = check_file(text, None, FileKind::Project);
+        assert!(checked.problems.is_empty(), "{:?}", checked.problems);
+        Policy::new(Layers {
+            project: Some(checked.rules),
+            ..Layers::default()
+        })
+    }
+
+    const BOARD: UsbDevice<'static> = UsbDevice {
+        port: "1-1",
+        ids: ("1d50", "6018"),
+        serial: Some("B1"),
+        tty: Some("ttyACM0"),
+        like: "/dev/null",
+    };
+
+    #[test]
+    fn only_an_allowed_named_device_is_passed_in_and_ask_refuses() {
+        let machine = FakeDevices::new();
+        machine.plug(&BOARD);
+        let policy = policy(
+            ".{ .devices = .{ .{ .action = \"device.usb.1d50.6018\" }, .{ .action = \"device.tty.serial.B1\" } },\n.policy = .{ .rules = .{ .{ .action = \"device.usb.1d50.6018\", .decision = .allow } } } }",
+        );
+        let roots = Roots {
+            sys: machine.sys(),
+            dev: machine.dev(),
+        };
+        let decided = decide(&policy, roots);
+        let decisions: Vec<_> = decided.verdicts.iter().map(|v| v.decision).collect();
+        assert_eq!(decisions, [Decision::Allow, Decision::Ask]);
+        assert_eq!(
+            decided.said,
+            [
+                "device.tty.serial.B1 (line 1, column 57) is not passed in: the policy answers ask, and nobody can be asked for a device while a session runs; only allow passes one in: .{ .action = \"device.tty.serial.B1\", .decision = .allow }",
+                "device.usb.1d50.6018 is /dev/bus/usb/001/011",
+            ]
+        );
+        let (nodes, said) = decided.devices.nodes();
+        assert!(said.is_empty(), "{said:?}");
+        assert_eq!(
+            nodes,
+            [DeviceNode {
+                host: machine.dev().join("bus/usb/001/011"),
+                at: "/dev/bus/usb/001/011".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_device_that_leaves_and_comes_back_is_said_each_time_and_only_then() {
+        let machine = FakeDevices::new();
+        let policy = policy(
+            ".{ .devices = .{ .{ .action = \"device.tty.serial.B1\" } },\n.policy = .{ .rules = .{ .{ .action = \"device.tty.serial.B1\", .decision = .allow } } } }",
+        );
+        let roots = Roots {
+            sys: machine.sys(),
+            dev: machine.dev(),
+        };
+        let decided = decide(&policy, roots);
+        assert_eq!(
+            decided.said,
+            [
+                "device.tty.serial.B1 (line 1, column 18) is not on this machine: the session runs without it, and it is passed in at the first command after it is plugged in"
+            ]
+        );
+        let devices = decided.devices;
+        assert_eq!(devices.nodes(), (vec![], vec![]));
+        machine.plug(&BOARD);
+        let (nodes, said) = devices.nodes();
+        assert_eq!(nodes.len(), 1);
+        assert_eq!(said, ["device.tty.serial.B1 has arrived as /dev/ttyACM0"]);
+        assert!(devices.nodes().1.is_empty());
+        machine.unplug("1-1", Some("ttyACM0"));
+        let (nodes, said) = devices.nodes();
+        assert!(nodes.is_empty());
+        assert_eq!(
+            said,
+            [
+                "device.tty.serial.B1 has left (/dev/ttyACM0 is gone): commands from now on run without it, and it is passed in again at the first command after it is back"
+            ]
+        );
+    }
+}

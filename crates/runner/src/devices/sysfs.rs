@@ -209,132 +209,50 @@ fn check_node(path: &Path, numbers: Option<&str>) -> Result<PathBuf, String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
+    use chock_testkit::{FakeDevices, UsbDevice};
+
     use super::*;
 
-    /// A sysfs tree with one USB serial adapter (a USB device and its tty)
-    /// whose nodes are character devices under `dev`, numbered as `numbers`
-    /// says (major:minor of a real device the test may open).
-    pub(crate) struct FakeMachine {
-        pub(crate) root: tempfile::TempDir,
-    }
-
-    impl FakeMachine {
-        pub(crate) fn roots(&self) -> Roots {
-            Roots {
-                sys: self.root.path().join("sys"),
-                dev: self.root.path().join("dev"),
-            }
-        }
-
-        /// Adds a USB device at bus port `port`, with `serial` when given,
-        /// and a tty `tty` beneath it when given; its nodes have the
-        /// numbers of `node` (a real device of this machine).
-        pub(crate) fn usb(
-            &self,
-            port: &str,
-            ids: (&str, &str),
-            serial: Option<&str>,
-            tty: Option<&str>,
-            node: &Path,
-        ) {
-            let roots = self.roots();
-            let rdev = fs::metadata(node).unwrap().rdev();
-            let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
-            let dev = roots.sys.join("devices/pci0000:00/usb1").join(port);
-            fs::create_dir_all(&dev).unwrap();
-            fs::write(dev.join("idVendor"), format!("{}\n", ids.0)).unwrap();
-            fs::write(dev.join("idProduct"), format!("{}\n", ids.1)).unwrap();
-            fs::write(dev.join("product"), "Test Board\n").unwrap();
-            if let Some(serial) = serial {
-                fs::write(dev.join("serial"), format!("{serial}\n")).unwrap();
-            }
-            let usbname = format!("bus/usb/001/{:0>3}", port.replace('-', ""));
-            fs::write(
-                dev.join("uevent"),
-                format!("DEVTYPE=usb_device\nDEVNAME={usbname}\n"),
-            )
-            .unwrap();
-            fs::write(dev.join("dev"), format!("{major}:{minor}\n")).unwrap();
-            mknod(&roots.dev.join(&usbname), rdev);
-            fs::create_dir_all(roots.sys.join("bus/usb/devices")).unwrap();
-            std::os::unix::fs::symlink(&dev, roots.sys.join("bus/usb/devices").join(port)).unwrap();
-            if let Some(tty) = tty {
-                let t = dev
-                    .join(format!("{port}:1.0"))
-                    .join(tty)
-                    .join("tty")
-                    .join(tty);
-                fs::create_dir_all(&t).unwrap();
-                fs::write(t.join("uevent"), format!("DEVNAME={tty}\n")).unwrap();
-                fs::write(t.join("dev"), format!("{major}:{minor}\n")).unwrap();
-                mknod(&roots.dev.join(tty), rdev);
-                fs::create_dir_all(roots.sys.join("class/tty")).unwrap();
-                std::os::unix::fs::symlink(&t, roots.sys.join("class/tty").join(tty)).unwrap();
-            }
+    fn roots(machine: &FakeDevices) -> Roots {
+        Roots {
+            sys: machine.sys(),
+            dev: machine.dev(),
         }
     }
 
-    pub(crate) fn fake_machine() -> FakeMachine {
-        let root = tempfile::tempdir().unwrap();
-        let machine = FakeMachine { root };
-        // A tty with no USB device above it (a virtual console) is no
-        // serial adapter.
-        let vt = machine.roots().sys.join("devices/virtual/tty/tty0");
-        fs::create_dir_all(&vt).unwrap();
-        fs::write(vt.join("uevent"), "DEVNAME=tty0\n").unwrap();
-        fs::create_dir_all(machine.roots().sys.join("class/tty")).unwrap();
-        std::os::unix::fs::symlink(&vt, machine.roots().sys.join("class/tty/tty0")).unwrap();
-        machine
-    }
-
-    fn mknod(path: &Path, rdev: u64) {
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::FileType::CharacterDevice,
-            rustix::fs::Mode::from_raw_mode(0o666),
-            rdev,
-        )
-        .unwrap_or_else(|e| {
-            panic!(
-                "mknod {} (the device tests need CAP_MKNOD): {e}",
-                path.display()
-            )
-        });
-    }
+    const ACM: UsbDevice<'static> = UsbDevice {
+        port: "1-1",
+        ids: ("1d50", "6018"),
+        serial: None,
+        tty: Some("ttyACM0"),
+        like: "/dev/null",
+    };
 
     #[test]
     fn a_usb_serial_adapter_is_found_as_its_usb_device_and_its_tty() {
-        let machine = fake_machine();
-        machine.usb(
-            "1-1",
-            ("1d50", "6018"),
-            None,
-            Some("ttyACM0"),
-            Path::new("/dev/null"),
-        );
-        machine.usb(
-            "1-2",
-            ("0403", "6001"),
-            Some("A50285BI"),
-            Some("ttyUSB0"),
-            Path::new("/dev/zero"),
-        );
-        let found = scan(&machine.roots());
+        let machine = FakeDevices::new();
+        machine.plug(&ACM);
+        machine.plug(&UsbDevice {
+            port: "1-2",
+            ids: ("0403", "6001"),
+            serial: Some("A50285BI"),
+            tty: Some("ttyUSB0"),
+            like: "/dev/zero",
+        });
+        let found = scan(&roots(&machine));
         let names: Vec<(String, String)> = found
             .iter()
             .map(|p| (p.id.action().to_string(), p.devname.clone()))
             .collect();
-        assert_eq!(names.len(), 4, "{names:?}");
-        assert_eq!(names[0].0, "device.usb.1d50.6018");
-        assert!(names[0].1.starts_with("bus/usb/001/"), "{names:?}");
-        assert_eq!(names[1].0, "device.usb.0403.6001");
-        assert_eq!(names[2], ("device.tty.1d50.6018".into(), "ttyACM0".into()));
         assert_eq!(
-            names[3],
-            ("device.tty.serial.A50285BI".into(), "ttyUSB0".into())
+            names,
+            [
+                ("device.usb.1d50.6018".into(), "bus/usb/001/011".into()),
+                ("device.usb.0403.6001".into(), "bus/usb/001/012".into()),
+                ("device.tty.1d50.6018".into(), "ttyACM0".into()),
+                ("device.tty.serial.A50285BI".into(), "ttyUSB0".into()),
+            ]
         );
         assert!(found.iter().all(|p| p.node.is_ok()), "{found:?}");
         assert_eq!(found[0].label, "Test Board");
@@ -343,29 +261,29 @@ pub(crate) mod tests {
 
     #[test]
     fn a_node_that_is_not_the_device_sysfs_describes_is_refused() {
-        let machine = fake_machine();
-        machine.usb(
-            "1-1",
-            ("1d50", "6018"),
-            None,
-            Some("ttyACM0"),
-            Path::new("/dev/null"),
-        );
-        let roots = machine.roots();
-        fs::remove_file(roots.dev.join("ttyACM0")).unwrap();
-        std::os::unix::fs::symlink("/dev/zero", roots.dev.join("ttyACM0")).unwrap();
-        let found = scan(&roots);
-        let tty = found.iter().find(|p| p.devname == "ttyACM0").unwrap();
-        let err = tty.node.clone().unwrap_err();
+        let machine = FakeDevices::new();
+        machine.plug(&ACM);
+        let node = machine.dev().join("ttyACM0");
+        fs::remove_file(&node).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &node).unwrap();
+        let tty = |found: Vec<Present>| found.into_iter().find(|p| p.devname == "ttyACM0").unwrap();
+        let err = tty(scan(&roots(&machine))).node.unwrap_err();
         assert!(err.ends_with("is not a character device"), "{err}");
-        fs::remove_file(roots.dev.join("ttyACM0")).unwrap();
-        mknod(
-            &roots.dev.join("ttyACM0"),
-            fs::metadata("/dev/zero").unwrap().rdev(),
+        fs::remove_file(&node).unwrap();
+        fs::write(&node, "").unwrap();
+        let err = tty(scan(&roots(&machine))).node.unwrap_err();
+        assert!(err.ends_with("is not a character device"), "{err}");
+        fs::remove_file(&node).unwrap();
+        let status = std::process::Command::new("mknod")
+            .arg(&node)
+            .args(["c", "1", "5"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = tty(scan(&roots(&machine))).node.unwrap_err();
+        assert!(
+            err.contains("is device 1:5, and sysfs says this device is 1:3"),
+            "{err}"
         );
-        let found = scan(&roots);
-        let tty = found.iter().find(|p| p.devname == "ttyACM0").unwrap();
-        let err = tty.node.clone().unwrap_err();
-        assert!(err.contains("and sysfs says this device is 1:3"), "{err}");
     }
 }

@@ -191,8 +191,8 @@ pub fn describe(pending: &[CopyBack]) -> String {
     out
 }
 
-/// Writes `back`'s changes into its original, then makes the copy match
-/// it again (so a second apply carries nothing twice).
+/// Writes `back`'s changes into its original; the two then match, so a
+/// second apply carries nothing twice. The count of changes carried.
 pub fn carry_back(back: &CopyBack) -> Result<usize, String> {
     let fail = |path: &Path, err: std::io::Error| format!("{}: {err}", path.display());
     let after = walk(&back.copy);

@@ -252,4 +252,47 @@ mod tests {
         assert_eq!(fold(Copy, Allow), Made::Copied);
         assert_eq!(fold(Copy, Deny), Made::Not);
     }
+
+    fn policy(text: &str) -> Policy {
+        let checked = chock_policy::check_file(text, None, chock_policy::FileKind::Project);
+        assert!(checked.problems.is_empty(), "{:?}", checked.problems);
+        Policy::new(chock_policy::Layers {
+            project: Some(checked.rules),
+            ..chock_policy::Layers::default()
+        })
+    }
+
+    #[test]
+    fn a_missing_path_and_one_inside_the_workspace_are_not_bound_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let (project, workspace) = (dir.path().join("project"), dir.path().join("ws"));
+        std::fs::create_dir_all(workspace.join("sub")).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(dir.path().join("cache")).unwrap();
+        let text = format!(
+            ".{{ .workspace = .{{ .binds = .{{\n.{{ .name = \"gone\", .path = \"../nowhere\", .mode = .read_only }},\n.{{ .name = \"own\", .path = \"{}\", .mode = .read_only }},\n.{{ .name = \"cache\", .path = \"../cache\", .mode = .read_only }},\n}} }}, .policy = .{{ .rules = .{{ .{{ .action = \"workspace.bind.*\", .decision = .allow }} }} }} }}",
+            workspace.join("sub").display()
+        );
+        let made = decide(
+            &policy(&text),
+            &project,
+            &workspace,
+            &dir.path().join("session"),
+        );
+        assert_eq!(made.binds.len(), 1, "{:?}", made.said);
+        assert_eq!(made.binds[0].dst, Path::new("/workspace/cache"));
+        assert!(!made.binds[0].writable);
+        assert!(
+            made.said[0].starts_with("the bind gone (line 2, column 1) is not made: ")
+                && made.said[0].ends_with("cannot be found (No such file or directory (os error 2)); create it, or fix the bind's .path"),
+            "{}",
+            made.said[0]
+        );
+        assert!(
+            made.said[1].ends_with("is inside the session's workspace already, which carries it; a bind names a path outside it"),
+            "{}",
+            made.said[1]
+        );
+        assert_eq!(made.verdicts.len(), 3);
+    }
 }
