@@ -2,6 +2,7 @@
 
 mod agentic;
 mod approvals;
+mod binds;
 mod cli;
 mod completions;
 mod daemon;

@@ -177,7 +177,7 @@ fn prepare(
             real.clone(),
             false,
             format!(
-                "{} read-only: a {} bind is read-only until {} answers allow",
+                "{} read-only; a {} bind is read-only until {} answers allow",
                 real.display(),
                 bind.mode.as_str(),
                 bind.action()
@@ -185,7 +185,7 @@ fn prepare(
         ),
         Made::Not => return Err("it is not made".to_owned()),
     };
-    let text = format!("the bind {} is {} at {}", bind.name, how, dst.display());
+    let text = format!("the bind {} is at {}: {how}", bind.name, dst.display());
     Ok((Bind { src, dst, writable }, text))
 }
 
