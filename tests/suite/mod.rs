@@ -8,6 +8,7 @@ mod completions;
 mod daemon;
 mod daemon_run;
 mod detach;
+mod devices;
 mod gateway;
 mod git_dispatcher;
 mod git_metadata;
