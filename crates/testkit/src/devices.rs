@@ -52,7 +52,8 @@ impl FakeDevices {
     /// above it, which is no serial adapter).
     pub fn new() -> FakeDevices {
         let devices = FakeDevices {
-            root: tempfile::tempdir().unwrap(),
+            root: tempfile::tempdir()
+                .unwrap_or_else(|err| panic!("cannot make a temporary directory: {err}")),
         };
         let vt = devices.sys().join("devices/virtual/tty/tty0");
         write(&vt.join("uevent"), "DEVNAME=tty0\n");
@@ -122,19 +123,31 @@ impl FakeDevices {
 
     fn link(&self, target: &Path, at: &str) {
         let link = self.sys().join(at);
-        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(target, link).unwrap();
+        parent_of(&link);
+        std::os::unix::fs::symlink(target, &link)
+            .unwrap_or_else(|err| panic!("cannot link {}: {err}", link.display()));
+    }
+}
+
+/// Makes the directory `path` goes in.
+fn parent_of(path: &Path) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .unwrap_or_else(|err| panic!("cannot create {}: {err}", parent.display()));
     }
 }
 
 fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
+    parent_of(path);
+    std::fs::write(path, text)
+        .unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
 }
 
 fn mknod(path: &Path, numbers: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let (major, minor) = numbers.split_once(':').unwrap();
+    parent_of(path);
+    let (major, minor) = numbers
+        .split_once(':')
+        .unwrap_or_else(|| panic!("{numbers:?} is not major:minor"));
     let out = Command::new("mknod")
         .args(["-m", "0666"])
         .arg(path)

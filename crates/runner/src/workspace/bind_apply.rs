@@ -268,7 +268,7 @@ mod tests {
             original: orig.clone(),
             changes,
         };
-        assert!(describe(&[back.clone()]).contains("  D sub/gone"));
+        assert!(describe(std::slice::from_ref(&back)).contains("  D sub/gone"));
         carry_back(&back).unwrap();
         assert_eq!(
             std::fs::read_to_string(orig.join("edit")).unwrap(),
