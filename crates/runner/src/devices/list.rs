@@ -22,8 +22,8 @@ pub struct Row {
     pub label: String,
     /// Whether the project's `.devices` block names it.
     pub named: bool,
-    /// What the policy answers for its action, read as a session start
-    /// reads it (only allow passes a device in).
+    /// What the policy answers for its action, read as a session reads it
+    /// (only allow passes a device in).
     pub decision: Decision,
     /// Whether a session started now would be given it.
     pub passed: bool,
@@ -38,7 +38,7 @@ pub fn rows(policy: &Policy, roots: &Roots) -> Vec<Row> {
         .map(|p| {
             let action = p.id.action();
             let named = policy.named_devices().iter().any(|n| n.id == p.id);
-            let verdict = policy.decide_before_first_turn(&action);
+            let verdict = policy.decide_unattended(&action);
             let allowed = verdict.decision == Decision::Allow;
             let node_ok = p.node.is_ok();
             let why = match (named, allowed, &p.node) {

@@ -4,8 +4,8 @@
 //! Each named device is decided once, when the session starts, at its
 //! action (`device.usb.1d50.6018`). Only allow passes it in: the decision
 //! is read where nobody is at the keyboard for it (a session is already
-//! running by the time a board is plugged in), so ask refuses, as it does
-//! for every row read before the first turn. Where an allowed device is
+//! running by the time a board is plugged in), so ask refuses
+//! (`Policy::decide_unattended`). Where an allowed device is
 //! is found anew at every command's start ([`SessionDevices`], through
 //! the tools' `CommandDevices`): one plugged in mid-session reaches the
 //! next command, one pulled out is reported and gone from it. `chock
@@ -22,7 +22,6 @@ use chock_policy::{Decision, DeviceId, Policy, Verdict};
 use chock_sandbox::DeviceNode;
 use chock_tools::CommandDevices;
 
-use crate::judge::Judge;
 use sysfs::{Present, Roots};
 
 /// The devices a session may reach, and where each was at the last
@@ -55,7 +54,9 @@ pub fn decide(policy: &Policy, roots: Roots) -> Decided {
     let mut said = Vec::new();
     for named in policy.named_devices() {
         let action = named.id.action();
-        let verdict = Judge::before_first_turn(policy, &action);
+        // Read as a row nobody may be asked about while the session runs
+        // (docs/policy.md): anything but allow refuses.
+        let verdict = policy.decide_unattended(&action);
         if verdict.decision == Decision::Allow {
             allowed.push((named.id.clone(), named.origin.clone()));
         } else {
