@@ -93,7 +93,17 @@ impl SessionDevices {
     /// The nodes of the allowed devices present now, and a sentence for
     /// each that is new, moved or gone since the last look.
     fn look(&self) -> (Vec<DeviceNode>, Vec<String>) {
-        let present = sysfs::scan(&self.roots);
+        if self.allowed.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let ids: Vec<DeviceId> = self.allowed.iter().map(|(id, _)| id.clone()).collect();
+        let present = sysfs::scan_for(
+            &self.roots,
+            sysfs::Want {
+                ids: Some(&ids),
+                labels: false,
+            },
+        );
         let mut last = self.last.borrow_mut();
         let mut nodes = Vec::new();
         let mut said = Vec::new();

@@ -71,28 +71,66 @@ impl Present {
     }
 }
 
+/// Which devices a scan reads in full.
+#[derive(Debug, Clone, Copy)]
+pub struct Want<'a> {
+    /// Only these identities (`None`: every device).
+    pub ids: Option<&'a [DeviceId]>,
+    /// Read the maker's and product's words (`chock devices`).
+    pub labels: bool,
+}
+
+impl Want<'_> {
+    /// Every device, with its words: what `chock devices` lists.
+    pub const ALL: Want<'static> = Want {
+        ids: None,
+        labels: true,
+    };
+
+    fn takes(&self, id: &DeviceId) -> bool {
+        self.ids.is_none_or(|ids| ids.contains(id))
+    }
+
+    fn any(&self, kind: fn(&DeviceId) -> bool) -> bool {
+        self.ids.is_none_or(|ids| ids.iter().any(kind))
+    }
+}
+
 /// Every USB device and USB serial adapter `roots` shows, USB devices
 /// first, each in name order.
 pub fn scan(roots: &Roots) -> Vec<Present> {
+    scan_for(roots, Want::ALL)
+}
+
+/// [`scan`] reading only what `want` needs: a session looks at every
+/// command's start for its few allowed devices, and skips the USB bus or
+/// the ttys when none of them is one, and every other device's node.
+pub fn scan_for(roots: &Roots, want: Want<'_>) -> Vec<Present> {
     let mut found = Vec::new();
-    for dir in entries(&roots.sys.join("bus/usb/devices")) {
-        if let Some(ids) = usb_ids(&dir)
-            && let Some(present) = present(
-                roots,
-                &dir,
-                DeviceId::Usb {
-                    vendor: ids.0,
-                    product: ids.1,
-                },
-                &dir,
-            )
-        {
-            found.push(present);
+    if want.any(|id| matches!(id, DeviceId::Usb { .. })) {
+        for dir in entries(&roots.sys.join("bus/usb/devices")) {
+            let Some((vendor, product)) = usb_ids(&dir) else {
+                continue;
+            };
+            let id = DeviceId::Usb { vendor, product };
+            if want.takes(&id)
+                && let Some(present) = present(roots, &dir, id, &dir, want.labels)
+            {
+                found.push(present);
+            }
         }
     }
-    let sys = fs::canonicalize(&roots.sys).unwrap_or_else(|_| roots.sys.clone());
+    if !want.any(|id| !matches!(id, DeviceId::Usb { .. })) {
+        return found;
+    }
+    // A tty's directory is found lexically beneath the root as given, so
+    // its ancestors are bounded by the same spelling of it.
+    let sys = &roots.sys;
     for dir in entries(&roots.sys.join("class/tty")) {
-        let Some(usb) = usb_ancestor(&sys, &dir) else {
+        let Some(dir) = resolve(&dir) else {
+            continue;
+        };
+        let Some(usb) = usb_ancestor(sys, &dir) else {
             continue;
         };
         let Some((vendor, product)) = usb_ids(&usb) else {
@@ -104,14 +142,17 @@ pub fn scan(roots: &Roots) -> Vec<Present> {
             }
             _ => DeviceId::Tty { vendor, product },
         };
-        if let Some(present) = present(roots, &dir, id, &usb) {
+        if want.takes(&id)
+            && let Some(present) = present(roots, &dir, id, &usb, want.labels)
+        {
             found.push(present);
         }
     }
     found
 }
 
-/// The entries of a sysfs directory, resolved, in name order.
+/// The entries of a sysfs directory, in name order (links as they are:
+/// an attribute is read through one).
 fn entries(dir: &Path) -> Vec<PathBuf> {
     let mut names: Vec<PathBuf> = fs::read_dir(dir)
         .into_iter()
@@ -121,9 +162,29 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
         .collect();
     names.sort();
     names
-        .into_iter()
-        .filter_map(|p| fs::canonicalize(p).ok())
-        .collect()
+}
+
+/// The directory a sysfs entry is, for walking its ancestors: a link's
+/// target read once (sysfs links are relative and free of further links),
+/// else the entry itself.
+fn resolve(entry: &Path) -> Option<PathBuf> {
+    match fs::read_link(entry) {
+        Ok(target) => {
+            let joined = entry.parent()?.join(target);
+            // `..` taken lexically: sysfs's own directories are no links.
+            let mut out = PathBuf::new();
+            for part in joined.components() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    other => out.push(other),
+                }
+            }
+            Some(out)
+        }
+        Err(_) => Some(entry.to_owned()),
+    }
 }
 
 /// One attribute's text, trimmed.
@@ -156,7 +217,7 @@ fn usb_ancestor(sys: &Path, dir: &Path) -> Option<PathBuf> {
 
 /// The device at sysfs `dir` (whose `uevent` names its node) as `id`,
 /// labelled from the USB device at `usb`.
-fn present(roots: &Roots, dir: &Path, id: DeviceId, usb: &Path) -> Option<Present> {
+fn present(roots: &Roots, dir: &Path, id: DeviceId, usb: &Path, labels: bool) -> Option<Present> {
     let uevent = fs::read_to_string(dir.join("uevent")).ok()?;
     let devname = uevent
         .lines()
@@ -173,11 +234,15 @@ fn present(roots: &Roots, dir: &Path, id: DeviceId, usb: &Path) -> Option<Presen
         return None;
     }
     let node = check_node(&roots.dev.join(&devname), read(&dir.join("dev")).as_deref());
-    let label = [read(&usb.join("manufacturer")), read(&usb.join("product"))]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let label = if labels {
+        [read(&usb.join("manufacturer")), read(&usb.join("product"))]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        String::new()
+    };
     Some(Present {
         id,
         devname,
