@@ -276,3 +276,71 @@ fn a_block_with_a_bad_bind_name_or_two_binds_at_one_target_refuses_the_session_a
     );
     assert!(text.contains(":5:9: a second bind at \"x\" (the bind \"x\" is there): the first is at line 4, column 9"), "{text}");
 }
+
+#[test]
+fn a_copy_bind_moves_with_the_session_and_a_temp_copy_starts_again() {
+    let state = tempfile::tempdir().unwrap();
+    let outside = Outside::new();
+    let project = TempProject::git();
+    project.write_chock_zon(&block(&outside, ALLOW));
+    project.commit_all("binds");
+    session(
+        state.path(),
+        &project,
+        &[sh("first", "echo after > c/f.txt && echo changed > t/f.txt")],
+    );
+    let log = only_log(state.path());
+    let sid = log
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let _fake = fake_model(
+        state.path(),
+        one_call_a_turn(&[sh("again", "cat c/f.txt t/f.txt")]),
+    );
+    let out = chock(state.path())
+        .args(["run", "--continue", &sid, "again"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let events = log_values(&log);
+    let (ok, text) = output(&events, "again");
+    assert!(ok, "{text}");
+    assert!(text.contains("after\ntemporary"), "{text}");
+    let said: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "notice" && e["subject"] == "workspace")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(
+        said.last().unwrap().lines().any(|l| l.starts_with("the bind c is at /workspace/c: a private copy of")
+            && l.contains("(carried on from before;")),
+        "{said:?}"
+    );
+    assert_eq!(outside.read("c/f.txt").as_deref(), Some("before"));
+
+    // As `chock detach` leaves a session, then the daemon's adopt: the copy
+    // is there for the new owner.
+    let mut writer = chock_log::LogWriter::open(&log).unwrap();
+    writer
+        .append(chock_log::event::SessionEnd {
+            reason: chock_log::event::EndReason::Handover,
+            detail: "handed to the daemon".to_owned(),
+        })
+        .unwrap();
+    drop(writer);
+    let _fake = fake_model(
+        state.path(),
+        one_call_a_turn(&[sh("adopted", "cat c/f.txt")]),
+    );
+    let out = chock(state.path())
+        .args(["run", "--adopt", &sid, "once more"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let (ok, text) = output(&log_values(&log), "adopted");
+    assert!(ok && text.contains("after"), "{text}");
+}
