@@ -287,7 +287,10 @@ fn a_copy_bind_moves_with_the_session_and_a_temp_copy_starts_again() {
     session(
         state.path(),
         &project,
-        &[sh("first", "echo after > c/f.txt && echo changed > t/f.txt")],
+        &[sh(
+            "first",
+            "echo after > c/f.txt && echo changed > t/f.txt",
+        )],
     );
     let log = only_log(state.path());
     let sid = log
@@ -316,7 +319,8 @@ fn a_copy_bind_moves_with_the_session_and_a_temp_copy_starts_again() {
         .filter_map(|e| e["text"].as_str())
         .collect();
     assert!(
-        said.last().unwrap().lines().any(|l| l.starts_with("the bind c is at /workspace/c: a private copy of")
+        said.last().unwrap().lines().any(|l| l
+            .starts_with("the bind c is at /workspace/c: a private copy of")
             && l.contains("(carried on from before;")),
         "{said:?}"
     );
@@ -343,4 +347,46 @@ fn a_copy_bind_moves_with_the_session_and_a_temp_copy_starts_again() {
     assert_success(&out);
     let (ok, text) = output(&log_values(&log), "adopted");
     assert!(ok && text.contains("after"), "{text}");
+}
+
+#[test]
+fn a_link_planted_where_a_bind_goes_stops_the_next_command_and_makes_nothing_outside() {
+    let state = tempfile::tempdir().unwrap();
+    let outside = Outside::new();
+    let target = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    project.write_chock_zon(&format!(
+        ".{{\n    .workspace = .{{ .binds = .{{\n        .{{ .name = \"data\", .path = \"{}\", .mode = .read_only, .at = \"deep/data\" }},\n    }} }},\n    .policy = .{{ .rules = .{{ .{{ .action = \"workspace.bind.data\", .decision = .allow }} }} }},\n}}\n",
+        outside.path("ro").display()
+    ));
+    project.commit_all("a bind beneath a directory");
+    let events = session(
+        state.path(),
+        &project,
+        &[
+            sh("first", "cat deep/data/f.txt"),
+            // /oldroot is where the host's root is while the sandbox is
+            // made; the bind's own mount point cannot be removed, its
+            // parent can be moved aside.
+            sh(
+                "plant",
+                &format!(
+                    "mv deep moved && ln -s /oldroot{} deep",
+                    target.path().display()
+                ),
+            ),
+            sh("next", "true"),
+        ],
+    );
+    let (ok, text) = output(&events, "first");
+    assert!(ok && text.contains("read only"), "{text}");
+    let (ok, text) = output(&events, "plant");
+    assert!(ok, "{text}");
+    let (ok, text) = output(&events, "next");
+    assert!(!ok, "{text}");
+    assert!(
+        text.starts_with("the command was not run: /workspace/deep in the workspace is a symbolic link, and the bind at /workspace/deep/data is placed through it"),
+        "{text}"
+    );
+    assert!(!target.path().join("data").exists());
 }

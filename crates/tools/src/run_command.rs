@@ -239,6 +239,37 @@ impl Commands {
         self
     }
 
+    /// Refuses a command when a bind's place in the workspace passes
+    /// through a symbolic link: the worktree is written by commands, and
+    /// the sandbox makes a bind's mount point there while the host's root
+    /// is still reachable, so a link planted on the way would have it make
+    /// a directory wherever the link points.
+    fn bind_targets_plain(&self) -> Result<(), String> {
+        for bind in &self.binds {
+            let Ok(rel) = bind.dst.strip_prefix(SANDBOX_ROOT) else {
+                continue;
+            };
+            let mut host = self.workspace.clone();
+            for part in rel.components() {
+                host.push(part);
+                match std::fs::symlink_metadata(&host) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        return Err(format!(
+                            "the command was not run: {} in the workspace is a symbolic link, and the bind at {} is placed through it; remove the link (a bind's place is a directory of the workspace, or nothing)",
+                            Path::new(SANDBOX_ROOT)
+                                .join(host.strip_prefix(&self.workspace).unwrap_or(&host))
+                                .display(),
+                            bind.dst.display()
+                        ));
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Asks where the session's devices are now; where that changed, the
     /// prepared sandboxes are dropped (the next command builds its own
     /// with the nodes as they are). The sentences say what changed.
@@ -420,6 +451,9 @@ impl Commands {
     /// given (the secrets the session decided it may have, as variables).
     pub(crate) async fn run_args(&self, args: &Args, env: &[(String, String)]) -> ToolOutput {
         let devices_said = self.refresh_devices();
+        if let Err(text) = self.bind_targets_plain() {
+            return ToolOutput::error(text);
+        }
         let routed = self.routed(args.background);
         let prepared = self.sandbox(routed);
         let sandbox = match prepared.as_ref() {
