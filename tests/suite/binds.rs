@@ -142,6 +142,34 @@ fn binds_in_all_four_modes_reach_the_host_only_as_their_modes_say() {
     assert!(!output(&events, "out").0);
     assert!(!escape.exists());
 
+    // workspace.open records each bind as it was made.
+    let open = events
+        .iter()
+        .find(|e| e["type"] == "workspace.open")
+        .unwrap();
+    let made: Vec<(&str, &str, &str)> = open["binds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["name"].as_str().unwrap(),
+                b["made"].as_str().unwrap(),
+                b["at"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        made,
+        [
+            ("ro", "read_only", "/workspace/ro"),
+            ("w", "read_write", "/workspace/w"),
+            ("t", "copy", "/workspace/t"),
+            ("c", "copy", "/workspace/c"),
+            ("wask", "read_only", "/workspace/wask"),
+        ]
+    );
+    assert_eq!(open["binds"][4]["mode"], "write");
     // The first notice says where each bind is and how.
     let first = events.iter().find(|e| e["type"] == "notice").unwrap();
     assert_eq!(first["subject"], "workspace", "{first}");
@@ -325,6 +353,13 @@ fn a_copy_bind_moves_with_the_session_and_a_temp_copy_starts_again() {
         "{said:?}"
     );
     assert_eq!(outside.read("c/f.txt").as_deref(), Some("before"));
+    let opens: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "workspace.open")
+        .collect();
+    assert_eq!(opens.len(), 2);
+    assert_eq!(opens[1]["binds"][3]["name"], "c");
+    assert_eq!(opens[1]["binds"][3]["made"], "copy");
 
     // As `chock detach` leaves a session, then the daemon's adopt: the copy
     // is there for the new owner.

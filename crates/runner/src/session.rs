@@ -169,6 +169,8 @@ pub(crate) enum Checkout {
     Pending {
         pending: Pending,
         integrate: LogDecision,
+        /// The binds its `workspace.open` records.
+        bound: Vec<chock_log::event::BoundPath>,
     },
     Opened(Opened),
 }
@@ -569,11 +571,15 @@ fn settled_before_error(
     writer: &RefCell<LogWriter>,
     err: SessionError,
 ) -> SessionError {
-    if let Checkout::Pending { pending, integrate } = checkout
+    if let Checkout::Pending {
+        pending,
+        integrate,
+        bound,
+    } = checkout
         && let Ok(opened) = pending.finish()
     {
         let mut writer = writer.borrow_mut();
-        if writer.append(opened.event()).is_ok() {
+        if writer.append(opened.event_with(bound)).is_ok() {
             let _ = writer.append(integrate);
         }
     }
@@ -713,9 +719,13 @@ impl<F> LogHooks<'_, F> {
     /// model has answered and no tool may run yet.
     pub(crate) fn settle(&mut self) -> Result<(), SessionError> {
         match std::mem::replace(&mut self.checkout, Checkout::Ready(None)) {
-            Checkout::Pending { pending, integrate } => {
+            Checkout::Pending {
+                pending,
+                integrate,
+                bound,
+            } => {
                 let opened = pending.finish().map_err(SessionError::Checkout)?;
-                self.append(opened.event())?;
+                self.append(opened.event_with(bound))?;
                 self.append(integrate)?;
                 self.checkout = Checkout::Opened(opened);
             }

@@ -21,6 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use chock_log::event::BoundPath;
 use chock_policy::{BindMode, Decision, Policy, Verdict, WorkspaceBind};
 use chock_sandbox::Bind;
 use chock_tools::SANDBOX_ROOT;
@@ -55,17 +56,78 @@ pub fn copy_dir(session_dir: &Path, name: &str) -> PathBuf {
     session_dir.join("binds").join(name)
 }
 
-/// Decides and prepares every bind `policy`'s project block names, for a
-/// session whose workspace is `workspace` (the tools' root) and whose
-/// directory is `session_dir`; relative paths are read against `project`.
+/// One bind after the fold and the host's checks, before anything is
+/// copied: what `workspace.open` records and the start then makes.
+struct Planned<'p> {
+    bind: &'p WorkspaceBind,
+    verdict: Verdict,
+    /// How it is made and its resolved source, or the sentence saying why
+    /// it is not made.
+    made: Result<(Made, PathBuf), String>,
+}
+
+/// Folds and checks every bind `policy`'s project block names, for a
+/// session whose workspace is `workspace` (the tools' root); relative
+/// paths are read against `project`. Nothing is made.
+fn plan<'p>(policy: &'p Policy, project: &Path, workspace: &Path) -> Vec<Planned<'p>> {
+    policy
+        .workspace_binds()
+        .iter()
+        .map(|bind| {
+            let verdict = Judge::before_first_turn(policy, &bind.action());
+            let made = match fold(bind.mode, verdict.decision) {
+                Made::Not => Err(refused(bind, &verdict)),
+                made => source(bind, project, workspace)
+                    .map(|real| (made, real))
+                    .map_err(|why| {
+                        format!(
+                            "the bind {} ({}) is not made: {why}",
+                            bind.name, bind.origin
+                        )
+                    }),
+            };
+            Planned {
+                bind,
+                verdict,
+                made,
+            }
+        })
+        .collect()
+}
+
+/// What `workspace.open` records of the binds: each as [`decide`] will
+/// make it (nothing is copied here).
+pub fn recorded(policy: &Policy, project: &Path, workspace: &Path) -> Vec<BoundPath> {
+    plan(policy, project, workspace)
+        .into_iter()
+        .map(|p| {
+            let (made, path) = match p.made {
+                Ok((Made::ReadOnly, real)) => ("read_only", real),
+                Ok((Made::Writable, real)) => ("read_write", real),
+                Ok((Made::Copied, real)) => ("copy", real),
+                Ok((Made::Not, real)) => ("not_made", real),
+                Err(_) => ("not_made", project.join(&p.bind.path)),
+            };
+            BoundPath {
+                name: p.bind.name.clone(),
+                at: Path::new(SANDBOX_ROOT).join(&p.bind.at),
+                path,
+                mode: p.bind.mode.as_str().to_owned(),
+                made: made.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Decides and prepares every bind `policy`'s project block names (see
+/// [`plan`]), copying into `session_dir` what its mode copies.
 pub fn decide(policy: &Policy, project: &Path, workspace: &Path, session_dir: &Path) -> Decided {
     let mut decided = Decided::default();
-    for bind in policy.workspace_binds() {
-        let verdict = Judge::before_first_turn(policy, &bind.action());
-        let made = fold(bind.mode, verdict.decision);
-        let sentence = match made {
-            Made::Not => refused(bind, &verdict),
-            made => match prepare(bind, made, project, workspace, session_dir) {
+    for planned in plan(policy, project, workspace) {
+        let bind = planned.bind;
+        let sentence = match planned.made {
+            Err(sentence) => sentence,
+            Ok((made, real)) => match prepare(bind, made, &real, session_dir) {
                 Ok((sandbox_bind, text)) => {
                     if bind.mode == BindMode::TempCopy {
                         decided.temporary.push(sandbox_bind.src.clone());
@@ -80,7 +142,7 @@ pub fn decide(policy: &Policy, project: &Path, workspace: &Path, session_dir: &P
             },
         };
         decided.said.push(sentence);
-        decided.verdicts.push(verdict);
+        decided.verdicts.push(planned.verdict);
     }
     decided
 }
@@ -143,11 +205,10 @@ fn source(bind: &WorkspaceBind, project: &Path, workspace: &Path) -> Result<Path
 fn prepare(
     bind: &WorkspaceBind,
     made: Made,
-    project: &Path,
-    workspace: &Path,
+    real: &Path,
     session_dir: &Path,
 ) -> Result<(Bind, String), String> {
-    let real = source(bind, project, workspace)?;
+    let real = real.to_owned();
     let dst = Path::new(SANDBOX_ROOT).join(&bind.at);
     let (src, writable, how) = match made {
         Made::Copied => {
