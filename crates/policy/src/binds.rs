@@ -234,15 +234,7 @@ impl Walk<'_> {
             name,
             path,
             mode,
-            origin: match self.file {
-                Some(file) => format!(
-                    "{}:{}:{}",
-                    file.display(),
-                    v.span.start.line,
-                    v.span.start.column
-                ),
-                None => format!("line {}, column {}", v.span.start.line, v.span.start.column),
-            },
+            origin: self.place(&v.span),
         })
     }
 }

@@ -160,6 +160,20 @@ pub(crate) struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// Where `span` is, for a sentence that names an entry of the file:
+    /// `file:line:column`, or the line and column of a text with no file.
+    pub(crate) fn place(&self, span: &Span) -> String {
+        match self.file {
+            Some(file) => format!(
+                "{}:{}:{}",
+                file.display(),
+                span.start.line,
+                span.start.column
+            ),
+            None => format!("line {}, column {}", span.start.line, span.start.column),
+        }
+    }
+
     pub(crate) fn problem(&mut self, span: &Span, message: impl Into<String>) {
         self.problems.push(Problem {
             line: span.start.line,

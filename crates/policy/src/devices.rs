@@ -160,15 +160,7 @@ impl Walk<'_> {
         }
         Some(NamedDevice {
             id: id?,
-            origin: match self.file {
-                Some(file) => format!(
-                    "{}:{}:{}",
-                    file.display(),
-                    v.span.start.line,
-                    v.span.start.column
-                ),
-                None => format!("line {}, column {}", v.span.start.line, v.span.start.column),
-            },
+            origin: self.place(&v.span),
         })
     }
 }
