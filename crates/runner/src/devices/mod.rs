@@ -125,10 +125,15 @@ impl SessionDevices {
                     Err(why) => refusals.push(format!("{action} is not passed in: {why}")),
                 }
             }
+            // A device that is here with a node that is not it is said
+            // once, at the first look, and not also as missing.
+            let here_but_refused = !refusals.is_empty() && names.is_empty();
             if !last.contains_key(id) {
                 said.append(&mut refusals);
             }
-            if let Some(sentence) = change(&action.to_string(), origin, last.get(id), &names) {
+            if let Some(sentence) = change(&action.to_string(), origin, last.get(id), &names)
+                && !(here_but_refused && !last.contains_key(id))
+            {
                 said.push(sentence);
             }
             now.insert(id.clone(), names);
@@ -257,5 +262,32 @@ mod tests {
                 "device.tty.serial.B1 has left (/dev/ttyACM0 is gone): commands from now on run without it, and it is passed in again at the first command after it is back"
             ]
         );
+    }
+
+    #[test]
+    fn a_device_whose_node_is_not_it_is_said_once_and_not_as_missing() {
+        let machine = FakeDevices::new();
+        machine.plug(&BOARD);
+        let node = machine.dev().join("ttyACM0");
+        std::fs::remove_file(&node).unwrap();
+        std::fs::write(&node, "").unwrap();
+        let policy = policy(
+            ".{ .devices = .{ .{ .action = \"device.tty.serial.B1\" } },\n.policy = .{ .rules = .{ .{ .action = \"device.tty.serial.B1\", .decision = .allow } } } }",
+        );
+        let decided = decide(
+            &policy,
+            Roots {
+                sys: machine.sys(),
+                dev: machine.dev(),
+            },
+        );
+        assert_eq!(
+            decided.said,
+            [format!(
+                "device.tty.serial.B1 is not passed in: {} is not a character device",
+                node.display()
+            )]
+        );
+        assert_eq!(decided.devices.nodes(), (vec![], vec![]));
     }
 }
