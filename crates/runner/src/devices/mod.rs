@@ -127,13 +127,13 @@ impl SessionDevices {
             }
             // A device that is here with a node that is not it is said
             // once, at the first look, and not also as missing.
-            let here_but_refused = !refusals.is_empty() && names.is_empty();
-            if !last.contains_key(id) {
+            let first = !last.contains_key(id);
+            let refused_here = !refusals.is_empty() && names.is_empty();
+            if first {
                 said.append(&mut refusals);
             }
-            if let Some(sentence) = change(&action.to_string(), origin, last.get(id), &names)
-                && !(here_but_refused && !last.contains_key(id))
-            {
+            let sentence = change(&action.to_string(), origin, last.get(id), &names);
+            if let Some(sentence) = sentence.filter(|_| !(first && refused_here)) {
                 said.push(sentence);
             }
             now.insert(id.clone(), names);
