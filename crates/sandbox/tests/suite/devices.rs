@@ -93,3 +93,31 @@ fn a_device_placed_outside_dev_or_missing_is_refused_when_the_sandbox_is_built()
         "{err}"
     );
 }
+
+#[test]
+fn without_user_namespaces_only_the_passed_in_node_is_reachable_at_its_host_path() {
+    let fx = Fx::new();
+    let (mut master, node) = pty();
+    let (_other, other_node) = pty();
+    let mut spec = fx.spec();
+    spec.devices.push(DeviceNode {
+        host: node.clone(),
+        at: "/dev/ttyUSB0".into(),
+    });
+    let mut sandbox = Sandbox::new(spec).unwrap();
+    sandbox.force_missing(true, false);
+    // No new root: the command sees the host's /dev, and landlock grants
+    // the passed-in node alone beside the six every command gets.
+    assert_eq!(
+        fx.inside_of(&sandbox, &["write", node.to_str().unwrap()]),
+        Ok(String::new())
+    );
+    let mut got = [0u8; 64];
+    let n = master.read(&mut got).unwrap();
+    assert_eq!(&got[..n], b"escaped");
+    assert!(fx.outside(&["write", other_node.to_str().unwrap()]).is_ok());
+    assert_eq!(
+        fx.inside_of(&sandbox, &["write", other_node.to_str().unwrap()]),
+        Err(libc::EACCES)
+    );
+}
