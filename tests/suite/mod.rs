@@ -2,11 +2,13 @@
 
 mod agentic;
 mod approvals;
+mod binds;
 mod cli;
 mod completions;
 mod daemon;
 mod daemon_run;
 mod detach;
+mod devices;
 mod gateway;
 mod git_dispatcher;
 mod git_metadata;

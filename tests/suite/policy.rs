@@ -170,15 +170,6 @@ fn check_lists_every_problem_with_line_and_column() {
 #[test]
 fn check_passes_a_good_file() {
     let env = Env::new(Some("reference.zon"));
-    // The reference's .devices block is one this version does not act on.
-    let text = std::fs::read_to_string(env.project().join("chock.zon")).unwrap();
-    let start = text.find("    .devices").unwrap();
-    let end = text.find("    .policy").unwrap();
-    std::fs::write(
-        env.project().join("chock.zon"),
-        format!("{}{}", &text[..start], &text[end..]),
-    )
-    .unwrap();
     let out = env.run(&["policy", "check", "chock.zon"]);
     assert!(out.status.success(), "{}", env.text(&out));
     assert_eq!(env.text(&out), "chock.zon: no problems (17 rules)\n");
@@ -200,26 +191,25 @@ fn check_reports_each_block_chock_does_not_act_on_and_validates_the_ones_it_does
             "chock.zon:{line}:5: the .{name} block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
         )
     };
-    assert_eq!(lines.len(), 6, "{lines:#?}");
+    assert_eq!(lines.len(), 4, "{lines:#?}");
     assert!(
         lines[0].starts_with("chock.zon:2:5: the .devshell block belongs in your config.zon"),
         "{}",
         lines[0]
     );
-    for (i, name) in ["devices", "workspace", "lsp", "style"]
-        .iter()
-        .enumerate()
-    {
-        assert_eq!(lines[i + 1], not_acted(u32::try_from(i).unwrap() + 3, name));
+    // .devices, .workspace (lines 3 and 4) and .plugins (line 7) are read,
+    // and empty is fine.
+    for (i, (line, name)) in [(5, "lsp"), (6, "style")].iter().enumerate() {
+        assert_eq!(lines[i + 1], not_acted(*line, name));
     }
     assert!(
-        lines[5].starts_with(
-            "chock.zon:8:5: unknown block .polcy: Chock reads .policy, .secrets, .mcp, .plugins, .providers"
+        lines[3].starts_with(
+            "chock.zon:8:5: unknown block .polcy: Chock reads .policy, .secrets, .mcp, .plugins, .workspace, .devices, .providers"
         ),
         "{}",
-        lines[5]
+        lines[3]
     );
-    assert!(env.text(&out).contains("chock: chock.zon has 6 problems"));
+    assert!(env.text(&out).contains("chock: chock.zon has 4 problems"));
 
     // A config block the runner reads is validated by that reading.
     std::fs::write(
@@ -301,14 +291,14 @@ fn a_session_meeting_a_block_chock_does_not_act_on_says_so_once_at_its_start() {
     let state = tempfile::tempdir().unwrap();
     let project = chock_testkit::TempProject::git();
     project.write_chock_zon(
-        ".{\n    .devices = .{ .probe = .{} },\n    .policy = .{ .rules = .{} },\n}\n",
+        ".{\n    .style = .{ .probe = .{} },\n    .policy = .{ .rules = .{} },\n}\n",
     );
-    project.commit_all("a devices block");
+    project.commit_all("a style block");
     let _fake = fake_model(state.path(), [chock_testkit::Turn::text("Done.").into()]);
     let out = run_ok(state.path(), project.path(), "hi");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = format!(
-        "chock: note: {}:2:5: the .devices block is not acted on by this version of Chock",
+        "chock: note: {}:2:5: the .style block is not acted on by this version of Chock",
         project
             .path()
             .join("chock.zon")

@@ -55,14 +55,16 @@ pub struct Checked {
 }
 
 /// The top-level blocks a chock.zon or config.zon may hold that this
-/// version reads and validates: the policy, the secrets and the MCP servers
-/// here, the rest
+/// version reads and validates: the policy, the secrets, the MCP servers,
+/// the workspace binds and the devices here, the rest
 /// in the runner's config (docs/configuration.md lists them all).
 pub const KNOWN_BLOCKS: &[&str] = &[
     "policy",
     "secrets",
     "mcp",
     "plugins",
+    "workspace",
+    "devices",
     "providers",
     "model",
     "reviewer",
@@ -82,6 +84,10 @@ const CONFIG_BLOCKS: &[&str] = &[
     "skills_dir",
     "devshell",
 ];
+
+/// The blocks only a project's chock.zon holds: what one project's
+/// sessions are given beside the worktree.
+const PROJECT_BLOCKS: &[&str] = &["workspace", "devices"];
 
 /// Which file a text is, for the blocks it may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,11 +117,15 @@ impl FileKind {
     /// kind of file; `None` where it is read.
     fn misplaced(self, name: &str) -> Option<String> {
         let config = CONFIG_BLOCKS.contains(&name);
+        let project = PROJECT_BLOCKS.contains(&name);
         match self {
             FileKind::Project if config => Some(format!(
                 "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
             )),
-            FileKind::Org if name == "secrets" || name == "mcp" || name == "plugins" || config => {
+            FileKind::Operator if project => Some(format!(
+                "the .{name} block belongs in a project's chock.zon: it names what one project's sessions are given, and nothing reads it here"
+            )),
+            FileKind::Org if name == "secrets" || name == "mcp" || name == "plugins" || config || project => {
                 Some(format!(
                     "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
                 ))
@@ -128,7 +138,7 @@ impl FileKind {
 /// The blocks the design names that this version does not act on yet. Each
 /// leaves this list when the part of Chock that reads it lands; until then a
 /// file naming one is told so rather than left to believe it applies.
-pub const NOT_ACTED_ON: &[&str] = &["devices", "workspace", "lsp", "style", "plugins"];
+pub const NOT_ACTED_ON: &[&str] = &["lsp", "style"];
 
 fn unread_block(name: &str) -> String {
     if NOT_ACTED_ON.contains(&name) {
@@ -187,6 +197,20 @@ impl Walk<'_> {
             }
         }
         names
+    }
+
+    /// Where `span` is, for a sentence that names an entry of the file:
+    /// `file:line:column`, or the line and column of a text with no file.
+    pub(crate) fn place(&self, span: &Span) -> String {
+        match self.file {
+            Some(file) => format!(
+                "{}:{}:{}",
+                file.display(),
+                span.start.line,
+                span.start.column
+            ),
+            None => format!("line {}, column {}", span.start.line, span.start.column),
+        }
     }
 
     pub(crate) fn problem(&mut self, span: &Span, message: impl Into<String>) {
@@ -268,6 +292,10 @@ pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
                     "mcp" => set.mcp = walk.mcp(&f.value),
                     // The plugins a session enables (docs/plugins.md).
                     "plugins" => set.plugins = walk.plugins(&f.value),
+                    // Paths and devices beside the worktree (crate::binds,
+                    // crate::devices).
+                    "workspace" => set.binds = walk.workspace(&f.value),
+                    "devices" => set.devices = walk.devices(&f.value),
                     name if KNOWN_BLOCKS.contains(&name) => {}
                     name => unread.push(place(unread_block(name))),
                 }

@@ -30,9 +30,11 @@
 #![forbid(unsafe_code)]
 
 mod action;
+mod binds;
 mod check;
 mod decision;
 pub mod defaults;
+mod devices;
 mod explain;
 mod index;
 mod load;
@@ -46,8 +48,10 @@ mod verdict;
 
 pub use action::label::is_label;
 pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
+pub use binds::{BindMode, WorkspaceBind};
 pub use check::{Checked, FileKind, KNOWN_BLOCKS, NOT_ACTED_ON, Problem, check_file, check_text};
 pub use decision::{Decision, UnknownDecision};
+pub use devices::{DeviceId, NamedDevice};
 pub use load::{LoadError, Sources, load_file, load_file_as, refuse_open_to_others};
 pub use mcp::{
     DEFAULT_CALL_TIMEOUT_MS, DEFAULT_START_TIMEOUT_MS, McpServer, McpServers, McpTransport,

@@ -40,6 +40,10 @@ pub struct RuleSet {
     pub mcp: Vec<crate::mcp::McpServer>,
     /// The file's `.plugins` block: the plugins it enables.
     pub plugins: Vec<String>,
+    /// The file's `.workspace.binds`: paths the worktree does not carry.
+    pub binds: Vec<crate::binds::WorkspaceBind>,
+    /// The file's `.devices` block.
+    pub devices: Vec<crate::devices::NamedDevice>,
 }
 
 impl RuleSet {
@@ -185,6 +189,16 @@ pub struct Policy {
     /// Each top-level block of a policy file that Chock does not act on, as
     /// `<file>:<line>:<column>: <what>`.
     unread: Arc<[String]>,
+    /// What the project's chock.zon names beside the worktree: its
+    /// `.workspace` binds and its `.devices` (no other file names them).
+    beside: Arc<Beside>,
+}
+
+/// The project's binds and devices.
+#[derive(Debug, Default)]
+struct Beside {
+    binds: Vec<crate::binds::WorkspaceBind>,
+    devices: Vec<crate::devices::NamedDevice>,
 }
 
 /// The person's side of the fold for one action, before ceilings.
@@ -285,6 +299,15 @@ impl Policy {
                 plugins.push(name.clone());
             }
         }
+        let beside = Arc::new(
+            layers
+                .project
+                .as_ref()
+                .map_or_else(Beside::default, |set| Beside {
+                    binds: set.binds.clone(),
+                    devices: set.devices.clone(),
+                }),
+        );
         let org = match layers.org {
             Org::Absent => OrgLayer::Absent,
             Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
@@ -321,12 +344,24 @@ impl Policy {
             unread: unread.into(),
             mcp,
             plugins: plugins.into(),
+            beside,
         }
     }
 
     /// The plugins config.zon and chock.zon enable, the operator's first.
     pub fn plugins(&self) -> &[String] {
         &self.plugins
+    }
+
+    /// The paths the project's `.workspace` block binds beside the
+    /// worktree, in file order.
+    pub fn workspace_binds(&self) -> &[crate::binds::WorkspaceBind] {
+        &self.beside.binds
+    }
+
+    /// The devices the project's `.devices` block names, in file order.
+    pub fn named_devices(&self) -> &[crate::devices::NamedDevice] {
+        &self.beside.devices
     }
 
     /// The secret named `name`, as the operator's config.zon names it, else

@@ -13,9 +13,11 @@
 mod agentic;
 mod answer;
 mod approval;
+mod beside;
 mod compact;
 pub mod config;
 pub mod context;
+pub mod devices;
 mod guard;
 mod handover;
 mod history;

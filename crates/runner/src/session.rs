@@ -24,6 +24,7 @@ use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log}
 use chock_policy::{Action, Decision, Policy};
 
 use crate::approval::{ApproveSocket, SocketError, Terminal, TerminalSlot};
+use crate::beside::Beside;
 use crate::compact::Compactor;
 use crate::config::SearchConfig;
 use crate::handover::{Boundary, HandoverSocket, HandoverSocketError};
@@ -170,6 +171,8 @@ pub(crate) enum Checkout {
     Pending {
         pending: Pending,
         integrate: LogDecision,
+        /// The binds its `workspace.open` records.
+        bound: Vec<chock_log::event::BoundPath>,
     },
     Opened(Opened),
 }
@@ -247,6 +250,18 @@ pub(crate) async fn drive(
     if let Err(err) = record_dev_shell(&writer, setup.dev_shell) {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
+    let session_dir = setup.state.session_dir(&id);
+    let beside = Beside::start(
+        setup.policy,
+        setup.project,
+        workspace.root(),
+        &session_dir,
+        &writer,
+    );
+    let mut beside = match beside {
+        Ok(beside) => beside,
+        Err(err) => return Err(settled_before_error(checkout, &writer, err.into())),
+    };
     if let Some(start) = setup.start
         && let Err(err) = record_start(&writer, start)
     {
@@ -255,7 +270,7 @@ pub(crate) async fn drive(
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let programs = std::rc::Rc::new(chock_tools::Programs::new(setup.dev_shell.cloned()));
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
-    let commands = commands.with_programs(programs.clone());
+    let commands = beside.give(commands).with_programs(programs.clone());
     let servers = McpTools::default();
     let plugins = chock_tools::plugins::PluginTools::default();
     let tools = tools_for(setup, &servers)
@@ -339,6 +354,9 @@ pub(crate) async fn drive(
     servers.stop();
     let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
+    if !matches!(end, Ok(Some(TurnEnd::HandOver))) {
+        beside.end(&mut writer.borrow_mut())?;
+    }
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
     Ok((outcome, opened))
 }
@@ -586,11 +604,15 @@ fn settled_before_error(
     writer: &RefCell<LogWriter>,
     err: SessionError,
 ) -> SessionError {
-    if let Checkout::Pending { pending, integrate } = checkout
+    if let Checkout::Pending {
+        pending,
+        integrate,
+        bound,
+    } = checkout
         && let Ok(opened) = pending.finish()
     {
         let mut writer = writer.borrow_mut();
-        if writer.append(opened.event()).is_ok() {
+        if writer.append(opened.event_with(bound)).is_ok() {
             let _ = writer.append(integrate);
         }
     }
@@ -730,9 +752,13 @@ impl<F> LogHooks<'_, F> {
     /// model has answered and no tool may run yet.
     pub(crate) fn settle(&mut self) -> Result<(), SessionError> {
         match std::mem::replace(&mut self.checkout, Checkout::Ready(None)) {
-            Checkout::Pending { pending, integrate } => {
+            Checkout::Pending {
+                pending,
+                integrate,
+                bound,
+            } => {
                 let opened = pending.finish().map_err(SessionError::Checkout)?;
-                self.append(opened.event())?;
+                self.append(opened.event_with(bound))?;
                 self.append(integrate)?;
                 self.checkout = Checkout::Opened(opened);
             }

@@ -32,6 +32,15 @@ pub enum SpecError {
         /// The path as given.
         path: PathBuf,
     },
+    /// A device node placed anywhere but beneath `/dev` (and outside the
+    /// sandbox's own `/dev/pts` and `/dev/shm`).
+    #[error(
+        "device node {path} cannot be placed there: a device is placed beneath /dev, outside /dev/pts and /dev/shm, such as /dev/ttyUSB0"
+    )]
+    DeviceAt {
+        /// Where it was to appear.
+        path: PathBuf,
+    },
     /// The seccomp filter could not be compiled.
     #[error("the seccomp filter could not be built: {0}")]
     Seccomp(String),

@@ -31,6 +31,6 @@ pub use report::{LandlockState, SandboxReport};
 pub use seccomp::denied_names;
 pub use spawn::{FORCE_ENV, Sandbox, SandboxChild};
 pub use spec::{
-    Bind, ENV_ALLOW, ETC_PATHS, NetworkMode, SYSTEM_PATHS, SandboxSpec, Stdio, TmpMode,
+    Bind, DeviceNode, ENV_ALLOW, ETC_PATHS, NetworkMode, SYSTEM_PATHS, SandboxSpec, Stdio, TmpMode,
 };
 pub use status::{ExitStatus, signal_name};

@@ -583,7 +583,7 @@ pub(crate) fn layout(spec: &SandboxSpec, masks: Masks) -> Result<Layout, SpecErr
             crate::net::resolv_conf_ops(&mut b)?;
         }
     }
-    dev(&mut b, &mut host_rules)?;
+    dev(&mut b, &mut host_rules, &spec.devices)?;
     proc(&mut b)?;
 
     let mut child_rules = vec![
@@ -650,9 +650,14 @@ fn tmp(b: &mut Builder) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// A minimal /dev: the six character devices bound from the host, a fresh
-/// devpts instance, /dev/shm, and the conventional links.
-fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
+/// A minimal /dev: the six character devices bound from the host, the
+/// devices the spec passes in, a fresh devpts instance, /dev/shm, and the
+/// conventional links.
+fn dev(
+    b: &mut Builder,
+    host_rules: &mut HostRules,
+    devices: &[crate::DeviceNode],
+) -> Result<(), SpecError> {
     b.mkdirs(Path::new("/dev"), true)?;
     b.push(
         Op::Tmpfs {
@@ -682,6 +687,47 @@ fn dev(b: &mut Builder, host_rules: &mut HostRules) -> Result<(), SpecError> {
         );
         host_rules.devices.push(HostPath {
             path,
+            is_dir: false,
+        });
+    }
+    // A passed-in node lands beneath /dev alone (not in /dev/pts or
+    // /dev/shm, which are made below), on a file of its own; landlock's
+    // /dev rule then covers it and the tmpfs holds nothing else.
+    for node in devices {
+        let at = normal(&node.at);
+        let beneath = at
+            .strip_prefix("/dev")
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .is_some_and(|first| !matches!(first.as_os_str().to_str(), Some("pts" | "shm")));
+        if !beneath {
+            return Err(SpecError::DeviceAt {
+                path: node.at.clone(),
+            });
+        }
+        if !node.host.exists() {
+            return Err(SpecError::PathMissing {
+                what: "device node",
+                path: node.host.clone(),
+            });
+        }
+        b.mkdirs(&at, false)?;
+        b.push(
+            Op::Touch {
+                path: cstring(&at)?,
+            },
+            "create {path}",
+        );
+        b.push(
+            Op::Bind {
+                src: old(&node.host)?,
+                dst: cstring(&at)?,
+                attrs: ATTR_NOSUID | ATTR_NOEXEC,
+            },
+            "bind device {path}",
+        );
+        host_rules.devices.push(HostPath {
+            path: node.host.clone(),
             is_dir: false,
         });
     }

@@ -75,6 +75,11 @@ pub struct SandboxSpec {
     /// path of its choosing (a session's private git directory, a file
     /// over the workspace's `.git`). A missing source is an error.
     pub binds: Vec<Bind>,
+    /// Device nodes passed in (a USB device's `/dev/bus/usb/...`, a serial
+    /// adapter's `/dev/ttyUSB0`), each bound into the sandbox's `/dev`
+    /// beside the six every command gets, and nothing else of the host's
+    /// `/dev`. A missing node is an error: the caller found it a moment ago.
+    pub devices: Vec<DeviceNode>,
     /// The session's dev-shell closure (store paths), bound read-only. Unlike
     /// `read_only`, a missing path here is an error: the session asked for it.
     pub closure: Vec<PathBuf>,
@@ -110,6 +115,15 @@ pub struct Bind {
     pub dst: PathBuf,
     /// Whether the command may write through it.
     pub writable: bool,
+}
+
+/// One host device node and where it appears inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceNode {
+    /// The node on the host (a character device).
+    pub host: PathBuf,
+    /// Its path inside, beneath `/dev` (`/dev/ttyUSB0`).
+    pub at: PathBuf,
 }
 
 /// System directories every command needs, bound read-only when present.
@@ -201,6 +215,7 @@ impl SandboxSpec {
                 .collect(),
             writable: Vec::new(),
             binds: Vec::new(),
+            devices: Vec::new(),
             closure: Vec::new(),
             env_allow: ENV_ALLOW.iter().map(|s| (*s).to_owned()).collect(),
             env: vec![("HOME".to_owned(), "/tmp".to_owned())],

@@ -16,6 +16,7 @@
 mod background;
 #[cfg(feature = "daemon")]
 mod daemon;
+mod devices;
 mod git_server;
 mod model;
 mod other_user;
@@ -30,6 +31,7 @@ pub use daemon::{
     GREETING, HasTestDirs, LiveLog, RunningDaemon, S1, S2, S3, StandIn, TestDaemon, TestDirs,
     eventually, read_all,
 };
+pub use devices::{FakeDevices, UsbDevice, device_numbers};
 pub use git_server::{GitRequest, GitServer};
 pub use model::{Billing, FakeModel, RecordedRequest, Reply, ScriptedCall, Turn, Wire, tokens_of};
 pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};

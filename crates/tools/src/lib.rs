@@ -16,6 +16,7 @@
 
 mod ask_user;
 mod call;
+mod command_devices;
 mod command_git;
 mod edit_file;
 mod error;
@@ -58,6 +59,7 @@ mod write_memory;
 
 pub use ask_user::Args as AskUser;
 pub use call::{Call, External, Local, Source, Unparsed, carry_out, run};
+pub use command_devices::CommandDevices;
 pub use command_git::{CommandGit, GitMounts};
 pub use error::ToolError;
 pub use mcp::{
@@ -76,4 +78,4 @@ pub use session_tools::{ImageSupport, SessionTools};
 pub use skills::{Skill, SkillDirs, Skills};
 pub use tool::{Decide, Offered};
 pub use web_search::SearchConfig;
-pub use workspace::{PathError, Workspace};
+pub use workspace::{PathError, SANDBOX_ROOT, Workspace};

@@ -22,13 +22,15 @@
 //! of output kept are bounded: past the timeout the whole sandbox is killed,
 //! past [`CAPTURE_LIMIT`] bytes a stream is drained and counted, not kept.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
 use chock_policy::{Action, ExecContext};
-use chock_sandbox::{ExitStatus, Sandbox, SandboxChild, SandboxSpec, SpawnError, Stdio};
+use chock_sandbox::{
+    Bind, DeviceNode, ExitStatus, Sandbox, SandboxChild, SandboxSpec, SpawnError, Stdio,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
@@ -40,6 +42,7 @@ use super::pidfd::{PidFd, wait_exit};
 use super::push_call::{self, PushCall};
 use super::workspace::SANDBOX_ROOT;
 use super::{Decide, Effect, ToolError, ToolOutput, serve_port};
+use crate::command_devices::CommandDevices;
 use crate::command_git::CommandGit;
 use crate::git_shim::{self, Carry, GitClass};
 use crate::net::NetSetup;
@@ -165,16 +168,21 @@ pub(crate) fn exec_action(args: &Args, programs: Option<&Programs>) -> Action {
     }
 }
 
+/// A sandbox prepared once and shared by the commands that use it, or why
+/// none could be.
+type Prepared = Rc<Result<Sandbox, String>>;
+
 /// The session's command runner: the prepared sandboxes (with and without
-/// a router), built at the first command that needs each, whether the
+/// a router), built at the first command that needs each (and again when
+/// the session's devices change), whether the
 /// sandbox's report has been handed to the log yet, the network the policy
 /// gives, and the background jobs.
 #[derive(Debug)]
 pub struct Commands {
     workspace: PathBuf,
     jit: bool,
-    sandbox: OnceCell<Result<Sandbox, String>>,
-    routed: OnceCell<Result<Sandbox, String>>,
+    sandbox: RefCell<Option<Prepared>>,
+    routed: RefCell<Option<Prepared>>,
     reported: Cell<bool>,
     net: Option<NetSetup>,
     jobs: RefCell<Jobs>,
@@ -192,6 +200,11 @@ pub struct Commands {
     /// The dev shell and what provide_tool added: every command's PATH
     /// and the dev shell's variables.
     programs: Rc<Programs>,
+    /// Paths beside the worktree the session's workspace block binds.
+    binds: Vec<Bind>,
+    /// The session's devices, and the nodes the prepared sandboxes hold.
+    devices: Option<Box<dyn CommandDevices>>,
+    device_nodes: RefCell<Vec<DeviceNode>>,
 }
 
 impl Commands {
@@ -202,8 +215,8 @@ impl Commands {
         Self {
             workspace: workspace.to_owned(),
             jit,
-            sandbox: OnceCell::new(),
-            routed: OnceCell::new(),
+            sandbox: RefCell::new(None),
+            routed: RefCell::new(None),
             reported: Cell::new(false),
             net: None,
             jobs: RefCell::new(Jobs::default()),
@@ -212,6 +225,9 @@ impl Commands {
             git: None,
             session: None,
             programs: Rc::default(),
+            binds: Vec::new(),
+            devices: None,
+            device_nodes: RefCell::new(Vec::new()),
         }
     }
 
@@ -269,8 +285,10 @@ impl Commands {
         argv: &[String],
         timeout: Duration,
     ) -> Result<(Option<ExitStatus>, String, String), String> {
-        let sandbox = self
-            .sandbox(false)
+        let prepared = self.sandbox(false);
+        let sandbox = prepared
+            .as_ref()
+            .as_ref()
             .map_err(|err| format!("the sandbox cannot be built: {err}"))?;
         let mut child = sandbox
             .spawn_with_env(argv, &self.with_programs_env(&[]))
@@ -283,6 +301,71 @@ impl Commands {
             ran.stdout.text("stdout"),
             ran.stderr.text("stderr"),
         ))
+    }
+
+    /// Binds these paths into every command's sandbox (builder style): the
+    /// workspace block's binds, as the runner decided them.
+    #[must_use]
+    pub fn with_binds(mut self, binds: Vec<Bind>) -> Self {
+        self.binds = binds;
+        self
+    }
+
+    /// Passes the session's devices into every command (builder style),
+    /// found anew at each command's start: see [`CommandDevices`].
+    #[must_use]
+    pub fn with_devices(mut self, devices: impl CommandDevices + 'static) -> Self {
+        let (nodes, _) = devices.nodes();
+        self.device_nodes = RefCell::new(nodes);
+        self.devices = Some(Box::new(devices));
+        self
+    }
+
+    /// Refuses a command when a bind's place in the workspace passes
+    /// through a symbolic link: the worktree is written by commands, and
+    /// the sandbox makes a bind's mount point there while the host's root
+    /// is still reachable, so a link planted on the way would have it make
+    /// a directory wherever the link points.
+    fn bind_targets_plain(&self) -> Result<(), String> {
+        for bind in &self.binds {
+            let Ok(rel) = bind.dst.strip_prefix(SANDBOX_ROOT) else {
+                continue;
+            };
+            let mut host = self.workspace.clone();
+            for part in rel.components() {
+                host.push(part);
+                match std::fs::symlink_metadata(&host) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        return Err(format!(
+                            "the command was not run: {} in the workspace is a symbolic link, and the bind at {} is placed through it; remove the link (a bind's place is a directory of the workspace, or nothing)",
+                            Path::new(SANDBOX_ROOT)
+                                .join(host.strip_prefix(&self.workspace).unwrap_or(&host))
+                                .display(),
+                            bind.dst.display()
+                        ));
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Asks where the session's devices are now; where that changed, the
+    /// prepared sandboxes are dropped (the next command builds its own
+    /// with the nodes as they are). The sentences say what changed.
+    fn refresh_devices(&self) -> Vec<String> {
+        let Some(devices) = &self.devices else {
+            return Vec::new();
+        };
+        let (nodes, said) = devices.nodes();
+        if *self.device_nodes.borrow() != nodes {
+            *self.device_nodes.borrow_mut() = nodes;
+            self.sandbox.borrow_mut().take();
+            self.routed.borrow_mut().take();
+        }
+        said
     }
 
     /// Names the session in every command's environment, `CHOCK_SESSION`
@@ -353,15 +436,17 @@ impl Commands {
         self.net.as_ref().is_some_and(NetSetup::could_serve)
     }
 
-    fn sandbox(&self, routed: bool) -> Result<&Sandbox, String> {
+    fn sandbox(&self, routed: bool) -> Prepared {
         let cell = if routed { &self.routed } else { &self.sandbox };
-        cell.get_or_init(|| {
-            let mut spec = self.spec(routed)?;
+        if let Some(prepared) = cell.borrow().as_ref() {
+            return Rc::clone(prepared);
+        }
+        let prepared = Rc::new(self.spec(routed).and_then(|mut spec| {
             spec.stdin = Stdio::Null;
             Sandbox::new(spec).map_err(|err| err.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+        }));
+        *cell.borrow_mut() = Some(Rc::clone(&prepared));
+        prepared
     }
 
     /// What every sandbox of the session is made of: the workspace at
@@ -375,6 +460,8 @@ impl Commands {
             spec.binds.extend(mounts.binds);
             spec.env.extend(mounts.env);
         }
+        spec.binds.extend(self.binds.iter().cloned());
+        spec.devices.clone_from(&self.device_nodes.borrow());
         if let Some(id) = &self.session {
             spec.env.push((SESSION_ENV.to_owned(), id.clone()));
         }
@@ -445,8 +532,13 @@ impl Commands {
     /// Runs the model's call to its end; `env` is what this call alone is
     /// given (the secrets the session decided it may have, as variables).
     pub(crate) async fn run_args(&self, args: &Args, env: &[(String, String)]) -> ToolOutput {
+        let devices_said = self.refresh_devices();
+        if let Err(text) = self.bind_targets_plain() {
+            return ToolOutput::error(text);
+        }
         let routed = self.routed(args.background);
-        let sandbox = match self.sandbox(routed) {
+        let prepared = self.sandbox(routed);
+        let sandbox = match prepared.as_ref() {
             Ok(sandbox) => sandbox,
             Err(err) => {
                 return ToolOutput::error(format!("the sandbox cannot be built: {err}"));
@@ -521,6 +613,13 @@ impl Commands {
             output = output.with_effect(Effect::Notice {
                 subject: "sandbox".to_owned(),
                 text: said.join("\n"),
+            });
+        }
+        if !devices_said.is_empty() {
+            output.text = format!("{}\n{}", devices_said.join("\n"), output.text);
+            output = output.with_effect(Effect::Notice {
+                subject: "devices".to_owned(),
+                text: devices_said.join("\n"),
             });
         }
         output

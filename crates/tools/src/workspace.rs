@@ -36,7 +36,7 @@ pub enum PathError {
 /// what a command prints (and `/proc/self/mountinfo` inside) names no host
 /// directory. The file tools take a path under it as the same path in the
 /// workspace.
-pub(crate) const SANDBOX_ROOT: &str = "/workspace";
+pub const SANDBOX_ROOT: &str = "/workspace";
 
 /// The directory a session's file tools work in.
 #[derive(Debug, Clone)]

@@ -6,6 +6,7 @@ mod completions;
 mod daemon;
 mod decisions;
 mod detach;
+mod devices;
 pub(crate) mod gate;
 mod gateway;
 mod git_credential;
@@ -76,6 +77,7 @@ pub(crate) enum Command {
     Workspace(workspace::Args),
     Approve(approve::Args),
     Detach(detach::Args),
+    Devices(devices::Args),
     #[command(hide = true, name = "git-credential")]
     GitCredential(git_credential::Args),
     #[command(hide = true, name = "ssh-connect")]
@@ -105,6 +107,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Workspace(args) => workspace::run(args),
         Command::Approve(args) => approve::run(args),
         Command::Detach(args) => detach::run(args),
+        Command::Devices(args) => devices::run(args),
         Command::GitCredential(args) => git_credential::run(args),
         Command::SshConnect(args) => ssh_connect::run(args),
         Command::Completions(args) => completions::completions(args),

@@ -9,7 +9,9 @@ use chock_log::Status;
 use chock_log::event::{EndReason, SessionEnd};
 use chock_log::{LogWriter, StateDir, fold_log};
 use chock_policy::{Action, Decision, Policy};
-use chock_runner::workspace::{self, ApplyMode, ApplyPlan, Entry, Landing, recorded_integrate};
+use chock_runner::workspace::{
+    self, ApplyMode, ApplyPlan, Entry, Landing, bind_apply, recorded_integrate,
+};
 
 use crate::exit;
 
@@ -264,15 +266,31 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
         .unwrap_or_else(|| policy.decision(&Action::workspace_integrate()) != Decision::Deny);
     let mode = ApplyMode::for_project(&project)?;
     let repo = workspace::repo_of(&entry)?;
-    let plan = ApplyPlan::new(
+    // The copy binds' changes are named by the same prompt, and carried
+    // back only when it is permitted (docs/workspaces.md, "Binds").
+    let copies = bind_apply::pending(&policy, &project, &state.session_dir(&entry.session));
+    let plan = match ApplyPlan::new(
         entry.session.as_str(),
         &repo,
         &entry.paths(state)?,
         &entry.branch,
         &entry.commit,
         Landing::new(mode, permitted),
-    )?;
-    let description = plan.describe();
+    ) {
+        Ok(plan) => Some(plan),
+        Err(err) if !copies.is_empty() => {
+            eprintln!("chock: {err}; the copy binds' changes are applied alone");
+            None
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let description = format!(
+        "{}{}",
+        plan.as_ref().map_or_else(String::new, ApplyPlan::describe),
+        bind_apply::describe(&copies)
+    );
+    let description = description.trim_end();
+    let outside_links = plan.as_ref().is_some_and(|p| !p.outside_links.is_empty());
     let verdict = policy.decide(&Action::workspace_apply());
     match verdict.decision {
         Decision::Deny => anyhow::bail!(
@@ -280,7 +298,7 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
             verdict.render()
         ),
         // A link out of the repository is asked about whatever the rule.
-        Decision::Allow if plan.outside_links.is_empty() => eprintln!("{description}"),
+        Decision::Allow if !outside_links => eprintln!("{description}"),
         _ if yes => eprintln!("{description}"),
         _ => {
             eprintln!("{description}");
@@ -302,9 +320,34 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
     // written behind its back.
     let mut writer = LogWriter::open(&log)?;
     let before = fold_log(&log)?.state.status;
-    let applied = plan.carry_out()?;
-    let target = applied.target.clone();
-    writer.append(applied)?;
+    let mut targets = Vec::new();
+    if let Some(plan) = plan {
+        let applied = plan.carry_out()?;
+        targets.push(applied.target.clone());
+        writer.append(applied)?;
+    }
+    for back in &copies {
+        let n = bind_apply::carry_back(back).map_err(|err| {
+            anyhow::anyhow!(
+                "the copy bind {} was not carried back whole: {err}; what was written so far stays in {}, and the copy is kept in {}",
+                back.name,
+                back.original.display(),
+                back.copy.display()
+            )
+        })?;
+        writer.append(chock_log::event::WorkspaceApply {
+            commit: None,
+            target: back.original.display().to_string(),
+        })?;
+        eprintln!(
+            "chock: carried {n} change{} of the copy bind {} back to {}",
+            if n == 1 { "" } else { "s" },
+            back.name,
+            back.original.display()
+        );
+        targets.push(back.original.display().to_string());
+    }
+    let target = targets.join(" and ");
     // An apply is not a new owner carrying the session on: the ending
     // is written again so readers still see the session as ended.
     if let Status::Ended { reason, .. } = before {

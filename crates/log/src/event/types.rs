@@ -468,6 +468,32 @@ pub struct WorkspaceOpen {
     /// checkout is pointed here, never where the checkout's `.git` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub common_dir: Option<PathBuf>,
+    /// The paths the project's `.workspace` block binds beside the
+    /// checkout, as this owner's start decided them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub binds: Vec<BoundPath>,
+}
+
+/// One bind of a `workspace.open`: a path the worktree does not carry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BoundPath {
+    /// The name as the block spells it (`workspace.bind.<name>`).
+    #[serde(default)]
+    pub name: String,
+    /// Where it appears inside the sandbox (`/workspace/node_modules`).
+    #[serde(default)]
+    pub at: PathBuf,
+    /// The host path the block names, resolved where it exists.
+    #[serde(default)]
+    pub path: PathBuf,
+    /// The mode the block asks for: `read_only`, `temp_copy`, `write`,
+    /// `copy`.
+    #[serde(default)]
+    pub mode: String,
+    /// How it is made: `read_only`, `read_write`, `copy` (a private copy),
+    /// or `not_made`.
+    #[serde(default)]
+    pub made: String,
 }
 
 /// `workspace.apply`: the workspace's work was brought back to the project.

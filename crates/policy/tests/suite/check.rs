@@ -133,12 +133,14 @@ fn a_file_without_a_policy_block_holds_no_rules() {
     let checked = check_text(".{ .devices = .{} }", None);
     assert!(checked.problems.is_empty());
     assert!(checked.rules.rules.is_empty());
-    // The block is not acted on: said, not silent.
+    assert!(checked.unread.is_empty(), "{:?}", checked.unread);
+    // A block not acted on is said, not silent.
+    let checked = check_text(".{ .style = .{} }", None);
     let unread: Vec<String> = checked.unread.iter().map(ToString::to_string).collect();
     assert_eq!(
         unread,
         [
-            "1:4: the .devices block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
+            "1:4: the .style block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
         ]
     );
     assert!(check_text(".{}", None).problems.is_empty());

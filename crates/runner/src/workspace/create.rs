@@ -61,11 +61,17 @@ pub struct Opened {
 impl Opened {
     /// The `workspace.open` event naming this checkout.
     pub fn event(&self) -> WorkspaceOpen {
+        self.event_with(Vec::new())
+    }
+
+    /// [`Opened::event`] recording the session's workspace binds.
+    pub fn event_with(&self, binds: Vec<chock_log::event::BoundPath>) -> WorkspaceOpen {
         WorkspaceOpen {
             dir: self.dir.clone(),
             commit: self.commit.clone(),
             branch: Some(self.branch.clone()),
             common_dir: Some(self.paths.common.clone()),
+            binds,
         }
     }
 }

@@ -16,6 +16,8 @@
 
 pub mod apply;
 mod beneath;
+pub mod bind_apply;
+pub mod binds;
 pub mod create;
 mod git_binds;
 pub mod host_git;

@@ -21,9 +21,16 @@ use super::create::{CreateOptions, create};
 use super::takeover::Takeover;
 use super::{WorkspaceError, branch_name, git_output, toplevel};
 
-/// The files beside a session's log that belong to its checkout.
-pub(crate) const CHECKOUT_FILES: [&str; 5] =
-    ["git", "git-pointer", "git-config", "git-import", "host-git"];
+/// The files beside a session's log that belong to its checkout (with
+/// `binds`, the copies of its workspace binds).
+pub(crate) const CHECKOUT_FILES: [&str; 6] = [
+    "git",
+    "git-pointer",
+    "git-config",
+    "git-import",
+    "host-git",
+    "binds",
+];
 
 /// What a half-made checkout left: its directory, when it is on disk, and
 /// its branch's commit, when the branch exists.

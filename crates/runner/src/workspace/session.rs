@@ -116,7 +116,11 @@ pub async fn run_new_in_workspace(
             writer,
             id,
             root: root.clone(),
-            checkout: Checkout::Pending { pending, integrate },
+            checkout: Checkout::Pending {
+                pending,
+                integrate,
+                bound: super::binds::recorded(setup.policy, setup.project, &root),
+            },
             conversation,
         },
         on_text,
@@ -182,6 +186,7 @@ pub async fn run_carried_on(
         commit: taken.commit.clone(),
         branch: Some(branch),
         common_dir: paths.as_ref().map(|p| p.common.clone()),
+        binds: super::binds::recorded(setup.policy, &project, &tools_root(&project, &taken.dir)),
     })?;
     writer.append(integrate_decision(setup.policy))?;
     answer_cut_calls(&mut writer, &mut conversation, cut)?;

@@ -4,6 +4,7 @@
 //! a sandbox and as a plain child.
 
 mod degraded;
+mod devices;
 mod escape;
 mod net;
 mod spawn;
