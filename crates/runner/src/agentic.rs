@@ -20,7 +20,7 @@ use crate::judge::{Refusal, Subject};
 use crate::provider::{Message, ModelRequest, ToolCall, ToolSpec};
 use crate::session::{LogHooks, SessionError};
 use crate::turn::Gate;
-use chock_tools::{AskUser, Call, RequestAction, RestrictSelf, ToolOutput};
+use chock_tools::{AskUser, Call, RequestAction, RestrictSelf, ToolOutput, Unparsed};
 
 impl<F> LogHooks<'_, F> {
     fn log_path(&self) -> std::path::PathBuf {
@@ -108,10 +108,15 @@ impl<F> LogHooks<'_, F> {
         typed: &Call,
         call: &ToolCall,
     ) -> Result<Gate, SessionError> {
+        // A spawn's call names the child it starts, so it records its own.
+        if let Call::SpawnAgent(args) = typed {
+            return Ok(Gate::Answered(self.spawn_agent(args.clone(), call).await?));
+        }
         self.append(ToolCallEvent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: history::log_arguments(&call.arguments),
+            session: None,
         })?;
         let output = match typed {
             Call::AskUser(args) => self.ask_user(args.clone()).await?,
@@ -127,9 +132,25 @@ impl<F> LogHooks<'_, F> {
             | Call::ReadMemory(_)
             | Call::WriteMemory(_)
             | Call::ReadSkill(_)
+            | Call::SpawnAgent(_)
             | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))
+    }
+
+    /// The refusal of a built-in tool an agent profile left out of this
+    /// subagent's tools.
+    pub(crate) fn narrowed(&self, parsed: &Result<Call, Unparsed>) -> Option<String> {
+        let tool = match parsed {
+            Ok(call) => call.tool()?,
+            Err(unparsed) => unparsed.tool?,
+        };
+        (!self.tools.allows(tool)).then(|| {
+            format!(
+                "{} is not among this subagent's tools: its agent profile names the tools it may use",
+                tool.as_str()
+            )
+        })
     }
 
     async fn ask_user(&mut self, args: AskUser) -> Result<ToolOutput, SessionError> {
@@ -395,7 +416,7 @@ impl<F> LogHooks<'_, F> {
 }
 
 /// One rule of a promise from the model's words.
-fn promise_rule(action: &str, decision: &str) -> Result<Rule, String> {
+pub(crate) fn promise_rule(action: &str, decision: &str) -> Result<Rule, String> {
     let decision: Decision = decision.parse().map_err(|e| format!("{e}"))?;
     Rule::parse(Some(action), decision).map_err(|e| e.to_string())
 }

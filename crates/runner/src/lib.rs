@@ -32,6 +32,7 @@ mod secret_use;
 pub mod secrets;
 pub mod session;
 mod stop;
+pub mod subagent;
 pub mod turn;
 pub mod workspace;
 

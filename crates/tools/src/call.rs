@@ -16,7 +16,7 @@ use crate::{
     Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
     fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
     read_memory, read_skill, request_action, restrict_self, run_command, serve_port, set_title,
-    update_plan, web_search, write_file, write_memory,
+    spawn_agent, update_plan, web_search, write_file, write_memory,
 };
 
 /// One tool call with its arguments parsed.
@@ -36,6 +36,7 @@ pub enum Call {
     AskUser(ask_user::Args),
     RestrictSelf(restrict_self::Args),
     RequestAction(request_action::Args),
+    SpawnAgent(spawn_agent::Args),
     /// A tool a third party supplies, known only at run time.
     External(External),
 }
@@ -214,6 +215,7 @@ impl Call {
             ToolName::AskUser => Call::AskUser(arguments(text)?),
             ToolName::RestrictSelf => Call::RestrictSelf(arguments(text)?),
             ToolName::RequestAction => Call::RequestAction(arguments(text)?),
+            ToolName::SpawnAgent => Call::SpawnAgent(arguments(text)?),
         })
     }
 
@@ -233,6 +235,7 @@ impl Call {
             Call::AskUser(_) => ToolName::AskUser,
             Call::RestrictSelf(_) => ToolName::RestrictSelf,
             Call::RequestAction(_) => ToolName::RequestAction,
+            Call::SpawnAgent(_) => ToolName::SpawnAgent,
             Call::External(_) => return None,
         })
     }
@@ -271,6 +274,7 @@ impl Call {
             Call::AskUser(args) => args.decided_at(offered),
             Call::RestrictSelf(args) => args.decided_at(offered),
             Call::RequestAction(args) => args.decided_at(offered),
+            Call::SpawnAgent(args) => args.decided_at(offered),
             Call::External(external) => match external.action_name().parse() {
                 Ok(action) => Decide::At(action),
                 Err(err) => Decide::Refuse(format!(
@@ -305,7 +309,10 @@ pub async fn carry_out(
         Call::ReadMemory(args) => session.read_memory(args),
         Call::WriteMemory(args) => session.write_memory(args),
         Call::ReadSkill(args) => session.read_skill(args),
-        Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) => Err(
+        Call::AskUser(_)
+        | Call::RestrictSelf(_)
+        | Call::RequestAction(_)
+        | Call::SpawnAgent(_) => Err(
             ToolError::Failed("a session tool is carried out by the session itself".to_owned()),
         ),
         Call::External(External {

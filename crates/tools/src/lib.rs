@@ -14,6 +14,7 @@
 //! a path outside the workspace comes back as an error *result* the model
 //! can read and correct, and the loop records it like any other result.
 
+pub mod agents;
 mod ask_user;
 mod call;
 mod command_git;
@@ -45,6 +46,7 @@ mod run_command;
 mod serve_port;
 mod session_tools;
 mod set_title;
+mod spawn_agent;
 pub mod skills;
 mod tool;
 mod update_plan;
@@ -69,6 +71,7 @@ pub use registry::{ToolName, derived_specs, specs, specs_for};
 pub use request_action::Args as RequestAction;
 pub use restrict_self::{Args as RestrictSelf, PromiseRuleArg};
 pub use run_command::{Commands, SESSION_ENV};
+pub use spawn_agent::{Args as SpawnAgent, MAX_TASK};
 pub use session_tools::{ImageSupport, SessionTools};
 pub use skills::{Skill, SkillDirs, Skills};
 pub use tool::{Decide, Offered};

@@ -10,7 +10,7 @@ use crate::tool::Facts;
 use crate::{
     ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
     read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
-    serve_port, set_title, update_plan, web_search, write_file, write_memory,
+    serve_port, set_title, spawn_agent, update_plan, web_search, write_file, write_memory,
 };
 
 /// Every tool this module provides.
@@ -37,10 +37,11 @@ pub enum ToolName {
     AskUser,
     RestrictSelf,
     RequestAction,
+    SpawnAgent,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 21] = [
+    pub const ALL: [Self; 22] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -62,6 +63,7 @@ impl ToolName {
         Self::AskUser,
         Self::RestrictSelf,
         Self::RequestAction,
+        Self::SpawnAgent,
     ];
 
     /// What the tool's own file says of it.
@@ -88,6 +90,7 @@ impl ToolName {
             Self::AskUser => Facts::of::<ask_user::Args>(),
             Self::RestrictSelf => Facts::of::<restrict_self::Args>(),
             Self::RequestAction => Facts::of::<request_action::Args>(),
+            Self::SpawnAgent => Facts::of::<spawn_agent::Args>(),
         }
     }
 
@@ -121,6 +124,9 @@ impl ToolName {
     /// where some rule could permit a port, read_skill only where there is
     /// a skill to read.
     pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
+        if !tools.allows(self) {
+            return false;
+        }
         match self {
             ToolName::ServePort => commands.could_serve(),
             ToolName::ReadSkill => !tools.skills().offered.is_empty(),
@@ -143,6 +149,9 @@ impl ToolName {
             | ToolName::AskUser
             | ToolName::RestrictSelf
             | ToolName::RequestAction => true,
+            // Offered where the session can start one (a subagent at the
+            // depth limit is not).
+            ToolName::SpawnAgent => tools.can_spawn(),
         }
     }
 

@@ -33,6 +33,10 @@ pub struct SessionTools<'a> {
     skills: Skills,
     /// The session's MCP servers, when it started any.
     mcp: Option<&'a McpTools>,
+    /// Whether the session can start a subagent (spawn_agent is offered).
+    spawn: bool,
+    /// The built-in tools an agent profile narrowed the session to.
+    only: Option<Vec<crate::ToolName>>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -51,7 +55,28 @@ impl<'a> SessionTools<'a> {
             images,
             skills: Skills::default(),
             mcp: None,
+            spawn: false,
+            only: None,
         }
+    }
+
+    /// Lets the session start subagents, and narrows its built-in tools to
+    /// `only` when an agent profile named them (builder style).
+    #[must_use]
+    pub fn with_agents(mut self, spawn: bool, only: Option<Vec<crate::ToolName>>) -> Self {
+        self.spawn = spawn;
+        self.only = only;
+        self
+    }
+
+    /// Whether spawn_agent is offered.
+    pub fn can_spawn(&self) -> bool {
+        self.spawn && self.allows(crate::ToolName::SpawnAgent)
+    }
+
+    /// Whether an agent profile's tool list leaves `tool` to the session.
+    pub fn allows(&self, tool: crate::ToolName) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(&tool))
     }
 
     /// Gives the session's MCP servers' tools (builder style).

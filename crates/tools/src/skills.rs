@@ -69,20 +69,50 @@ pub struct SkillDirs {
     pub profiles: Vec<PathBuf>,
 }
 
+/// What one kind of layered file is called in each layer: skills and agent
+/// profiles are found in the same three layers by the same rules.
+#[derive(Debug, Clone, Copy)]
+pub struct LayerNames {
+    /// The directory's name under the operator's config and under a
+    /// profile's `share/chock`.
+    pub dir: &'static str,
+    /// Where a project keeps them, relative to its root.
+    pub project: &'static str,
+    /// The variable naming packaged directories, `:`-separated.
+    pub env: &'static str,
+}
+
+/// Where skills live.
+pub const SKILL_LAYERS: LayerNames = LayerNames {
+    dir: "skills",
+    project: PROJECT_DIR,
+    env: SKILLS_PATH_ENV,
+};
+
 impl SkillDirs {
     /// The layers' directories from the environment: `skills_dir` is
     /// config.zon's `.skills_dir`, `project` the project's root.
     pub fn discover(skills_dir: Option<&Path>, project: &Path) -> SkillDirs {
+        SkillDirs::discover_named(SKILL_LAYERS, skills_dir, project)
+    }
+
+    /// [`SkillDirs::discover`] for any kind of layered file: `configured`
+    /// replaces the operator's directory when config.zon names one.
+    pub fn discover_named(
+        names: LayerNames,
+        configured: Option<&Path>,
+        project: &Path,
+    ) -> SkillDirs {
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let operator = skills_dir.map(Path::to_path_buf).or_else(|| {
+        let operator = configured.map(Path::to_path_buf).or_else(|| {
             env("XDG_CONFIG_HOME")
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
                 .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config")))
-                .map(|c| c.join("chock").join("skills"))
+                .map(|c| c.join("chock").join(names.dir))
         });
         let mut packaged: Vec<PathBuf> = Vec::new();
-        for dir in env(SKILLS_PATH_ENV)
+        for dir in env(names.env)
             .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
             .unwrap_or_default()
         {
@@ -96,7 +126,7 @@ impl SkillDirs {
             .unwrap_or_default()
             .into_iter()
             .filter(|bin| bin.file_name().is_some_and(|n| n == "bin"))
-            .filter_map(|bin| bin.parent().map(|p| p.join("share/chock/skills")));
+            .filter_map(|bin| bin.parent().map(|p| p.join("share/chock").join(names.dir)));
         for dir in guessed {
             if dir.is_absolute() && !packaged.contains(&dir) && !profiles.contains(&dir) {
                 profiles.push(dir);
@@ -104,14 +134,14 @@ impl SkillDirs {
         }
         SkillDirs {
             operator,
-            project: Some(project.join(PROJECT_DIR)),
+            project: Some(project.join(names.project)),
             packaged,
             profiles,
         }
     }
 
     /// Every (layer, directory, guessed), in lookup order.
-    fn each(&self) -> Vec<(SkillLayer, &Path, bool)> {
+    pub(crate) fn each(&self) -> Vec<(SkillLayer, &Path, bool)> {
         let mut out = Vec::new();
         out.extend(
             self.operator
@@ -247,6 +277,14 @@ fn read_skill_file(
 
 /// A SKILL.md's name, description and body.
 pub(crate) fn parse(text: &str) -> Result<(String, String, &str), String> {
+    let (front, body) = front_matter(text)?;
+    let (name, description) = name_and_description(&front)?;
+    Ok((name, description, body))
+}
+
+/// The keys of a front matter, one line each (`key: value`, a value
+/// optionally quoted), and the body after it.
+pub(crate) fn front_matter(text: &str) -> Result<(Vec<(String, String)>, &str), String> {
     const NO_FRONT: &str = "it has no front matter: begin it with a line '---', then 'name: <one label>' and 'description: <one line>', then '---'";
     let rest = text
         .strip_prefix("---\n")
@@ -260,8 +298,7 @@ pub(crate) fn parse(text: &str) -> Result<(String, String, &str), String> {
         }
         None => return Err(NO_FRONT.to_owned()),
     };
-    let mut name = None;
-    let mut description = None;
+    let mut keys = Vec::new();
     for line in front.lines() {
         let Some((key, value)) = line.split_once(':') else {
             continue;
@@ -272,12 +309,23 @@ pub(crate) fn parse(text: &str) -> Result<(String, String, &str), String> {
             .and_then(|v| v.strip_suffix('"'))
             .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
             .unwrap_or(value);
-        match key.trim() {
-            "name" => name = Some(value.to_owned()),
-            "description" => description = Some(value.to_owned()),
-            _ => {}
-        }
+        keys.push((key.trim().to_owned(), value.to_owned()));
     }
+    Ok((keys, body))
+}
+
+/// A front matter's `name` (one label) and `description` (one line, cut to
+/// [`MAX_DESCRIPTION`]), or what is wrong with them.
+pub(crate) fn name_and_description(front: &[(String, String)]) -> Result<(String, String), String> {
+    let get = |want: &str| {
+        front
+            .iter()
+            .rev()
+            .find(|(key, _)| key == want)
+            .map(|(_, value)| value.clone())
+    };
+    let name = get("name");
+    let description = get("description");
     let name = name.ok_or("its front matter has no 'name:'")?;
     if !chock_policy::is_label(&name) || name.len() > 64 {
         return Err(format!(
@@ -288,7 +336,7 @@ pub(crate) fn parse(text: &str) -> Result<(String, String, &str), String> {
         .filter(|d| !d.is_empty())
         .ok_or("its front matter has no 'description:': say in one line when the skill applies")?;
     let description: String = description.chars().take(MAX_DESCRIPTION).collect();
-    Ok((name, description, body))
+    Ok((name, description))
 }
 
 /// Reads `rel` inside a skill's directory. `rel` holds plain names only (no
@@ -303,7 +351,7 @@ pub(crate) fn read_in(layer: SkillLayer, dir: &Path, rel: &Path) -> Result<Strin
 
 /// [`read_in`] with the project layer's directory made canonical already
 /// (`Some(top)`), or `None` for a layer whose links may point anywhere.
-fn read_below(top: Option<Option<&Path>>, dir: &Path, rel: &Path) -> Result<String, String> {
+pub(crate) fn read_below(top: Option<Option<&Path>>, dir: &Path, rel: &Path) -> Result<String, String> {
     if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
         return Err(format!(
             "'{}' is not a path inside the skill: give a relative path without '..', such as 'examples/one.md'",

@@ -34,6 +34,7 @@ fn every_known_type_round_trips() {
             model: "m".into(),
             pid: 42,
             chock_version: "0.1.0".into(),
+            parent: None,
         }
         .into(),
         UserMessage {
@@ -66,6 +67,7 @@ fn every_known_type_round_trips() {
             call_id: "c1".into(),
             tool: "run_command".into(),
             arguments: Json::parse("{}").unwrap(),
+            session: None,
         }
         .into(),
         Decision {

@@ -208,6 +208,7 @@ fn a_provider_notice_means_waiting_for_the_provider_until_the_next_event() {
             model: "fake/m".into(),
             pid: 1,
             chock_version: "0".into(),
+            parent: None,
         })
         .unwrap();
     writer.append(UserMessage { text: "hi".into() }).unwrap();

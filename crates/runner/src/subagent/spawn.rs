@@ -1,0 +1,449 @@
+//! `spawn_agent`, carried out by the session: the bounds (depth, live
+//! children, the tree's tokens), the profile and the model, each refusal a
+//! result the model reads; then the child `chock run`, waited for in the
+//! foreground or kept in [`Children`] in the background.
+//!
+//! A background child's end is recorded at the parent's next turn boundary
+//! (`background.end`, then `subagent.end`, whose text the fold puts in the
+//! conversation) and handed to the model before its next call. At the
+//! boundary after a final answer the parent waits for its background
+//! children and then goes on, so their answers are read rather than lost.
+//! A session's end ends the children it still has (SIGTERM, then SIGKILL
+//! after [`END_GRACE`]) and records each.
+//!
+//! Children are watched by polling `try_wait` on the session's one thread:
+//! a handful of processes, looked at every [`POLL`], with nothing held
+//! across a wait.
+
+use std::cell::RefCell;
+use std::io::IsTerminal as _;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use chock_log::event::{BackgroundEnd, BackgroundStart, EndReason, SubagentEnd, ToolCallEvent};
+use chock_log::{LogWriter, SessionId, StateDir, WriteError};
+use chock_tools::{SpawnAgent, ToolOutput};
+
+use super::Agents;
+use super::tree::{self, Ended};
+use crate::history;
+use crate::provider::ToolCall;
+use crate::session::{LogHooks, SessionError};
+
+/// How often a waited-for child is looked at.
+const POLL: Duration = Duration::from_millis(25);
+/// How long a child has to end after SIGTERM when its parent ends.
+const END_GRACE: Duration = Duration::from_secs(10);
+/// Most characters of a child's answer its parent's model is handed.
+const MAX_ANSWER: usize = 16 * 1024;
+
+/// One child process still running.
+#[derive(Debug)]
+struct Live {
+    id: SessionId,
+    call_id: String,
+    background: bool,
+    process: tokio::process::Child,
+}
+
+/// A session's subagents: the ones still running and what ended ones said.
+#[derive(Debug)]
+pub(crate) struct Children<'a> {
+    /// This session.
+    id: SessionId,
+    state: &'a StateDir,
+    /// This session's project, which its children are of.
+    project: std::path::PathBuf,
+    /// `instance/model` of this session, a child's model by default.
+    label: String,
+    /// Whether this session runs in the foreground of a terminal.
+    foreground: bool,
+    agents: Option<&'a Agents>,
+    live: RefCell<Vec<Live>>,
+    /// What ended background children said, for the model's next call.
+    arrived: RefCell<Vec<String>>,
+    /// Every ended child's text by id, for job_output.
+    finished: RefCell<Vec<(String, String)>>,
+}
+
+impl<'a> Children<'a> {
+    pub(crate) fn new(
+        id: SessionId,
+        setup: &crate::session::SessionSetup<'a>,
+    ) -> Children<'a> {
+        Children {
+            id,
+            state: setup.state,
+            project: setup.project.to_owned(),
+            label: setup.model_label.to_owned(),
+            foreground: setup.foreground,
+            agents: setup.agents,
+            live: RefCell::default(),
+            arrived: RefCell::default(),
+            finished: RefCell::default(),
+        }
+    }
+
+    /// The answers of background children that ended since the model's
+    /// last call, as messages for its next.
+    pub(crate) fn take_arrived(&self) -> Vec<String> {
+        std::mem::take(&mut self.arrived.borrow_mut())
+    }
+
+    fn any_background(&self) -> bool {
+        self.live.borrow().iter().any(|l| l.background)
+    }
+
+    /// Takes out every child that has exited, with how.
+    fn exited(&self) -> Vec<(Live, ExitStatus)> {
+        let mut live = self.live.borrow_mut();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < live.len() {
+            match live[i].process.try_wait() {
+                Ok(Some(status)) => out.push((live.remove(i), status)),
+                Ok(None) => i += 1,
+                // Not ours to wait for any more: it is gone either way.
+                Err(_) => {
+                    let gone = live.remove(i);
+                    out.push((gone, std::os::unix::process::ExitStatusExt::from_raw(9)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Records a child's end in this session's log: `background.end` for a
+    /// background one, then `subagent.end`; returns the text for the model.
+    fn record(
+        &self,
+        writer: &RefCell<LogWriter>,
+        live: &Live,
+        status: ExitStatus,
+    ) -> Result<(Ended, String), WriteError> {
+        let ended = tree::ended(self.state, &live.id, status);
+        let text = report(&live.id, &ended, live.background, &live.call_id);
+        let mut writer = writer.borrow_mut();
+        if live.background {
+            writer.append(BackgroundEnd {
+                job_id: live.id.to_string(),
+                status: match ended.reason {
+                    EndReason::Done => "done",
+                    EndReason::Interrupted | EndReason::Crashed => "killed",
+                    _ => "failed",
+                }
+                .to_owned(),
+                exit_code: status.code(),
+            })?;
+        }
+        writer.append(SubagentEnd {
+            session: live.id.clone(),
+            call_id: live.call_id.clone(),
+            background: live.background,
+            reason: ended.reason.clone(),
+            tokens: ended.tokens,
+            text: text.clone(),
+        })?;
+        self.finished
+            .borrow_mut()
+            .push((live.id.to_string(), text.clone()));
+        Ok((ended, text))
+    }
+
+    /// Records every background child that has ended; their texts wait for
+    /// the model's next call.
+    fn record_exited(&self, writer: &RefCell<LogWriter>) -> Result<(), WriteError> {
+        for (live, status) in self.exited() {
+            let (_, text) = self.record(writer, &live, status)?;
+            if live.background {
+                self.arrived.borrow_mut().push(text);
+            }
+        }
+        Ok(())
+    }
+
+    /// The session is ending: every child still running is asked to end
+    /// (SIGTERM: it ends `interrupted`, its log closed), killed after
+    /// [`END_GRACE`], and recorded.
+    pub(crate) async fn end_all(&self, writer: &RefCell<LogWriter>) -> Result<(), WriteError> {
+        if self.live.borrow().is_empty() {
+            return Ok(());
+        }
+        for live in self.live.borrow().iter() {
+            if let Some(pid) = live.process.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+        }
+        let deadline = Instant::now() + END_GRACE;
+        loop {
+            self.record_ended(writer)?;
+            if self.live.borrow().is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                for live in self.live.borrow_mut().iter_mut() {
+                    let _ = live.process.start_kill();
+                }
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    fn record_ended(&self, writer: &RefCell<LogWriter>) -> Result<(), WriteError> {
+        for (live, status) in self.exited() {
+            self.record(writer, &live, status)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the parent's model is told of a child's end.
+fn report(id: &SessionId, ended: &Ended, background: bool, call_id: &str) -> String {
+    let mut text = if background {
+        format!(
+            "The background subagent {} (spawn_agent call {call_id}) ended {}",
+            id.as_str(),
+            ended.reason.as_str()
+        )
+    } else {
+        format!("subagent {} ended {}", id.as_str(), ended.reason.as_str())
+    };
+    text.push_str(&format!(" after {} tokens", ended.tokens));
+    if !ended.detail.is_empty() {
+        text.push_str(&format!(": {}", ended.detail));
+    }
+    if ended.answer.is_empty() {
+        text.push_str(". It gave no answer.");
+    } else {
+        text.push_str(". Its answer:\n");
+        text.push_str(&chock_tools::truncate(&ended.answer, MAX_ANSWER));
+    }
+    text
+}
+
+impl<F> LogHooks<'_, F> {
+    /// Carries out a spawn_agent call: refused with a sentence the model
+    /// reads, or a child started; a foreground child is waited for and its
+    /// answer is the result.
+    pub(crate) async fn spawn_agent(
+        &mut self,
+        args: SpawnAgent,
+        call: &ToolCall,
+    ) -> Result<ToolOutput, SessionError> {
+        let record_call = |hooks: &Self, session: Option<SessionId>| {
+            hooks.append(ToolCallEvent {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: history::log_arguments(&call.arguments),
+                session,
+            })
+        };
+        let (model, profile) = match self.spawn_refusal(&args) {
+            Ok(chosen) => chosen,
+            Err(refusal) => {
+                record_call(self, None)?;
+                return Ok(ToolOutput::error(refusal));
+            }
+        };
+        let children = self.children;
+        let Some(agents) = children.agents else {
+            return Ok(ToolOutput::error("this session cannot start subagents"));
+        };
+        let child = SessionId::new();
+        record_call(self, Some(child.clone()))?;
+        let terminal = !args.background && children.foreground && std::io::stdin().is_terminal();
+        let process = match start(agents, children, &child, &args, &model, profile, terminal) {
+            Ok(process) => process,
+            Err(err) => {
+                return Ok(ToolOutput::error(format!(
+                    "the subagent could not be started: {err}"
+                )));
+            }
+        };
+        if args.background {
+            self.append(BackgroundStart {
+                job_id: child.to_string(),
+                kind: "subagent".to_owned(),
+                command: args.task.chars().take(200).collect(),
+            })?;
+        }
+        children.live.borrow_mut().push(Live {
+            id: child.clone(),
+            call_id: call.id.clone(),
+            background: args.background,
+            process,
+        });
+        if args.background {
+            return Ok(ToolOutput::ok(format!(
+                "subagent {} started in the background with {model}. Go on with your work: its answer arrives as a message once it ends (job_output with job \"{}\" reads it sooner).",
+                child.as_str(),
+                child.as_str()
+            )));
+        }
+        loop {
+            let exited = {
+                let mut live = children.live.borrow_mut();
+                let at = live.iter().position(|l| l.id == child);
+                match at.map(|i| (i, live[i].process.try_wait())) {
+                    Some((i, Ok(Some(status)))) => Some((live.remove(i), status)),
+                    Some((i, Err(_))) => Some((
+                        live.remove(i),
+                        std::os::unix::process::ExitStatusExt::from_raw(9),
+                    )),
+                    Some((_, Ok(None))) => None,
+                    None => return Ok(ToolOutput::error("the subagent is gone")),
+                }
+            };
+            if let Some((live, status)) = exited {
+                let (ended, text) = children.record(self.writer, &live, status)?;
+                return Ok(if ended.reason == EndReason::Done {
+                    ToolOutput::ok(text)
+                } else {
+                    ToolOutput::error(text)
+                });
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// The model and profile of a spawn, or why it is refused.
+    fn spawn_refusal(&self, args: &SpawnAgent) -> Result<(String, Option<String>), String> {
+        let children = self.children;
+        let Some(agents) = children.agents else {
+            return Err("this session cannot start subagents".to_owned());
+        };
+        let bounds = agents.bounds;
+        if agents.depth >= bounds.max_depth {
+            return Err(format!(
+                "no subagent was started: this session is at depth {} and .subagents.max_depth = {} in config.zon; do the work yourself",
+                agents.depth, bounds.max_depth
+            ));
+        }
+        let live = children.live.borrow().len();
+        if live >= bounds.max_live {
+            return Err(format!(
+                "no subagent was started: {live} of this session's subagents are running and .subagents.max_live = {} in config.zon; wait for one to end (job_output) or do the work yourself",
+                bounds.max_live
+            ));
+        }
+        let profile = match &args.agent {
+            None => None,
+            Some(name) => Some(agents.profiles.find(name).ok_or_else(|| {
+                format!(
+                    "no subagent was started: there is no agent profile named '{name}'; {}",
+                    agents.profiles.names()
+                )
+            })?),
+        };
+        let model = args
+            .model
+            .clone()
+            .or_else(|| profile.and_then(|p| p.model.clone()))
+            .unwrap_or_else(|| children.label.clone());
+        let choice = agents
+            .config
+            .choose(Some(&model), &agents.config_path)
+            .map_err(|err| format!("no subagent was started: {err}"))?;
+        let verdict = self
+            .policy
+            .model_select(choice.instance, choice.model)
+            .map_err(|err| format!("no subagent was started: the model '{model}' cannot be used: {err}"))?;
+        if verdict.refused() {
+            return Err(format!(
+                "no subagent was started: the policy does not let a session use the model '{model}' (model.select is read before a subagent starts, so only allow lets it be used):\n{}",
+                verdict.render()
+            ));
+        }
+        let (_, spent) = tree::place(children.state, &children.id);
+        if spent >= bounds.max_tree_tokens {
+            return Err(format!(
+                "no subagent was started: this session and its subagents have spent {spent} tokens and .subagents.max_tree_tokens = {} in config.zon; finish with what you have",
+                bounds.max_tree_tokens
+            ));
+        }
+        Ok((model, profile.map(|p| p.name.clone())))
+    }
+
+    /// At a turn boundary: records the background children that ended.
+    /// After a final answer, waits for the ones still running; `true` when
+    /// the turn should go on so the model reads what they said.
+    pub(crate) async fn children_at_boundary(&mut self, last: bool) -> Result<bool, SessionError> {
+        let children = self.children;
+        children.record_exited(self.writer)?;
+        if !last {
+            return Ok(false);
+        }
+        while children.any_background() {
+            tokio::time::sleep(POLL).await;
+            children.record_exited(self.writer)?;
+        }
+        Ok(!children.arrived.borrow().is_empty())
+    }
+
+    /// job_output for a subagent's id: whether it still runs, or what it
+    /// said; `None` when `job` names no child of this session.
+    pub(crate) async fn child_job(
+        &mut self,
+        job: &str,
+        wait_secs: u64,
+    ) -> Result<Option<ToolOutput>, SessionError> {
+        let children = self.children;
+        let deadline = Instant::now() + Duration::from_secs(wait_secs);
+        loop {
+            children.record_exited(self.writer)?;
+            if let Some((_, text)) = children.finished.borrow().iter().find(|(id, _)| id == job) {
+                return Ok(Some(ToolOutput::ok(text.clone())));
+            }
+            if !children.live.borrow().iter().any(|l| l.id.as_str() == job) {
+                return Ok(None);
+            }
+            if Instant::now() >= deadline {
+                return Ok(Some(ToolOutput::ok(format!(
+                    "subagent {job} is still running; its answer arrives as a message once it ends"
+                ))));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+}
+
+/// Starts child `child`'s `chock run`. Its stdout (the streamed text) is
+/// not shown: its answer comes back as the result. Its stderr goes to the
+/// person's terminal when the child is in the foreground of one, which is
+/// also where it asks its questions; otherwise to `stderr.txt` in its
+/// session directory.
+fn start(
+    agents: &Agents,
+    children: &Children<'_>,
+    child: &SessionId,
+    args: &SpawnAgent,
+    model: &str,
+    profile: Option<String>,
+    terminal: bool,
+) -> std::io::Result<tokio::process::Child> {
+    let mut command = tokio::process::Command::new(&agents.exe);
+    command
+        .arg("run")
+        .arg("--session-id")
+        .arg(child.as_str())
+        .arg("--parent")
+        .arg(children.id.as_str())
+        .arg("--model")
+        .arg(model);
+    if let Some(profile) = profile {
+        command.arg("--agent").arg(profile);
+    }
+    command.arg("--").arg(&children.project).arg(&args.task);
+    command.stdout(Stdio::null());
+    if terminal {
+        command.stdin(Stdio::inherit()).stderr(Stdio::inherit());
+    } else {
+        children
+            .state
+            .ensure_session_dir(child)
+            .map_err(std::io::Error::other)?;
+        let file = std::fs::File::create(tree::stderr_path(children.state, child))?;
+        command.stdin(Stdio::null()).stderr(file);
+    }
+    command.spawn()
+}
