@@ -269,6 +269,14 @@ impl<F> LogHooks<'_, F> {
         reason: &str,
         call: &ToolCall,
     ) -> Result<ToolOutput, SessionError> {
+        // A parent's promise binds its subagent whatever anybody answers,
+        // so nobody is asked a question whose yes could not count.
+        if self.judge.inherited(id) {
+            return Ok(ToolOutput::error(format!(
+                "{action} stays capped: {}. Keep to the promise or take another way",
+                chock_policy::WidenError::Inherited(id)
+            )));
+        }
         let widen = self.decide(&Action::policy_widen(), Some(call.id.clone()))?;
         let approved = match widen.decision {
             Decision::Allow => true,

@@ -335,6 +335,16 @@ impl<'s> Judge<'s> {
         self.state.borrow_mut().policy.widen(id, approved)
     }
 
+    /// Whether promise `id` came from the parent session (a subagent's
+    /// inherited promise, which nobody's yes can leave).
+    pub(crate) fn inherited(&self, id: PromiseId) -> bool {
+        self.state
+            .borrow()
+            .policy
+            .promises()
+            .contains(&(id, true))
+    }
+
     /// A person's yes to request_action: `action` is allowed from now on.
     pub(crate) fn grant(&self, action: &str) {
         self.state.borrow_mut().grants.insert(action.to_owned());

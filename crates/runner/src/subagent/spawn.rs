@@ -275,7 +275,7 @@ impl<F> LogHooks<'_, F> {
         });
         if args.background {
             return Ok(ToolOutput::ok(format!(
-                "subagent {} started in the background with {model}. Go on with your work: its answer arrives as a message once it ends (job_output with job \"{}\" reads it sooner).",
+                "subagent {} started in the background with {model}. It works in your workspace beside you, so leave the files it works on alone until it ends. Go on with your work: its answer arrives as a message once it ends (job_output with job \"{}\" reads it sooner).",
                 child.as_str(),
                 child.as_str()
             )));
@@ -374,10 +374,30 @@ impl<F> LogHooks<'_, F> {
             return Ok(false);
         }
         while children.any_background() {
+            self.say_holding().await;
             tokio::time::sleep(POLL).await;
             children.record_exited(self.writer)?;
         }
         Ok(!children.arrived.borrow().is_empty())
+    }
+
+    /// A session asked to hand over while it waits for its background
+    /// children names what it holds, as at any boundary (seeds 000): the
+    /// ask stays open until their ends are recorded.
+    async fn say_holding(&self) {
+        if !self.handover.asked() {
+            return;
+        }
+        let log = self.writer.borrow().path().to_owned();
+        if let Some((holdings, workspace)) = crate::handover::held(&log)
+            && !holdings.is_empty()
+        {
+            let last = self.writer.borrow().last_id().0;
+            let _ = self
+                .handover
+                .at_boundary(holdings, last, workspace.as_deref())
+                .await;
+        }
     }
 
     /// job_output for a subagent's id: whether it still runs, or what it

@@ -1,0 +1,349 @@
+//! Subagents through the fake model (docs/subagents.md): `spawn_agent`
+//! starts a child `chock run` with its own log, linked both ways, working
+//! in its parent's workspace under its parent's policy; bounds, profiles,
+//! the background, a crash.
+
+use std::path::{Path, PathBuf};
+
+use chock_log::event::EndReason;
+use chock_log::{SessionId, StateDir, fold_log};
+use chock_testkit::{Reply, TempProject, Turn};
+use serde_json::{Value, json};
+
+use super::kit::{
+    all_of, assert_done, assert_ended, call_turn, chock_out, fake_model, first_of, log_values,
+    project_with, result_of, run_ok, sessions, workspace_file,
+};
+
+/// The sessions of `state`: the one no other names as its parent first,
+/// then the others.
+fn parent_and_children(state: &Path) -> (SessionId, Vec<SessionId>) {
+    let dir = StateDir::at(state);
+    let (mut parents, children): (Vec<SessionId>, Vec<SessionId>) = sessions(state)
+        .into_iter()
+        .partition(|id| fold_log(&dir.log_path(id)).unwrap().state.parent.is_none());
+    assert_eq!(parents.len(), 1, "one session a person started: {parents:?}");
+    (parents.remove(0), children)
+}
+
+fn log(state: &Path, id: &SessionId) -> PathBuf {
+    StateDir::at(state).log_path(id)
+}
+
+/// The child's id the parent's `tool.call` of `call` names.
+fn spawned(events: &[Value], call: &str) -> String {
+    let named = all_of(events, "tool.call")
+        .into_iter()
+        .find(|e| e["call_id"] == call)
+        .unwrap_or_else(|| panic!("no tool.call {call}"));
+    named["session"].as_str().unwrap_or_default().to_owned()
+}
+
+fn spawn(id: &str, arguments: Value) -> Reply {
+    call_turn(id, "spawn_agent", arguments)
+}
+
+#[test]
+fn a_foreground_child_edits_a_file_in_its_parents_workspace_and_answers() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let _fake = fake_model(
+        state.path(),
+        [
+            spawn("s1", json!({"task": "write hello into notes.txt"})),
+            call_turn(
+                "w1",
+                "write_file",
+                json!({"path": "notes.txt", "content": "hello\n"}),
+            ),
+            Turn::text("I wrote notes.txt.").into(),
+            Turn::text("The subagent wrote it.").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "have a subagent write notes.txt");
+    let (parent, children) = parent_and_children(state.path());
+    assert_eq!(children.len(), 1, "{children:?}");
+    let child = &children[0];
+    let parent_log = log(state.path(), &parent);
+    let events = log_values(&parent_log);
+    // Linked both ways: the parent's call names the child, the child's
+    // session.open names the parent.
+    assert_eq!(spawned(&events, "s1"), child.as_str());
+    let child_events = log_values(&log(state.path(), child));
+    assert_eq!(first_of(&child_events, "session.open")["parent"], parent.as_str());
+    assert_eq!(first_of(&child_events, "user.message")["text"], "write hello into notes.txt");
+    assert_done(&log(state.path(), child));
+    assert_done(&parent_log);
+    // The parent's result is the child's answer, with its id.
+    let result = result_of(&events, "s1");
+    assert_eq!(result["ok"], true, "{result}");
+    let text = result["output"].as_str().unwrap();
+    assert!(text.contains(child.as_str()) && text.contains("I wrote notes.txt."), "{text}");
+    let end = first_of(&events, "subagent.end");
+    assert_eq!((end["session"].as_str(), end["reason"].as_str()), (Some(child.as_str()), Some("done")));
+    // The child worked in the parent's workspace.
+    assert_eq!(workspace_file(&parent_log, "notes.txt").as_deref(), Some("hello\n"));
+    // `chock log` reads the child; `chock sessions` shows it under its parent.
+    let shown = chock_out(state.path(), &["log", child.as_str()]);
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("notes.txt"));
+    let listed = chock_out(state.path(), &["sessions", "--json"]);
+    let rows: Vec<Value> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.contains(&format!("\"parent\":\"{}\"", parent.as_str())) || rows.iter().any(|r| r["parent"] == parent.as_str()), "{listed}");
+}
+
+#[test]
+fn a_spawn_that_names_an_unknown_profile_or_an_empty_task_is_refused_and_nothing_starts() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let _fake = fake_model(
+        state.path(),
+        [
+            spawn("p1", json!({"task": "look", "agent": "nobody"})),
+            spawn("p2", json!({"task": "   "})),
+            spawn("p3", json!({"task": "x".repeat(16 * 1024 + 1)})),
+            spawn("p4", json!({"task": "look", "model": "elsewhere/m"})),
+            Turn::text("I will do it myself.").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "try subagents");
+    let (parent, children) = parent_and_children(state.path());
+    assert!(children.is_empty(), "{children:?}");
+    let events = log_values(&log(state.path(), &parent));
+    let said = |call: &str| {
+        let result = result_of(&events, call);
+        assert_eq!(result["ok"], false, "{result}");
+        result["output"].as_str().unwrap().to_owned()
+    };
+    assert!(said("p1").contains("no agent profile named 'nobody'; there are none"), "{}", said("p1"));
+    assert!(said("p2").contains("the task is empty"), "{}", said("p2"));
+    assert!(said("p3").contains("over the bound"), "{}", said("p3"));
+    assert!(said("p4").contains("'elsewhere'"), "{}", said("p4"));
+    assert_done(&log(state.path(), &parent));
+}
+
+#[test]
+fn a_model_the_parents_model_select_refuses_is_refused_before_a_child_starts() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[("provider.fake.big", "deny")]);
+    let _fake = fake_model(
+        state.path(),
+        [
+            spawn("m1", json!({"task": "look", "model": "fake/big"})),
+            Turn::text("Fine.").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "try a big model");
+    let (parent, children) = parent_and_children(state.path());
+    assert!(children.is_empty(), "{children:?}");
+    let events = log_values(&log(state.path(), &parent));
+    let text = result_of(&events, "m1")["output"].as_str().unwrap().to_owned();
+    assert!(text.contains("does not let a session use the model 'fake/big'"), "{text}");
+}
+
+#[test]
+fn a_child_is_denied_what_its_parent_was_denied_and_cannot_widen_its_parents_promise() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[("call.write_file", "deny")]);
+    let _fake = fake_model(
+        state.path(),
+        [
+            // The parent promises never to read the network, then spawns.
+            call_turn(
+                "r1",
+                "restrict_self",
+                json!({"rules": [{"action": "call.read_memory", "decision": "deny"}]}),
+            ),
+            spawn("s1", json!({"task": "write and read"})),
+            call_turn("c1", "write_file", json!({"path": "a.txt", "content": "a"})),
+            call_turn("c2", "read_memory", json!({})),
+            call_turn(
+                "c3",
+                "request_action",
+                json!({"action": "call.read_memory", "reason": "need it"}),
+            ),
+            call_turn(
+                "c4",
+                "request_action",
+                json!({"action": "call.write_file", "reason": "need it"}),
+            ),
+            Turn::text("I could do neither.").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "spawn under a promise");
+    let (_parent, children) = parent_and_children(state.path());
+    let child_events = log_values(&log(state.path(), &children[0]));
+    let refused = |call: &str| {
+        let result = result_of(&child_events, call);
+        assert_eq!(result["ok"], false, "{result}");
+        result["output"].as_str().unwrap().to_owned()
+    };
+    assert!(refused("c1").contains("denied"), "{}", refused("c1"));
+    assert!(refused("c2").contains("denied"), "{}", refused("c2"));
+    assert!(refused("c3").contains("parent session"), "{}", refused("c3"));
+    assert!(refused("c4").contains("cannot be granted"), "{}", refused("c4"));
+    // Nobody was asked: no question exists that could widen the child.
+    assert!(all_of(&child_events, "approval.request").is_empty());
+    assert!(all_of(&child_events, "grant").is_empty());
+}
+
+/// config.zon for the fake model with `.subagents` bounds.
+fn bounds_config(state: &Path, fake: &chock_testkit::FakeModel, bounds: &str) {
+    let base = fake.config_zon(chock_testkit::Wire::OpenAi, "m");
+    let text = base.trim_end().strip_suffix('}').unwrap().to_owned()
+        + &format!("    .subagents = .{{ {bounds} }},\n}}\n");
+    super::kit::write_config(state, &text);
+}
+
+#[test]
+fn a_spawn_beyond_the_depth_limit_is_refused_in_the_child_at_the_limit() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = fake_model(
+        state.path(),
+        [
+            spawn("s1", json!({"task": "go deeper"})),
+            spawn("s2", json!({"task": "deeper still"})),
+            Turn::text("I am as deep as it goes.").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    bounds_config(state.path(), &fake, ".max_depth = 1");
+    run_ok(state.path(), project.path(), "nest");
+    let (_parent, children) = parent_and_children(state.path());
+    assert_eq!(children.len(), 1, "{children:?}");
+    let child_events = log_values(&log(state.path(), &children[0]));
+    let text = result_of(&child_events, "s2")["output"].as_str().unwrap().to_owned();
+    assert!(text.contains("at depth 1 and .subagents.max_depth = 1"), "{text}");
+}
+
+#[test]
+fn a_child_killed_by_a_signal_ends_crashed_and_its_parents_result_says_so() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[("exec.path.sleep", "allow")]);
+    let _fake = fake_model(
+        state.path(),
+        [
+            spawn("s1", json!({"task": "sleep"})),
+            call_turn("k1", "run_command", json!({"command": ["sleep", "60"]})),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let parent = super::kit::start_session(state.path(), project.path(), "crash a child");
+    let dir = StateDir::at(state.path());
+    let child = chock_testkit::wait_for(WITHIN, "the child's command to start", || {
+        sessions(state.path()).into_iter().find(|id| {
+            fold_log(&dir.log_path(id)).is_ok_and(|f| f.state.parent.is_some())
+                && log_values(&dir.log_path(id))
+                    .iter()
+                    .any(|e| e["type"] == "tool.call")
+        })
+    });
+    let pid = fold_log(&log(state.path(), &child))
+        .unwrap()
+        .state
+        .owner_pid
+        .unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let out = parent.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ended(&log(state.path(), &child), EndReason::Crashed);
+    let (parent_id, _) = parent_and_children(state.path());
+    let events = log_values(&log(state.path(), &parent_id));
+    let result = result_of(&events, "s1");
+    assert_eq!(result["ok"], false);
+    let text = result["output"].as_str().unwrap();
+    assert!(text.contains("ended crashed") && text.contains("signal 9"), "{text}");
+}
+
+const WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// config.zon naming two fake models: `fake/m` for the parent, `kid/m` for
+/// the subagents it spawns, each with its own script, so two sessions
+/// running at once each take their own replies; `extra` is more fields.
+fn two_models(
+    state: &Path,
+    parent: impl IntoIterator<Item = Reply>,
+    kid: impl IntoIterator<Item = Reply>,
+    extra: &str,
+) -> (chock_testkit::FakeModel, chock_testkit::FakeModel) {
+    let parent = chock_testkit::FakeModel::with(parent);
+    let kid = chock_testkit::FakeModel::with(kid);
+    super::kit::write_config(
+        state,
+        &format!(
+            ".{{\n    .providers = .{{\n        .fake = .{{ .kind = .openai, .base_url = \"{}\" }},\n        .kid = .{{ .kind = .openai, .base_url = \"{}\" }},\n    }},\n    .model = \"fake/m\",\n{extra}}}\n",
+            parent.openai_url(),
+            kid.openai_url()
+        ),
+    );
+    (parent, kid)
+}
+
+/// A run_command call that waits (at most a minute) for the file `go` to
+/// appear in the workspace, which the child shares with its parent.
+fn wait_for_go(id: &str) -> Reply {
+    call_turn(
+        id,
+        "run_command",
+        json!({"command": ["sh", "-c", "i=0; while [ ! -e go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; echo saw go"]}),
+    )
+}
+
+#[test]
+fn a_background_child_runs_beside_its_parent_whose_next_call_reads_its_answer() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[("exec.path.sh", "allow")]);
+    let (parent_model, _kid) = two_models(
+        state.path(),
+        [
+            spawn("b1", json!({"task": "wait for go", "model": "kid/m", "background": true})),
+            // One child is live and the bound is one: refused.
+            spawn("b2", json!({"task": "another", "model": "kid/m", "background": true})),
+            // The parent keeps working: this file is what the child waits for.
+            call_turn("w1", "write_file", json!({"path": "go", "content": "now"})),
+            Turn::text("Waiting for the subagent.").into(),
+            Turn::text("The subagent saw go.").into(),
+        ],
+        [wait_for_go("g1"), Turn::text("I saw go.").into()],
+        "    .subagents = .{ .max_live = 1 },\n",
+    );
+    run_ok(state.path(), project.path(), "work beside a subagent");
+    let (parent, children) = parent_and_children(state.path());
+    assert_eq!(children.len(), 1, "{children:?}");
+    let child = &children[0];
+    let events = log_values(&log(state.path(), &parent));
+    let started = result_of(&events, "b1")["output"].as_str().unwrap().to_owned();
+    assert!(started.contains("started in the background"), "{started}");
+    let refused = result_of(&events, "b2")["output"].as_str().unwrap().to_owned();
+    assert!(refused.contains(".subagents.max_live = 1"), "{refused}");
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap();
+    // The parent's own call ran while the child was live, and the child's
+    // end came after it.
+    let wrote = events
+        .iter()
+        .position(|e| e["type"] == "tool.result" && e["call_id"] == "w1")
+        .unwrap();
+    assert!(at("background.start") < wrote && wrote < at("background.end"), "{kinds:?}");
+    assert!(at("background.end") < at("subagent.end"), "{kinds:?}");
+    assert_done(&log(state.path(), child));
+    assert_done(&log(state.path(), &parent));
+    // The answer reached the parent's model in its last request.
+    let last = parent_model.requests().last().unwrap().json().to_string();
+    assert!(last.contains("I saw go.") && last.contains(child.as_str()), "{last}");
+    // `chock usage` shows the child's tokens and the tree's total.
+    let usage = chock_out(state.path(), &["usage", parent.as_str()]);
+    let text = String::from_utf8_lossy(&usage.stdout).into_owned();
+    assert!(usage.status.success(), "{}", String::from_utf8_lossy(&usage.stderr));
+    assert!(text.contains(child.as_str()) && text.contains("tree"), "{text}");
+}
