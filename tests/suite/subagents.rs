@@ -347,3 +347,175 @@ fn a_background_child_runs_beside_its_parent_whose_next_call_reads_its_answer() 
     assert!(usage.status.success(), "{}", String::from_utf8_lossy(&usage.stderr));
     assert!(text.contains(child.as_str()) && text.contains("tree"), "{text}");
 }
+
+#[test]
+fn detach_of_a_parent_holding_a_background_child_names_it_waits_and_then_hands_over() {
+    use std::io::BufRead as _;
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[("exec.path.sh", "allow")]);
+    let (_parent_model, _kid) = two_models(
+        state.path(),
+        [
+            spawn("b1", json!({"task": "wait for go", "model": "kid/m", "background": true})),
+            Turn::text("Waiting for the subagent.").into(),
+            Turn::text("The subagent saw go.").into(),
+            Turn::text("Nothing more.").into(),
+        ],
+        [wait_for_go("g1"), Turn::text("I saw go.").into()],
+        "",
+    );
+    let (_daemon, _address) = super::kit::start_daemon(state.path());
+    let mut session = super::kit::start_session(state.path(), project.path(), "hand over a tree");
+    let dir = StateDir::at(state.path());
+    // The parent has given its final answer and waits for its child, which
+    // waits for the file.
+    let (parent, child) = chock_testkit::wait_for(WITHIN, "the child waiting for go", || {
+        let ids = sessions(state.path());
+        let parent = ids
+            .iter()
+            .find(|id| fold_log(&dir.log_path(id)).is_ok_and(|f| f.state.parent.is_none()))?;
+        let child = ids.iter().find(|id| *id != parent)?;
+        let waiting = log_values(&dir.log_path(child))
+            .iter()
+            .any(|e| e["type"] == "tool.call" && e["call_id"] == "g1");
+        let answered = log_values(&dir.log_path(parent))
+            .iter()
+            .any(|e| e["type"] == "assistant.message" && e["text"] == "Waiting for the subagent.");
+        (waiting && answered).then(|| (parent.clone(), child.clone()))
+    });
+    let mut detach = super::chock(state.path())
+        .arg("detach")
+        .arg(parent.as_str())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(detach.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    loop {
+        let line = lines.next().expect("a line from chock detach").unwrap();
+        said.push(line.clone());
+        if line.contains("1 background subagent") {
+            break;
+        }
+    }
+    // The parent still runs and has not handed over while the child works.
+    assert!(session.try_wait().unwrap().is_none(), "{said:?}");
+    let parent_log = log(state.path(), &parent);
+    let workspace = fold_log(&parent_log).unwrap().state.workspace.unwrap().dir;
+    std::fs::write(workspace.join("go"), "now").unwrap();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(detach.wait().unwrap().success(), "{said:?} {rest:?}");
+    let out = session.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(8), "{}", String::from_utf8_lossy(&out.stderr));
+    chock_testkit::wait_for(WITHIN, "the adopted parent to end", || {
+        matches!(
+            fold_log(&parent_log).ok()?.state.status,
+            chock_log::Status::Ended { reason: EndReason::Done, .. }
+        )
+        .then_some(())
+    });
+    let events = log_values(&parent_log);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap();
+    assert!(at("subagent.end") < at("handover"), "{kinds:?}");
+    assert_done(&log(state.path(), &child));
+    // The daemon's child carries the tree: the adopted parent's row and its
+    // subagent's, linked, in the daemon's own listing.
+    let listed = chock_out(state.path(), &["sessions", "--json"]);
+    let rows: Vec<Value> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let row = rows.iter().find(|r| r["id"] == child.as_str()).unwrap();
+    assert_eq!(row["parent"], parent.as_str());
+    let adopted = all_of(&events, "session.open");
+    assert_eq!(adopted.len(), 2, "opened again by the daemon's child: {kinds:?}");
+}
+
+#[test]
+fn a_profile_gives_its_instructions_and_narrows_the_childs_tools() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let agents = project.path().join(".chock/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("explorer.md"),
+        "---\nname: explorer\ndescription: reads and reports, changes nothing\ntools: read_file, glob\n---\nReport file:line for each finding.\n",
+    )
+    .unwrap();
+    project.commit_all("an agent profile");
+    let fake = fake_model(
+        state.path(),
+        [
+            spawn("s1", json!({"task": "find main", "agent": "explorer"})),
+            call_turn("w1", "write_file", json!({"path": "x.txt", "content": "x"})),
+            Turn::text("main is in src/main.rs:1").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    run_ok(state.path(), project.path(), "explore");
+    let requests = fake.requests();
+    // The parent was told of the profile; the child got its instructions
+    // and only its tools.
+    let first = requests[0].json().to_string();
+    assert!(first.contains("explorer (project): reads and reports, changes nothing"), "{first}");
+    let child_first = requests[1].json();
+    let text = child_first.to_string();
+    assert!(text.contains("Report file:line for each finding."), "{text}");
+    let tools: Vec<&str> = child_first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read_file", "glob"]);
+    let (_parent, children) = parent_and_children(state.path());
+    let child_events = log_values(&log(state.path(), &children[0]));
+    let refused = result_of(&child_events, "w1")["output"].as_str().unwrap().to_owned();
+    assert!(refused.contains("write_file is not among this subagent's tools"), "{refused}");
+}
+
+#[test]
+fn a_childs_question_names_both_sessions_and_chock_approve_of_the_child_answers_it() {
+    let state = tempfile::tempdir().unwrap();
+    let project = super::kit::ask_write_project();
+    let _fake = fake_model(
+        state.path(),
+        [
+            spawn("s1", json!({"task": "write x"})),
+            super::kit::write_x("w1").into(),
+            Turn::text("Wrote x.").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let session = super::kit::start_session(state.path(), project.path(), "ask through a child");
+    let dir = StateDir::at(state.path());
+    let (child, question) = chock_testkit::wait_for(WITHIN, "the child's question", || {
+        sessions(state.path()).into_iter().find_map(|id| {
+            let folded = fold_log(&dir.log_path(&id)).ok()?;
+            let parent = folded.state.parent.clone()?;
+            let pending = folded.state.pending_approvals.first()?;
+            dir.approve_socket(&id)
+                .exists()
+                .then(|| (id.clone(), (parent, pending.question.clone())))
+        })
+    });
+    let (parent, question) = question;
+    assert!(
+        question.starts_with(&format!(
+            "subagent {} of session {}: ",
+            child.as_str(),
+            parent.as_str()
+        )),
+        "{question}"
+    );
+    super::kit::approve_saying(state.path(), child.as_str(), "y\n", &[]);
+    let out = session.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        workspace_file(&log(state.path(), &parent), "x.txt").as_deref(),
+        Some("x")
+    );
+}
