@@ -519,3 +519,35 @@ fn a_childs_question_names_both_sessions_and_chock_approve_of_the_child_answers_
         Some("x")
     );
 }
+
+#[test]
+fn a_stop_reaches_every_session_of_the_tree() {
+    let (m, repo) = super::Machine::with_shop();
+    let fake = fake_model(
+        &m.state(),
+        [
+            spawn("s1", json!({"task": "work"})),
+            super::stop_session::held("c1"),
+            call_turn("c2", "run_command", json!({"command": ["echo", "refused"]})),
+            Turn::text("never asked for").into(),
+        ],
+    );
+    let session = super::stop_session::start(&m, &repo);
+    let state = m.state();
+    let dir = StateDir::at(&state);
+    let workspace = chock_testkit::wait_for(WITHIN, "the child's held command", || {
+        let parent = sessions(&state)
+            .into_iter()
+            .find(|id| fold_log(&dir.log_path(id)).is_ok_and(|f| f.state.parent.is_none()))?;
+        let ws = fold_log(&dir.log_path(&parent)).ok()?.state.workspace?.dir;
+        ws.join("ready").exists().then_some(ws)
+    });
+    m.ok(&repo, &["stop", "--reason", "freeze"]);
+    std::fs::write(workspace.join("go"), "").unwrap();
+    let out = session.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let (parent, children) = parent_and_children(&state);
+    assert_ended(&log(&state, &children[0]), EndReason::Stopped);
+    assert_ended(&log(&state, &parent), EndReason::Stopped);
+    assert_eq!(fake.requests().len(), 3, "no model call after the stop in either session");
+}

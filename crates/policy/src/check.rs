@@ -68,6 +68,7 @@ pub const KNOWN_BLOCKS: &[&str] = &[
     "context_window",
     "search",
     "skills_dir",
+    "subagents",
 ];
 
 /// The blocks only config.zon holds (the runner reads them from there).
@@ -78,6 +79,7 @@ const CONFIG_BLOCKS: &[&str] = &[
     "context_window",
     "search",
     "skills_dir",
+    "subagents",
 ];
 
 /// Which file a text is, for the blocks it may hold.

@@ -110,7 +110,15 @@ impl<F> LogHooks<'_, F> {
     ) -> Result<Gate, SessionError> {
         // A spawn's call names the child it starts, so it records its own.
         if let Call::SpawnAgent(args) = typed {
-            return Ok(Gate::Answered(self.spawn_agent(args.clone(), call).await?));
+            let output = self.spawn_agent(args.clone(), call).await?;
+            // A stop written while a foreground child ran holds here too:
+            // the child has ended by it, and so does this turn.
+            if !args.background
+                && let Some(text) = self.judge.stop("call.spawn_agent", Some(call.id.clone()))?
+            {
+                return Ok(Gate::Stopped(text));
+            }
+            return Ok(Gate::Answered(output));
         }
         self.append(ToolCallEvent {
             call_id: call.id.clone(),
