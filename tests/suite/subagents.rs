@@ -551,3 +551,23 @@ fn a_stop_reaches_every_session_of_the_tree() {
     assert_ended(&log(&state, &parent), EndReason::Stopped);
     assert_eq!(fake.requests().len(), 3, "no model call after the stop in either session");
 }
+
+#[test]
+fn a_spawn_once_the_tree_has_spent_its_tokens_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = fake_model(
+        state.path(),
+        [
+            spawn("s1", json!({"task": "look"})),
+            Turn::text("Fine.").into(),
+        ],
+    );
+    bounds_config(state.path(), &fake, ".max_tree_tokens = 10");
+    run_ok(state.path(), project.path(), "spend");
+    let (parent, children) = parent_and_children(state.path());
+    assert!(children.is_empty(), "{children:?}");
+    let events = log_values(&log(state.path(), &parent));
+    let text = result_of(&events, "s1")["output"].as_str().unwrap().to_owned();
+    assert!(text.contains("spent 15 tokens and .subagents.max_tree_tokens = 10"), "{text}");
+}

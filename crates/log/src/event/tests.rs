@@ -167,6 +167,15 @@ fn every_known_type_round_trips() {
             exit_code: Some(0),
         }
         .into(),
+        SubagentEnd {
+            session: SessionId::parse("20261202-050002-100-00000005").unwrap(),
+            call_id: "s1".into(),
+            background: true,
+            reason: EndReason::Crashed,
+            tokens: 12,
+            text: "ended crashed".into(),
+        }
+        .into(),
         Handover {
             to: "daemon".into(),
         }
