@@ -22,7 +22,11 @@ fn parent_and_children(state: &Path) -> (SessionId, Vec<SessionId>) {
     let (mut parents, children): (Vec<SessionId>, Vec<SessionId>) = sessions(state)
         .into_iter()
         .partition(|id| fold_log(&dir.log_path(id)).unwrap().state.parent.is_none());
-    assert_eq!(parents.len(), 1, "one session a person started: {parents:?}");
+    assert_eq!(
+        parents.len(),
+        1,
+        "one session a person started: {parents:?}"
+    );
     (parents.remove(0), children)
 }
 
@@ -60,7 +64,11 @@ fn a_foreground_child_edits_a_file_in_its_parents_workspace_and_answers() {
             Turn::text("The subagent wrote it.").into(),
         ],
     );
-    run_ok(state.path(), project.path(), "have a subagent write notes.txt");
+    run_ok(
+        state.path(),
+        project.path(),
+        "have a subagent write notes.txt",
+    );
     let (parent, children) = parent_and_children(state.path());
     assert_eq!(children.len(), 1, "{children:?}");
     let child = &children[0];
@@ -70,22 +78,41 @@ fn a_foreground_child_edits_a_file_in_its_parents_workspace_and_answers() {
     // session.open names the parent.
     assert_eq!(spawned(&events, "s1"), child.as_str());
     let child_events = log_values(&log(state.path(), child));
-    assert_eq!(first_of(&child_events, "session.open")["parent"], parent.as_str());
-    assert_eq!(first_of(&child_events, "user.message")["text"], "write hello into notes.txt");
+    assert_eq!(
+        first_of(&child_events, "session.open")["parent"],
+        parent.as_str()
+    );
+    assert_eq!(
+        first_of(&child_events, "user.message")["text"],
+        "write hello into notes.txt"
+    );
     assert_done(&log(state.path(), child));
     assert_done(&parent_log);
     // The parent's result is the child's answer, with its id.
     let result = result_of(&events, "s1");
     assert_eq!(result["ok"], true, "{result}");
     let text = result["output"].as_str().unwrap();
-    assert!(text.contains(child.as_str()) && text.contains("I wrote notes.txt."), "{text}");
+    assert!(
+        text.contains(child.as_str()) && text.contains("I wrote notes.txt."),
+        "{text}"
+    );
     let end = first_of(&events, "subagent.end");
-    assert_eq!((end["session"].as_str(), end["reason"].as_str()), (Some(child.as_str()), Some("done")));
+    assert_eq!(
+        (end["session"].as_str(), end["reason"].as_str()),
+        (Some(child.as_str()), Some("done"))
+    );
     // The child worked in the parent's workspace.
-    assert_eq!(workspace_file(&parent_log, "notes.txt").as_deref(), Some("hello\n"));
+    assert_eq!(
+        workspace_file(&parent_log, "notes.txt").as_deref(),
+        Some("hello\n")
+    );
     // `chock log` reads the child; `chock sessions` shows it under its parent.
     let shown = chock_out(state.path(), &["log", child.as_str()]);
-    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
     assert!(String::from_utf8_lossy(&shown.stdout).contains("notes.txt"));
     let listed = chock_out(state.path(), &["sessions", "--json"]);
     let rows: Vec<Value> = String::from_utf8_lossy(&listed.stdout)
@@ -93,7 +120,11 @@ fn a_foreground_child_edits_a_file_in_its_parents_workspace_and_answers() {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
     let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
-    assert!(listed.contains(&format!("\"parent\":\"{}\"", parent.as_str())) || rows.iter().any(|r| r["parent"] == parent.as_str()), "{listed}");
+    assert!(
+        listed.contains(&format!("\"parent\":\"{}\"", parent.as_str()))
+            || rows.iter().any(|r| r["parent"] == parent.as_str()),
+        "{listed}"
+    );
 }
 
 #[test]
@@ -119,7 +150,11 @@ fn a_spawn_that_names_an_unknown_profile_or_an_empty_task_is_refused_and_nothing
         assert_eq!(result["ok"], false, "{result}");
         result["output"].as_str().unwrap().to_owned()
     };
-    assert!(said("p1").contains("no agent profile named 'nobody'; there are none"), "{}", said("p1"));
+    assert!(
+        said("p1").contains("no agent profile named 'nobody'; there are none"),
+        "{}",
+        said("p1")
+    );
     assert!(said("p2").contains("the task is empty"), "{}", said("p2"));
     assert!(said("p3").contains("over the bound"), "{}", said("p3"));
     assert!(said("p4").contains("'elsewhere'"), "{}", said("p4"));
@@ -141,8 +176,14 @@ fn a_model_the_parents_model_select_refuses_is_refused_before_a_child_starts() {
     let (parent, children) = parent_and_children(state.path());
     assert!(children.is_empty(), "{children:?}");
     let events = log_values(&log(state.path(), &parent));
-    let text = result_of(&events, "m1")["output"].as_str().unwrap().to_owned();
-    assert!(text.contains("does not let a session use the model 'fake/big'"), "{text}");
+    let text = result_of(&events, "m1")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("does not let a session use the model 'fake/big'"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -185,8 +226,16 @@ fn a_child_is_denied_what_its_parent_was_denied_and_cannot_widen_its_parents_pro
     };
     assert!(refused("c1").contains("denied"), "{}", refused("c1"));
     assert!(refused("c2").contains("denied"), "{}", refused("c2"));
-    assert!(refused("c3").contains("parent session"), "{}", refused("c3"));
-    assert!(refused("c4").contains("cannot be granted"), "{}", refused("c4"));
+    assert!(
+        refused("c3").contains("parent session"),
+        "{}",
+        refused("c3")
+    );
+    assert!(
+        refused("c4").contains("cannot be granted"),
+        "{}",
+        refused("c4")
+    );
     // Nobody was asked: no question exists that could widen the child.
     assert!(all_of(&child_events, "approval.request").is_empty());
     assert!(all_of(&child_events, "grant").is_empty());
@@ -218,8 +267,14 @@ fn a_spawn_beyond_the_depth_limit_is_refused_in_the_child_at_the_limit() {
     let (_parent, children) = parent_and_children(state.path());
     assert_eq!(children.len(), 1, "{children:?}");
     let child_events = log_values(&log(state.path(), &children[0]));
-    let text = result_of(&child_events, "s2")["output"].as_str().unwrap().to_owned();
-    assert!(text.contains("at depth 1 and .subagents.max_depth = 1"), "{text}");
+    let text = result_of(&child_events, "s2")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("at depth 1 and .subagents.max_depth = 1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -255,14 +310,21 @@ fn a_child_killed_by_a_signal_ends_crashed_and_its_parents_result_says_so() {
     )
     .unwrap();
     let out = parent.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_ended(&log(state.path(), &child), EndReason::Crashed);
     let (parent_id, _) = parent_and_children(state.path());
     let events = log_values(&log(state.path(), &parent_id));
     let result = result_of(&events, "s1");
     assert_eq!(result["ok"], false);
     let text = result["output"].as_str().unwrap();
-    assert!(text.contains("ended crashed") && text.contains("signal 9"), "{text}");
+    assert!(
+        text.contains("ended crashed") && text.contains("signal 9"),
+        "{text}"
+    );
 }
 
 const WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
@@ -306,9 +368,15 @@ fn a_background_child_runs_beside_its_parent_whose_next_call_reads_its_answer() 
     let (parent_model, _kid) = two_models(
         state.path(),
         [
-            spawn("b1", json!({"task": "wait for go", "model": "kid/m", "background": true})),
+            spawn(
+                "b1",
+                json!({"task": "wait for go", "model": "kid/m", "background": true}),
+            ),
             // One child is live and the bound is one: refused.
-            spawn("b2", json!({"task": "another", "model": "kid/m", "background": true})),
+            spawn(
+                "b2",
+                json!({"task": "another", "model": "kid/m", "background": true}),
+            ),
             // The parent keeps working: this file is what the child waits for.
             call_turn("w1", "write_file", json!({"path": "go", "content": "now"})),
             Turn::text("Waiting for the subagent.").into(),
@@ -322,9 +390,15 @@ fn a_background_child_runs_beside_its_parent_whose_next_call_reads_its_answer() 
     assert_eq!(children.len(), 1, "{children:?}");
     let child = &children[0];
     let events = log_values(&log(state.path(), &parent));
-    let started = result_of(&events, "b1")["output"].as_str().unwrap().to_owned();
+    let started = result_of(&events, "b1")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(started.contains("started in the background"), "{started}");
-    let refused = result_of(&events, "b2")["output"].as_str().unwrap().to_owned();
+    let refused = result_of(&events, "b2")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(refused.contains(".subagents.max_live = 1"), "{refused}");
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap();
@@ -334,18 +408,31 @@ fn a_background_child_runs_beside_its_parent_whose_next_call_reads_its_answer() 
         .iter()
         .position(|e| e["type"] == "tool.result" && e["call_id"] == "w1")
         .unwrap();
-    assert!(at("background.start") < wrote && wrote < at("background.end"), "{kinds:?}");
+    assert!(
+        at("background.start") < wrote && wrote < at("background.end"),
+        "{kinds:?}"
+    );
     assert!(at("background.end") < at("subagent.end"), "{kinds:?}");
     assert_done(&log(state.path(), child));
     assert_done(&log(state.path(), &parent));
     // The answer reached the parent's model in its last request.
     let last = parent_model.requests().last().unwrap().json().to_string();
-    assert!(last.contains("I saw go.") && last.contains(child.as_str()), "{last}");
+    assert!(
+        last.contains("I saw go.") && last.contains(child.as_str()),
+        "{last}"
+    );
     // `chock usage` shows the child's tokens and the tree's total.
     let usage = chock_out(state.path(), &["usage", parent.as_str()]);
     let text = String::from_utf8_lossy(&usage.stdout).into_owned();
-    assert!(usage.status.success(), "{}", String::from_utf8_lossy(&usage.stderr));
-    assert!(text.contains(child.as_str()) && text.contains("tree"), "{text}");
+    assert!(
+        usage.status.success(),
+        "{}",
+        String::from_utf8_lossy(&usage.stderr)
+    );
+    assert!(
+        text.contains(child.as_str()) && text.contains("tree"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -356,7 +443,10 @@ fn detach_of_a_parent_holding_a_background_child_names_it_waits_and_then_hands_o
     let (_parent_model, _kid) = two_models(
         state.path(),
         [
-            spawn("b1", json!({"task": "wait for go", "model": "kid/m", "background": true})),
+            spawn(
+                "b1",
+                json!({"task": "wait for go", "model": "kid/m", "background": true}),
+            ),
             Turn::text("Waiting for the subagent.").into(),
             Turn::text("The subagent saw go.").into(),
             Turn::text("Nothing more.").into(),
@@ -408,11 +498,19 @@ fn detach_of_a_parent_holding_a_background_child_names_it_waits_and_then_hands_o
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(detach.wait().unwrap().success(), "{said:?} {rest:?}");
     let out = session.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(8), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(8),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     chock_testkit::wait_for(WITHIN, "the adopted parent to end", || {
         matches!(
             fold_log(&parent_log).ok()?.state.status,
-            chock_log::Status::Ended { reason: EndReason::Done, .. }
+            chock_log::Status::Ended {
+                reason: EndReason::Done,
+                ..
+            }
         )
         .then_some(())
     });
@@ -431,7 +529,11 @@ fn detach_of_a_parent_holding_a_background_child_names_it_waits_and_then_hands_o
     let row = rows.iter().find(|r| r["id"] == child.as_str()).unwrap();
     assert_eq!(row["parent"], parent.as_str());
     let adopted = all_of(&events, "session.open");
-    assert_eq!(adopted.len(), 2, "opened again by the daemon's child: {kinds:?}");
+    assert_eq!(
+        adopted.len(),
+        2,
+        "opened again by the daemon's child: {kinds:?}"
+    );
 }
 
 #[test]
@@ -460,10 +562,16 @@ fn a_profile_gives_its_instructions_and_narrows_the_childs_tools() {
     // The parent was told of the profile; the child got its instructions
     // and only its tools.
     let first = requests[0].json().to_string();
-    assert!(first.contains("explorer (project): reads and reports, changes nothing"), "{first}");
+    assert!(
+        first.contains("explorer (project): reads and reports, changes nothing"),
+        "{first}"
+    );
     let child_first = requests[1].json();
     let text = child_first.to_string();
-    assert!(text.contains("Report file:line for each finding."), "{text}");
+    assert!(
+        text.contains("Report file:line for each finding."),
+        "{text}"
+    );
     let tools: Vec<&str> = child_first["tools"]
         .as_array()
         .unwrap()
@@ -473,8 +581,14 @@ fn a_profile_gives_its_instructions_and_narrows_the_childs_tools() {
     assert_eq!(tools, ["read_file", "glob"]);
     let (_parent, children) = parent_and_children(state.path());
     let child_events = log_values(&log(state.path(), &children[0]));
-    let refused = result_of(&child_events, "w1")["output"].as_str().unwrap().to_owned();
-    assert!(refused.contains("write_file is not among this subagent's tools"), "{refused}");
+    let refused = result_of(&child_events, "w1")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        refused.contains("write_file is not among this subagent's tools"),
+        "{refused}"
+    );
 }
 
 #[test]
@@ -513,7 +627,11 @@ fn a_childs_question_names_both_sessions_and_chock_approve_of_the_child_answers_
     );
     super::kit::approve_saying(state.path(), child.as_str(), "y\n", &[]);
     let out = session.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         workspace_file(&log(state.path(), &parent), "x.txt").as_deref(),
         Some("x")
@@ -545,11 +663,20 @@ fn a_stop_reaches_every_session_of_the_tree() {
     m.ok(&repo, &["stop", "--reason", "freeze"]);
     std::fs::write(workspace.join("go"), "").unwrap();
     let out = session.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (parent, children) = parent_and_children(&state);
     assert_ended(&log(&state, &children[0]), EndReason::Stopped);
     assert_ended(&log(&state, &parent), EndReason::Stopped);
-    assert_eq!(fake.requests().len(), 3, "no model call after the stop in either session");
+    assert_eq!(
+        fake.requests().len(),
+        3,
+        "no model call after the stop in either session"
+    );
 }
 
 #[test]
@@ -568,6 +695,12 @@ fn a_spawn_once_the_tree_has_spent_its_tokens_is_refused() {
     let (parent, children) = parent_and_children(state.path());
     assert!(children.is_empty(), "{children:?}");
     let events = log_values(&log(state.path(), &parent));
-    let text = result_of(&events, "s1")["output"].as_str().unwrap().to_owned();
-    assert!(text.contains("spent 15 tokens and .subagents.max_tree_tokens = 10"), "{text}");
+    let text = result_of(&events, "s1")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains("spent 15 tokens and .subagents.max_tree_tokens = 10"),
+        "{text}"
+    );
 }

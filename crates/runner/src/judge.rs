@@ -338,11 +338,7 @@ impl<'s> Judge<'s> {
     /// Whether promise `id` came from the parent session (a subagent's
     /// inherited promise, which nobody's yes can leave).
     pub(crate) fn inherited(&self, id: PromiseId) -> bool {
-        self.state
-            .borrow()
-            .policy
-            .promises()
-            .contains(&(id, true))
+        self.state.borrow().policy.promises().contains(&(id, true))
     }
 
     /// A person's yes to request_action: `action` is allowed from now on.

@@ -273,8 +273,8 @@ pub(crate) async fn drive(
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
     };
-    let judge = judge_for(setup, &writer, &approvals)
-        .asking_as(setup.agents.and_then(|a| a.asker(&id)));
+    let judge =
+        judge_for(setup, &writer, &approvals).asking_as(setup.agents.and_then(|a| a.asker(&id)));
     let children = crate::subagent::Children::new(id.clone(), setup);
     let mut limits = setup.limits;
     if limits.max_session_calls.is_some() {
@@ -836,7 +836,9 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             return Ok(Gate::Refuse(refusal));
         }
         if let Ok(Call::JobOutput(args)) = parsed
-            && let Some(output) = self.child_job(&args.job, args.wait_secs.unwrap_or(0)).await?
+            && let Some(output) = self
+                .child_job(&args.job, args.wait_secs.unwrap_or(0))
+                .await?
         {
             self.append(ToolCallEvent {
                 call_id: call.id.clone(),

@@ -249,6 +249,10 @@ mod tests {
             "{:?}",
             profiles.skipped
         );
-        assert!(profiles.instructions().contains("- reviewer (operator): reads a change"));
+        assert!(
+            profiles
+                .instructions()
+                .contains("- reviewer (operator): reads a change")
+        );
     }
 }

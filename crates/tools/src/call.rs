@@ -309,12 +309,11 @@ pub async fn carry_out(
         Call::ReadMemory(args) => session.read_memory(args),
         Call::WriteMemory(args) => session.write_memory(args),
         Call::ReadSkill(args) => session.read_skill(args),
-        Call::AskUser(_)
-        | Call::RestrictSelf(_)
-        | Call::RequestAction(_)
-        | Call::SpawnAgent(_) => Err(
-            ToolError::Failed("a session tool is carried out by the session itself".to_owned()),
-        ),
+        Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) | Call::SpawnAgent(_) => {
+            Err(ToolError::Failed(
+                "a session tool is carried out by the session itself".to_owned(),
+            ))
+        }
         Call::External(External {
             source: Source::Mcp(server),
             tool,

@@ -282,9 +282,12 @@ pub(crate) fn parse(text: &str) -> Result<(String, String, &str), String> {
     Ok((name, description, body))
 }
 
+/// A front matter's keys and values, in their order.
+pub(crate) type Front = Vec<(String, String)>;
+
 /// The keys of a front matter, one line each (`key: value`, a value
 /// optionally quoted), and the body after it.
-pub(crate) fn front_matter(text: &str) -> Result<(Vec<(String, String)>, &str), String> {
+pub(crate) fn front_matter(text: &str) -> Result<(Front, &str), String> {
     const NO_FRONT: &str = "it has no front matter: begin it with a line '---', then 'name: <one label>' and 'description: <one line>', then '---'";
     let rest = text
         .strip_prefix("---\n")
@@ -351,7 +354,11 @@ pub(crate) fn read_in(layer: SkillLayer, dir: &Path, rel: &Path) -> Result<Strin
 
 /// [`read_in`] with the project layer's directory made canonical already
 /// (`Some(top)`), or `None` for a layer whose links may point anywhere.
-pub(crate) fn read_below(top: Option<Option<&Path>>, dir: &Path, rel: &Path) -> Result<String, String> {
+pub(crate) fn read_below(
+    top: Option<Option<&Path>>,
+    dir: &Path,
+    rel: &Path,
+) -> Result<String, String> {
     if rel.as_os_str().is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
         return Err(format!(
             "'{}' is not a path inside the skill: give a relative path without '..', such as 'examples/one.md'",

@@ -73,7 +73,9 @@ mod tests {
 
     #[test]
     fn an_empty_task_or_one_over_the_bound_is_refused_in_words_for_the_model() {
-        let err = arguments::<Args>(r#"{"task": "  "}"#).unwrap_err().to_string();
+        let err = arguments::<Args>(r#"{"task": "  "}"#)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("the task is empty"), "{err}");
         let long = "x".repeat(MAX_TASK + 1);
         let err = arguments::<Args>(&serde_json::json!({ "task": long }).to_string())
@@ -81,6 +83,9 @@ mod tests {
             .to_string();
         assert!(err.contains("over the bound"), "{err}");
         let ok = arguments::<Args>(r#"{"task": " fix it ", "agent": " "}"#).unwrap();
-        assert_eq!((ok.task.as_str(), ok.agent, ok.background), ("fix it", None, false));
+        assert_eq!(
+            (ok.task.as_str(), ok.agent, ok.background),
+            ("fix it", None, false)
+        );
     }
 }

@@ -8,13 +8,15 @@
 
 use std::path::PathBuf;
 
-use chock_log::event::{UserMessage, ToolCallEvent};
+use chock_log::event::{ToolCallEvent, UserMessage};
 use chock_log::{EventBody, EventId, LogWriter, SessionId, StateDir, fold_log, read_after};
 use chock_policy::PromiseId;
 use chock_tools::agents::{Profile, Profiles};
 
 use crate::provider::Message;
-use crate::session::{Checkout, LogHooks, Opening, SessionError, SessionOutcome, SessionSetup, drive};
+use crate::session::{
+    Checkout, LogHooks, Opening, SessionError, SessionOutcome, SessionSetup, drive,
+};
 
 /// What a subagent is a child of.
 #[derive(Debug, Clone)]
@@ -78,18 +80,19 @@ impl Lineage {
             .as_ref()
             .map_or_else(|| project.clone(), |w| w.dir.clone());
         let jit = jit_allowed(&parent_log).map_err(read_err)?;
-        let profile = match agent {
-            None => None,
-            Some(name) => {
-                let profiles = Profiles::discover(&project);
-                Some(profiles.find(name).cloned().ok_or_else(|| {
-                    LineageError::UnknownProfile {
-                        name: name.to_owned(),
-                        known: profiles.names(),
-                    }
-                })?)
-            }
-        };
+        let profile =
+            match agent {
+                None => None,
+                Some(name) => {
+                    let profiles = Profiles::discover(&project);
+                    Some(profiles.find(name).cloned().ok_or_else(|| {
+                        LineageError::UnknownProfile {
+                            name: name.to_owned(),
+                            known: profiles.names(),
+                        }
+                    })?)
+                }
+            };
         Ok(Lineage {
             parent: parent.clone(),
             parent_log,
@@ -134,7 +137,11 @@ impl<F> LogHooks<'_, F> {
     /// The parent's promises, releases and grants up to the spawn, replayed
     /// in this child's judge and fixed in place, so the child starts from
     /// its parent's fold at the moment it was spawned and can only narrow it.
-    pub(crate) fn inherit(&mut self, lineage: &Lineage, child: &SessionId) -> Result<(), SessionError> {
+    pub(crate) fn inherit(
+        &mut self,
+        lineage: &Lineage,
+        child: &SessionId,
+    ) -> Result<(), SessionError> {
         let until = spawn_event(&lineage.parent_log, child)?.unwrap_or(EventId::NONE);
         let batch = read_after(&lineage.parent_log, EventId::NONE)?;
         for raw in batch.events.iter().take_while(|raw| raw.id < until) {

@@ -67,13 +67,9 @@ impl Agents {
 
     /// What a child's questions are prefixed with: both sessions.
     pub(crate) fn asker(&self, id: &SessionId) -> Option<String> {
-        self.lineage.as_ref().map(|l| {
-            format!(
-                "subagent {} of session {}",
-                id.as_str(),
-                l.parent.as_str()
-            )
-        })
+        self.lineage
+            .as_ref()
+            .map(|l| format!("subagent {} of session {}", id.as_str(), l.parent.as_str()))
     }
 
     /// What the model is told of subagents beyond the tool's own
@@ -86,7 +82,9 @@ impl Agents {
                 "\nYou are a subagent of session {}: it gave you the task below and reads only your final answer, so end with what you found or changed. You work in its workspace under its policy.\n",
                 lineage.parent.as_str()
             ));
-            if let Some(Profile { name, instructions, .. }) = &lineage.profile
+            if let Some(Profile {
+                name, instructions, ..
+            }) = &lineage.profile
                 && !instructions.is_empty()
             {
                 out.push_str(&format!("\nThe agent profile '{name}':\n{instructions}\n"));

@@ -67,10 +67,7 @@ pub(crate) struct Children<'a> {
 }
 
 impl<'a> Children<'a> {
-    pub(crate) fn new(
-        id: SessionId,
-        setup: &crate::session::SessionSetup<'a>,
-    ) -> Children<'a> {
+    pub(crate) fn new(id: SessionId, setup: &crate::session::SessionSetup<'a>) -> Children<'a> {
         Children {
             id,
             state: setup.state,
@@ -170,7 +167,11 @@ impl<'a> Children<'a> {
             return Ok(());
         }
         for live in self.live.borrow().iter() {
-            if let Some(pid) = live.process.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            if let Some(pid) = live
+                .process
+                .id()
+                .and_then(|p| rustix::process::Pid::from_raw(p as i32))
+            {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
             }
         }
@@ -347,7 +348,9 @@ impl<F> LogHooks<'_, F> {
         let verdict = self
             .policy
             .model_select(choice.instance, choice.model)
-            .map_err(|err| format!("no subagent was started: the model '{model}' cannot be used: {err}"))?;
+            .map_err(|err| {
+                format!("no subagent was started: the model '{model}' cannot be used: {err}")
+            })?;
         if verdict.refused() {
             return Err(format!(
                 "no subagent was started: the policy does not let a session use the model '{model}' (model.select is read before a subagent starts, so only allow lets it be used):\n{}",

@@ -126,7 +126,10 @@ pub(crate) fn ended(state: &StateDir, id: &SessionId, status: ExitStatus) -> End
     let Ok(folded) = fold_log(&log) else {
         return Ended {
             reason: EndReason::Crashed,
-            detail: format!("{how} before it wrote its log (see {})", stderr_path(state, id).display()),
+            detail: format!(
+                "{how} before it wrote its log (see {})",
+                stderr_path(state, id).display()
+            ),
             answer: String::new(),
             tokens: 0,
         };
@@ -203,7 +206,8 @@ mod tests {
         .into_iter()
         .collect();
         let tree = walk(&rows, "a");
-        let order: Vec<(&str, usize)> = tree.rows.iter().map(|r| (r.id.as_str(), r.depth)).collect();
+        let order: Vec<(&str, usize)> =
+            tree.rows.iter().map(|r| (r.id.as_str(), r.depth)).collect();
         assert_eq!(order, [("a", 0), ("b", 1), ("c", 2), ("d", 1)]);
         assert_eq!(tree.total(), (100, 4));
     }

@@ -60,7 +60,9 @@ async fn a_subagent_is_listed_under_its_parent_and_each_page_links_the_other() {
     let mut parent = h.live_log(S1);
     parent.append(
         "tool.call",
-        &format!(r#""call_id":"s1","tool":"spawn_agent","arguments":{{"task":"look"}},"session":"{S2}""#),
+        &format!(
+            r#""call_id":"s1","tool":"spawn_agent","arguments":{{"task":"look"}},"session":"{S2}""#
+        ),
     );
     let mut child = h.live_log(S2);
     // The child's own session.open names its parent.
