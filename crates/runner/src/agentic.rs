@@ -7,9 +7,7 @@
 //! `review`, `promise`, `promise.release`, `grant`, `compaction`) and so
 //! can be replayed by the next owner of the log.
 
-use chock_log::event::{
-    Compaction, Grant, Notice, Promise, PromiseRelease, PromiseRule, ToolCallEvent,
-};
+use chock_log::event::{Compaction, Grant, Notice, Promise, PromiseRelease, PromiseRule};
 use chock_log::{EventBody, EventId, fold_log, read_after};
 use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
 
@@ -120,12 +118,7 @@ impl<F> LogHooks<'_, F> {
             }
             return Ok(Gate::Answered(output));
         }
-        self.append(ToolCallEvent {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: history::log_arguments(&call.arguments),
-            session: None,
-        })?;
+        self.append(history::call_event(call, None))?;
         let output = match typed {
             Call::AskUser(args) => self.ask_user(args.clone()).await?,
             Call::RestrictSelf(args) => self.restrict_self(args.clone())?,

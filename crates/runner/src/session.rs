@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use chock_log::event::{
     Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
-    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
-    ToolResult, TurnEnd as LogTurnEnd, UserMessage,
+    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolResult,
+    TurnEnd as LogTurnEnd, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, Policy};
@@ -840,12 +840,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                 .child_job(&args.job, args.wait_secs.unwrap_or(0))
                 .await?
         {
-            self.append(ToolCallEvent {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                arguments: history::log_arguments(&call.arguments),
-                session: None,
-            })?;
+            self.append(history::call_event(call, None))?;
             return Ok(Gate::Answered(output));
         }
         // The session tools are carried out here: they ask a person or
@@ -881,12 +876,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Ok(given) => given,
             Err(refusal) => return Ok(Gate::Refuse(refusal)),
         };
-        self.append(ToolCallEvent {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: history::log_arguments(&call.arguments),
-            session: None,
-        })?;
+        self.append(history::call_event(call, None))?;
         if given.env().is_empty() {
             Ok(Gate::Run)
         } else {

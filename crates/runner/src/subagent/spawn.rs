@@ -20,7 +20,7 @@ use std::io::IsTerminal as _;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use chock_log::event::{BackgroundEnd, BackgroundStart, EndReason, SubagentEnd, ToolCallEvent};
+use chock_log::event::{BackgroundEnd, BackgroundStart, EndReason, SubagentEnd};
 use chock_log::{LogWriter, SessionId, StateDir, WriteError};
 use chock_tools::{SpawnAgent, ToolOutput};
 
@@ -232,12 +232,7 @@ impl<F> LogHooks<'_, F> {
         call: &ToolCall,
     ) -> Result<ToolOutput, SessionError> {
         let record_call = |hooks: &Self, session: Option<SessionId>| {
-            hooks.append(ToolCallEvent {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                arguments: history::log_arguments(&call.arguments),
-                session,
-            })
+            hooks.append(history::call_event(call, session))
         };
         let (model, profile) = match self.spawn_refusal(&args) {
             Ok(chosen) => chosen,
