@@ -30,6 +30,16 @@ fn parent_and_children(state: &Path) -> (SessionId, Vec<SessionId>) {
     (parents.remove(0), children)
 }
 
+/// The events of a log another process is writing, as far as they are
+/// there: none before the log exists, and a half-written line left out.
+fn events_now(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 fn log(state: &Path, id: &SessionId) -> PathBuf {
     StateDir::at(state).log_path(id)
 }
@@ -294,7 +304,7 @@ fn a_child_killed_by_a_signal_ends_crashed_and_its_parents_result_says_so() {
     let child = chock_testkit::wait_for(WITHIN, "the child's command to start", || {
         sessions(state.path()).into_iter().find(|id| {
             fold_log(&dir.log_path(id)).is_ok_and(|f| f.state.parent.is_some())
-                && log_values(&dir.log_path(id))
+                && events_now(&dir.log_path(id))
                     .iter()
                     .any(|e| e["type"] == "tool.call")
         })
@@ -465,10 +475,10 @@ fn detach_of_a_parent_holding_a_background_child_names_it_waits_and_then_hands_o
             .iter()
             .find(|id| fold_log(&dir.log_path(id)).is_ok_and(|f| f.state.parent.is_none()))?;
         let child = ids.iter().find(|id| *id != parent)?;
-        let waiting = log_values(&dir.log_path(child))
+        let waiting = events_now(&dir.log_path(child))
             .iter()
             .any(|e| e["type"] == "tool.call" && e["call_id"] == "g1");
-        let answered = log_values(&dir.log_path(parent))
+        let answered = events_now(&dir.log_path(parent))
             .iter()
             .any(|e| e["type"] == "assistant.message" && e["text"] == "Waiting for the subagent.");
         (waiting && answered).then(|| (parent.clone(), child.clone()))
@@ -702,5 +712,56 @@ fn a_spawn_once_the_tree_has_spent_its_tokens_is_refused() {
     assert!(
         text.contains("spent 15 tokens and .subagents.max_tree_tokens = 10"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_parent_that_ends_ends_its_background_child_and_records_it() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[("exec.path.sh", "allow")]);
+    let (_parent_model, _kid) = two_models(
+        state.path(),
+        [
+            spawn(
+                "b1",
+                json!({"task": "wait for go", "model": "kid/m", "background": true}),
+            ),
+            Turn::text("Waiting for the subagent.").into(),
+        ],
+        [wait_for_go("g1")],
+        "",
+    );
+    let session = super::kit::start_session(state.path(), project.path(), "end the tree");
+    let dir = StateDir::at(state.path());
+    let (parent, child) = chock_testkit::wait_for(WITHIN, "the child waiting for go", || {
+        let ids = sessions(state.path());
+        let parent = ids
+            .iter()
+            .find(|id| fold_log(&dir.log_path(id)).is_ok_and(|f| f.state.parent.is_none()))?;
+        let child = ids.iter().find(|id| *id != parent)?;
+        let waiting = events_now(&dir.log_path(child))
+            .iter()
+            .any(|e| e["type"] == "tool.call" && e["call_id"] == "g1");
+        waiting.then(|| (parent.clone(), child.clone()))
+    });
+    super::kit::interrupt(&session);
+    let out = session.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ended(&log(state.path(), &child), EndReason::Interrupted);
+    assert_ended(&log(state.path(), &parent), EndReason::Interrupted);
+    let events = log_values(&log(state.path(), &parent));
+    let end = first_of(&events, "subagent.end");
+    assert_eq!(end["reason"], "interrupted", "{end}");
+    assert_eq!(first_of(&events, "background.end")["status"], "killed");
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let at = |kind: &str| kinds.iter().position(|k| *k == kind).unwrap();
+    assert!(
+        at("subagent.end") < at("session.end"),
+        "recorded before the parent's end: {kinds:?}"
     );
 }

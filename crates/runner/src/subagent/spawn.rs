@@ -118,7 +118,7 @@ impl<'a> Children<'a> {
         live: &Live,
         status: ExitStatus,
     ) -> Result<(Ended, String), WriteError> {
-        let ended = tree::ended(self.state, &live.id, status);
+        let ended = tree::ended(self.state, &self.id, &live.id, status);
         let text = report(&live.id, &ended, live.background, &live.call_id);
         let mut writer = writer.borrow_mut();
         if live.background {
@@ -428,8 +428,8 @@ impl<F> LogHooks<'_, F> {
 /// Starts child `child`'s `chock run`. Its stdout (the streamed text) is
 /// not shown: its answer comes back as the result. Its stderr goes to the
 /// person's terminal when the child is in the foreground of one, which is
-/// also where it asks its questions; otherwise to `stderr.txt` in its
-/// session directory.
+/// also where it asks its questions; otherwise to a file beside its
+/// parent's log (`tree::stderr_path`).
 fn start(
     agents: &Agents,
     children: &Children<'_>,
@@ -456,11 +456,7 @@ fn start(
     if terminal {
         command.stdin(Stdio::inherit()).stderr(Stdio::inherit());
     } else {
-        children
-            .state
-            .ensure_session_dir(child)
-            .map_err(std::io::Error::other)?;
-        let file = std::fs::File::create(tree::stderr_path(children.state, child))?;
+        let file = std::fs::File::create(tree::stderr_path(children.state, &children.id, child))?;
         command.stdin(Stdio::null()).stderr(file);
     }
     command.spawn()

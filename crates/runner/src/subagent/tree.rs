@@ -117,7 +117,12 @@ pub(crate) struct Ended {
 /// Reads how child `id` ended once its process exited with `status`. A
 /// child whose log holds no ending died without writing one (a signal, a
 /// crash): its parent takes the log, free now, and ends it `crashed`.
-pub(crate) fn ended(state: &StateDir, id: &SessionId, status: ExitStatus) -> Ended {
+pub(crate) fn ended(
+    state: &StateDir,
+    parent: &SessionId,
+    id: &SessionId,
+    status: ExitStatus,
+) -> Ended {
     let log = state.log_path(id);
     let how = match status.signal() {
         Some(signal) => format!("its process was killed by signal {signal}"),
@@ -128,7 +133,7 @@ pub(crate) fn ended(state: &StateDir, id: &SessionId, status: ExitStatus) -> End
             reason: EndReason::Crashed,
             detail: format!(
                 "{how} before it wrote its log (see {})",
-                stderr_path(state, id).display()
+                stderr_path(state, parent, id).display()
             ),
             answer: String::new(),
             tokens: 0,
@@ -172,9 +177,17 @@ fn record_crash(log: &Path, detail: &str) {
     }
 }
 
-/// Where a child's stderr goes when nobody's terminal shows it.
-pub(crate) fn stderr_path(state: &StateDir, id: &SessionId) -> std::path::PathBuf {
-    state.session_dir(id).join("stderr.txt")
+/// Where a child's stderr goes when nobody's terminal shows it: beside its
+/// parent's log (the child's own directory is made by its log, and a
+/// directory without one reads as a broken session to every listing).
+pub(crate) fn stderr_path(
+    state: &StateDir,
+    parent: &SessionId,
+    child: &SessionId,
+) -> std::path::PathBuf {
+    state
+        .session_dir(parent)
+        .join(format!("subagent-{}.stderr", child.as_str()))
 }
 
 #[cfg(test)]
