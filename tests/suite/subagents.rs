@@ -124,6 +124,17 @@ fn a_foreground_child_edits_a_file_in_its_parents_workspace_and_answers() {
         String::from_utf8_lossy(&shown.stderr)
     );
     assert!(String::from_utf8_lossy(&shown.stdout).contains("notes.txt"));
+    let table = chock_out(state.path(), &["sessions"]);
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    let lines: Vec<&str> = table.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(parent.as_str()))
+        .unwrap();
+    assert!(
+        lines[at + 1].starts_with(&format!("└ {}", child.as_str())),
+        "the subagent right under its parent: {table}"
+    );
     let listed = chock_out(state.path(), &["sessions", "--json"]);
     let rows: Vec<Value> = String::from_utf8_lossy(&listed.stdout)
         .lines()
@@ -764,4 +775,71 @@ fn a_parent_that_ends_ends_its_background_child_and_records_it() {
         at("subagent.end") < at("session.end"),
         "recorded before the parent's end: {kinds:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_daemon_lists_a_subagent_under_its_parent_and_a_watch_follows_it_to_its_end() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let _fake = fake_model(
+        state.path(),
+        [
+            spawn("s1", json!({"task": "say hi"})),
+            Turn::text("hi from the child").into(),
+            Turn::text("Done.").into(),
+        ],
+    );
+    let mut command = super::chock(state.path());
+    command.arg("daemon");
+    let mut daemon = super::kit::Running::spawn(command);
+    let client = chock_control::Client::new(daemon.address())
+        .with_timeout(std::time::Duration::from_secs(60));
+    let started = client.start(project.path(), "spawn one").await.unwrap();
+    let deadline = std::time::Instant::now() + WITHIN;
+    let child = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no subagent was listed"
+        );
+        let rows = client.list(project.path()).await.unwrap();
+        if let Some(row) = rows
+            .iter()
+            .find(|r| r.row["parent"] == started.session.as_str())
+        {
+            break row.row["id"].as_str().unwrap().to_owned();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let mut watch = client.watch(project.path(), &child, 0).await.unwrap();
+    let mut types = Vec::new();
+    while let Some(event) = tokio::time::timeout(WITHIN, watch.next_event())
+        .await
+        .expect("the subagent ends within a minute")
+        .unwrap()
+    {
+        let value: Value = serde_json::from_str(&event.line).unwrap();
+        types.push(value["type"].as_str().unwrap().to_owned());
+        if value["type"] == "session.open" {
+            assert_eq!(value["parent"], started.session.as_str());
+        }
+    }
+    assert_eq!(
+        types.last().map(String::as_str),
+        Some("session.end"),
+        "{types:?}"
+    );
+    let read = client.read(&child, 0).await.unwrap();
+    assert_eq!(read.len(), types.len(), "read gives what the watch saw");
+    // The parent ends too, and the daemon with it.
+    let mut parent = client
+        .watch(project.path(), &started.session, 0)
+        .await
+        .unwrap();
+    while tokio::time::timeout(WITHIN, parent.next_event())
+        .await
+        .expect("the parent ends within a minute")
+        .unwrap()
+        .is_some()
+    {}
+    assert!(daemon.terminate().success());
 }
