@@ -98,7 +98,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     };
-    if carry.is_none() {
+    // A subagent works in its parent's workspace: the project's kept ones
+    // were said when the parent started.
+    if carry.is_none() && args.parent.is_none() {
         for note in kept_notes(&state, &project) {
             eprintln!("chock: note: {note}");
         }
