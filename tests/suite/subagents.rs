@@ -843,3 +843,58 @@ async fn the_daemon_lists_a_subagent_under_its_parent_and_a_watch_follows_it_to_
     {}
     assert!(daemon.terminate().success());
 }
+
+#[test]
+fn job_output_with_a_background_childs_id_waits_for_it_and_reads_its_answer() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project_with(&[("exec.path.sh", "allow")]);
+    let (parent_model, _kid) = two_models(
+        state.path(),
+        [
+            spawn(
+                "b1",
+                json!({"task": "wait for go", "model": "kid/m", "background": true}),
+            ),
+            // Slow, so the test has the child's id before the next request.
+            Turn::text("")
+                .call("w1", "write_file", &json!({"path": "go", "content": "now"}))
+                .delay(std::time::Duration::from_millis(300))
+                .into(),
+        ],
+        [wait_for_go("g1"), Turn::text("I saw go.").into()],
+        "",
+    );
+    let session = super::kit::start_session(state.path(), project.path(), "poll a subagent");
+    let dir = StateDir::at(state.path());
+    let child = chock_testkit::wait_for(WITHIN, "the spawn's tool.call", || {
+        sessions(state.path()).into_iter().find_map(|id| {
+            events_now(&dir.log_path(&id)).iter().find_map(|e| {
+                (e["type"] == "tool.call" && e["call_id"] == "b1")
+                    .then(|| e["session"].as_str().map(str::to_owned))
+                    .flatten()
+            })
+        })
+    });
+    parent_model.push(call_turn(
+        "j1",
+        "job_output",
+        json!({"job": child, "wait_secs": 60}),
+    ));
+    parent_model.push(Turn::text("It saw go."));
+    let out = session.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (parent, _) = parent_and_children(state.path());
+    let events = log_values(&log(state.path(), &parent));
+    let polled = result_of(&events, "j1")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        polled.contains("ended done") && polled.contains("I saw go."),
+        "{polled}"
+    );
+}
