@@ -146,7 +146,7 @@ impl<F> LogHooks<'_, F> {
             Ok(call) => call.tool()?,
             Err(unparsed) => unparsed.tool?,
         };
-        (!self.tools.allows(tool)).then(|| {
+        (!self.tools.allows(tool.as_str())).then(|| {
             format!(
                 "{} is not among this subagent's tools: its agent profile names the tools it may use",
                 tool.as_str()

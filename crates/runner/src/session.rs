@@ -275,7 +275,14 @@ pub(crate) async fn drive(
     };
     let judge =
         judge_for(setup, &writer, &approvals).asking_as(setup.agents.and_then(|a| a.asker(&id)));
-    let children = crate::subagent::Children::new(id.clone(), setup);
+    let children = crate::subagent::Children::new(
+        id.clone(),
+        setup.state,
+        setup.project,
+        setup.model_label,
+        setup.foreground,
+        setup.agents,
+    );
     let mut limits = setup.limits;
     if limits.max_session_calls.is_some() {
         let log = writer.borrow().path().to_owned();

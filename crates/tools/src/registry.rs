@@ -124,7 +124,7 @@ impl ToolName {
     /// where some rule could permit a port, read_skill only where there is
     /// a skill to read.
     pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
-        if !tools.allows(self) {
+        if !tools.allows(self.as_str()) {
             return false;
         }
         match self {

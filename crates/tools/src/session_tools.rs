@@ -35,8 +35,9 @@ pub struct SessionTools<'a> {
     mcp: Option<&'a McpTools>,
     /// Whether the session can start a subagent (spawn_agent is offered).
     spawn: bool,
-    /// The built-in tools an agent profile narrowed the session to.
-    only: Option<Vec<crate::ToolName>>,
+    /// The built-in tools an agent profile narrowed the session to, by
+    /// name.
+    only: Option<Vec<&'static str>>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -63,7 +64,7 @@ impl<'a> SessionTools<'a> {
     /// Lets the session start subagents, and narrows its built-in tools to
     /// `only` when an agent profile named them (builder style).
     #[must_use]
-    pub fn with_agents(mut self, spawn: bool, only: Option<Vec<crate::ToolName>>) -> Self {
+    pub fn with_agents(mut self, spawn: bool, only: Option<Vec<&'static str>>) -> Self {
         self.spawn = spawn;
         self.only = only;
         self
@@ -71,11 +72,13 @@ impl<'a> SessionTools<'a> {
 
     /// Whether spawn_agent is offered.
     pub fn can_spawn(&self) -> bool {
-        self.spawn && self.allows(crate::ToolName::SpawnAgent)
+        use crate::tool::Tool as _;
+        self.spawn && self.allows(crate::spawn_agent::Args::NAME)
     }
 
-    /// Whether an agent profile's tool list leaves `tool` to the session.
-    pub fn allows(&self, tool: crate::ToolName) -> bool {
+    /// Whether an agent profile's tool list leaves the built-in tool named
+    /// `tool` to the session.
+    pub fn allows(&self, tool: &str) -> bool {
         self.only.as_ref().is_none_or(|only| only.contains(&tool))
     }
 
