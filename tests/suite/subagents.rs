@@ -454,6 +454,18 @@ fn a_background_child_runs_beside_its_parent_whose_next_call_reads_its_answer() 
         text.contains(child.as_str()) && text.contains("tree"),
         "{text}"
     );
+    let json = chock_out(state.path(), &["usage", parent.as_str(), "--json"]);
+    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        report["subagents"][0]["session"],
+        child.as_str(),
+        "{report}"
+    );
+    assert_eq!(report["subagents"][0]["parent"], parent.as_str());
+    let own = report["total"]["total_tokens"].as_u64().unwrap();
+    let kid = report["subagents"][0]["total_tokens"].as_u64().unwrap();
+    assert_eq!(report["tree"]["total_tokens"].as_u64(), Some(own + kid));
+    assert_eq!(report["tree"]["sessions"], 2);
 }
 
 #[test]
