@@ -122,3 +122,67 @@ fn jit_allowed(parent_log: &std::path::Path) -> Result<bool, chock_log::ReadErro
         })
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use chock_log::LogWriter;
+    use chock_log::event::{Decision, Json, SessionOpen};
+
+    use super::*;
+
+    /// A parent's log whose `sandbox.jit` decision was `jit` and whose
+    /// `tool.call` names `child`.
+    fn parent(state: &StateDir, jit: &str, child: &SessionId) -> SessionId {
+        let id = SessionId::new();
+        let mut w = LogWriter::create(state, &id).unwrap();
+        w.append(SessionOpen {
+            session_id: id.clone(),
+            project: "/p".into(),
+            model: "fake/m".into(),
+            pid: 1,
+            chock_version: String::new(),
+            parent: None,
+        })
+        .unwrap();
+        w.append(Decision {
+            action: "sandbox.jit".into(),
+            decision: jit.into(),
+            ..Decision::default()
+        })
+        .unwrap();
+        w.append(ToolCallEvent {
+            call_id: "s1".into(),
+            tool: "spawn_agent".into(),
+            arguments: Json::parse("{}").unwrap(),
+            session: Some(child.clone()),
+        })
+        .unwrap();
+        id
+    }
+
+    #[test]
+    fn a_child_takes_its_parents_jit_and_project_and_only_a_child_its_parent_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::at(dir.path());
+        let child = SessionId::new();
+        let hardened = parent(&state, "ask", &child);
+        let lineage = Lineage::resolve(&state, &hardened, Some(&child), None).unwrap();
+        assert!(!lineage.jit, "an ask is no allow: the child keeps W^X");
+        assert_eq!(lineage.project, PathBuf::from("/p"));
+        assert_eq!(lineage.workspace, PathBuf::from("/p"));
+        let open = parent(&state, "allow", &child);
+        assert!(
+            Lineage::resolve(&state, &open, Some(&child), None)
+                .unwrap()
+                .jit
+        );
+        let stranger = SessionId::new();
+        let err = Lineage::resolve(&state, &open, Some(&stranger), None).unwrap_err();
+        assert!(matches!(err, LineageError::NotSpawned { .. }), "{err}");
+        let err = Lineage::resolve(&state, &open, Some(&child), Some("nobody")).unwrap_err();
+        assert!(
+            err.to_string().contains("no agent profile named 'nobody'"),
+            "{err}"
+        );
+    }
+}
