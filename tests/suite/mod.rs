@@ -44,6 +44,7 @@ mod soak;
 mod stop_check;
 mod stop_resume;
 mod stop_session;
+mod subagents;
 mod sync_cli;
 mod usage;
 mod web_tools;

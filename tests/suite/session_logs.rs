@@ -69,6 +69,7 @@ pub(crate) fn write_session(state: &Path, project: &Path, title: &str) -> (Sessi
         model: "test-model".into(),
         pid: std::process::id(),
         chock_version: env!("CARGO_PKG_VERSION").into(),
+        parent: None,
     })
     .unwrap();
     w.append(TitleSet {

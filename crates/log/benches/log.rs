@@ -51,6 +51,7 @@ fn generate(path: &Path) -> u64 {
             model: "claude-sonnet".into(),
             pid: 4242,
             chock_version: "0.1.0".into(),
+            parent: None,
         }
         .into(),
         &mut out,
@@ -113,6 +114,7 @@ fn generate(path: &Path) -> u64 {
                 call_id: call.clone(),
                 tool: "run_command".into(),
                 arguments: args,
+                session: None,
             }
             .into(),
             &mut out,

@@ -174,6 +174,8 @@ impl Message {
 pub struct SessionState {
     /// From the first `session.open`.
     pub session_id: Option<SessionId>,
+    /// The session that spawned this one (a subagent's `session.open`).
+    pub parent: Option<SessionId>,
     /// The project directory.
     pub project: Option<PathBuf>,
     /// The session's model (from the latest `session.open`).
@@ -241,6 +243,9 @@ impl SessionState {
             EventBody::SessionOpen(open) => {
                 self.session_id
                     .get_or_insert_with(|| open.session_id.clone());
+                if let Some(parent) = open.parent {
+                    self.parent.get_or_insert(parent);
+                }
                 self.project = Some(open.project.clone());
                 self.model = Some(open.model.clone());
                 self.owner_pid = Some(open.pid);
@@ -326,6 +331,15 @@ impl SessionState {
                 event_id: event.id,
             }),
             EventBody::BackgroundEnd(b) => self.background.retain(|j| j.job_id != b.job_id),
+            // A background subagent's answer reaches the parent's model as
+            // a message at its next turn boundary; a foreground one's is its
+            // call's result already.
+            EventBody::SubagentEnd(end) if end.background => {
+                self.conversation.push(Message::User {
+                    event_id: event.id,
+                    text: end.text,
+                });
+            }
             EventBody::TurnEnd(_) => self.turns += 1,
             EventBody::SessionEnd(end) => {
                 self.status = Status::Ended {
@@ -345,6 +359,7 @@ impl SessionState {
             | EventBody::Promise(_)
             | EventBody::PromiseRelease(_)
             | EventBody::Grant(_)
+            | EventBody::SubagentEnd(_)
             | EventBody::Unknown { .. } => {}
         }
         self.status = if self.pending_approvals.is_empty() {
@@ -409,6 +424,7 @@ fn parse_for_row(line: &[u8]) -> serde_json::Result<Event> {
         }
         EventBody::ToolResult(r) => r.output = String::new(),
         EventBody::Compaction(c) => c.summary = String::new(),
+        EventBody::SubagentEnd(end) => end.text = String::new(),
         _ => {}
     }
     Ok(event)

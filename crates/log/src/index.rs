@@ -80,6 +80,8 @@ fn is_zero(n: &u64) -> bool {
 struct Compact {
     #[serde(skip_serializing_if = "Option::is_none")]
     project: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent: Option<String>,
     /// Unix milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     started: Option<i64>,
@@ -115,6 +117,7 @@ impl Compact {
         let row = &summary.row;
         Compact {
             project: Some(row.project.clone()).filter(|p| !p.as_os_str().is_empty()),
+            parent: row.parent.clone(),
             started: row.started_at.map(Timestamp::unix_millis),
             updated: row.updated_at.map(Timestamp::unix_millis),
             status: row.status.as_str().to_owned(),
@@ -137,6 +140,7 @@ impl Compact {
             row: SessionRow {
                 id,
                 project: self.project.unwrap_or_default(),
+                parent: self.parent,
                 started_at: self.started.map(Timestamp::from_unix_millis),
                 updated_at: self.updated.map(Timestamp::from_unix_millis),
                 status: RowStatus::from_word(&self.status),

@@ -25,6 +25,9 @@ pub struct SessionRow {
     pub id: String,
     /// The project directory.
     pub project: PathBuf,
+    /// The session that spawned this one, when it is a subagent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     /// When the session began.
     pub started_at: Option<Timestamp>,
     /// When its newest event was written.
@@ -145,6 +148,7 @@ impl SessionRow {
         SessionRow {
             id: id.to_string(),
             project: state.project.clone().unwrap_or_default(),
+            parent: state.parent.as_ref().map(ToString::to_string),
             started_at: state.started_at,
             updated_at: state.updated_at,
             status: RowStatus::of(&state.status),

@@ -72,6 +72,7 @@ pub const KNOWN_BLOCKS: &[&str] = &[
     "search",
     "skills_dir",
     "devshell",
+    "subagents",
 ];
 
 /// The blocks only config.zon holds (the runner reads them from there).
@@ -83,6 +84,7 @@ const CONFIG_BLOCKS: &[&str] = &[
     "search",
     "skills_dir",
     "devshell",
+    "subagents",
 ];
 
 /// The blocks only a project's chock.zon holds: what one project's

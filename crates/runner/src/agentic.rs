@@ -7,9 +7,7 @@
 //! `review`, `promise`, `promise.release`, `grant`, `compaction`) and so
 //! can be replayed by the next owner of the log.
 
-use chock_log::event::{
-    Compaction, Grant, Notice, Promise, PromiseRelease, PromiseRule, ToolCallEvent,
-};
+use chock_log::event::{Compaction, Grant, Notice, Promise, PromiseRelease, PromiseRule};
 use chock_log::{EventBody, EventId, fold_log, read_after};
 use chock_policy::{Action, Decision, Help, LayerKind, PromiseId, Rule, Verdict};
 
@@ -20,7 +18,7 @@ use crate::judge::{Refusal, Subject};
 use crate::provider::{Message, ModelRequest, ToolCall, ToolSpec};
 use crate::session::{LogHooks, SessionError};
 use crate::turn::Gate;
-use chock_tools::{AskUser, Call, RequestAction, RestrictSelf, ToolOutput};
+use chock_tools::{AskUser, Call, RequestAction, RestrictSelf, ToolOutput, Unparsed};
 
 impl<F> LogHooks<'_, F> {
     fn log_path(&self) -> std::path::PathBuf {
@@ -108,11 +106,19 @@ impl<F> LogHooks<'_, F> {
         typed: &Call,
         call: &ToolCall,
     ) -> Result<Gate, SessionError> {
-        self.append(ToolCallEvent {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: history::log_arguments(&call.arguments),
-        })?;
+        // A spawn's call names the child it starts, so it records its own.
+        if let Call::SpawnAgent(args) = typed {
+            let output = self.spawn_agent(args.clone(), call).await?;
+            // A stop written while a foreground child ran holds here too:
+            // the child has ended by it, and so does this turn.
+            if !args.background
+                && let Some(text) = self.judge.stop("call.spawn_agent", Some(call.id.clone()))?
+            {
+                return Ok(Gate::Stopped(text));
+            }
+            return Ok(Gate::Answered(output));
+        }
+        self.append(history::call_event(call, None))?;
         let output = match typed {
             Call::AskUser(args) => self.ask_user(args.clone()).await?,
             Call::RestrictSelf(args) => self.restrict_self(args.clone())?,
@@ -129,9 +135,25 @@ impl<F> LogHooks<'_, F> {
             | Call::ReadSkill(_)
             | Call::NixEval(_)
             | Call::ProvideTool(_)
+            | Call::SpawnAgent(_)
             | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))
+    }
+
+    /// The refusal of a built-in tool an agent profile left out of this
+    /// subagent's tools.
+    pub(crate) fn narrowed(&self, parsed: &Result<Call, Unparsed>) -> Option<String> {
+        let tool = match parsed {
+            Ok(call) => call.tool()?,
+            Err(unparsed) => unparsed.tool?,
+        };
+        (!self.tools.allows(tool.as_str())).then(|| {
+            format!(
+                "{} is not among this subagent's tools: its agent profile names the tools it may use",
+                tool.as_str()
+            )
+        })
     }
 
     async fn ask_user(&mut self, args: AskUser) -> Result<ToolOutput, SessionError> {
@@ -250,6 +272,14 @@ impl<F> LogHooks<'_, F> {
         reason: &str,
         call: &ToolCall,
     ) -> Result<ToolOutput, SessionError> {
+        // A parent's promise binds its subagent whatever anybody answers,
+        // so nobody is asked a question whose yes could not count.
+        if self.judge.inherited(id) {
+            return Ok(ToolOutput::error(format!(
+                "{action} stays capped: {}. Keep to the promise or take another way",
+                chock_policy::WidenError::Inherited(id)
+            )));
+        }
         let widen = self.decide(&Action::policy_widen(), Some(call.id.clone()))?;
         let approved = match widen.decision {
             Decision::Allow => true,
@@ -397,7 +427,7 @@ impl<F> LogHooks<'_, F> {
 }
 
 /// One rule of a promise from the model's words.
-fn promise_rule(action: &str, decision: &str) -> Result<Rule, String> {
+pub(crate) fn promise_rule(action: &str, decision: &str) -> Result<Rule, String> {
     let decision: Decision = decision.parse().map_err(|e| format!("{e}"))?;
     Rule::parse(Some(action), decision).map_err(|e| e.to_string())
 }

@@ -61,6 +61,34 @@ pub struct Config {
     /// process that carries it on; no bound when absent.
     #[serde(default)]
     pub max_session_model_calls: Option<usize>,
+    /// The bounds on subagents (docs/subagents.md).
+    #[serde(default)]
+    pub subagents: SubagentBounds,
+}
+
+/// `.subagents` in config.zon: how deep a tree of subagents may grow, how
+/// many of one session's children may be live at once, and how many tokens
+/// a whole tree may spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SubagentBounds {
+    /// Levels below the session a person started (1: its children may not
+    /// spawn; 0: no subagents at all).
+    pub max_depth: usize,
+    /// Children of one session live at once.
+    pub max_live: usize,
+    /// Tokens (sent and produced) of a session and all its subagents.
+    pub max_tree_tokens: u64,
+}
+
+impl Default for SubagentBounds {
+    fn default() -> Self {
+        SubagentBounds {
+            max_depth: 2,
+            max_live: 4,
+            max_tree_tokens: 2_000_000,
+        }
+    }
 }
 
 /// A model chosen for a session: which instance, and the model's name there.

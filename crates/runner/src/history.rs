@@ -53,6 +53,20 @@ fn from_log_reasoning(logged: &LogReasoning) -> Option<Reasoning> {
     })
 }
 
+/// The `tool.call` of `call` about to run; `session` is the subagent a
+/// spawn starts.
+pub(crate) fn call_event(
+    call: &ToolCall,
+    session: Option<chock_log::SessionId>,
+) -> chock_log::event::ToolCallEvent {
+    chock_log::event::ToolCallEvent {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        arguments: log_arguments(&call.arguments),
+        session,
+    }
+}
+
 /// Arguments text as log JSON (see [`to_log_call`]).
 pub(crate) fn log_arguments(arguments: &str) -> Json {
     Json::parse(arguments.to_owned())

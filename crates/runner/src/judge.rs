@@ -87,6 +87,9 @@ pub(crate) struct Judge<'s> {
     /// it, and the session with the reason `stopped`.
     stopped: RefCell<Option<String>>,
     state: RefCell<State>,
+    /// Who asks, put before every question a person is asked: a subagent's
+    /// questions name it and its parent.
+    asker: Option<String>,
 }
 
 impl<'s> Judge<'s> {
@@ -110,7 +113,22 @@ impl<'s> Judge<'s> {
                 grants: BTreeSet::new(),
                 task: String::new(),
             }),
+            asker: None,
         }
+    }
+
+    /// Puts `asker` before every question a person is asked.
+    pub(crate) fn asking_as(mut self, asker: Option<String>) -> Judge<'s> {
+        self.asker = asker;
+        self
+    }
+
+    /// Fixes every promise made so far in place: a subagent, once its
+    /// parent's promises are replayed, can narrow further but never leave
+    /// one of them (`Policy::for_subagent`).
+    pub(crate) fn inherit(&self) {
+        let mut state = self.state.borrow_mut();
+        state.policy = state.policy.for_subagent();
     }
 
     /// Reads the stop before `action` (of `tool`) is carried out. A stop in
@@ -271,6 +289,10 @@ impl<'s> Judge<'s> {
         // The id the request's own event takes: unique in the log, also
         // across a session carried on by another process.
         let request_id = (self.log.borrow().last_id().0 + 1).to_string();
+        let question = match &self.asker {
+            Some(asker) => format!("{asker}: {question}"),
+            None => question,
+        };
         self.append(ApprovalRequest {
             request_id: request_id.clone(),
             action: action.to_owned(),
@@ -311,6 +333,12 @@ impl<'s> Judge<'s> {
         approved: bool,
     ) -> Result<(), chock_policy::WidenError> {
         self.state.borrow_mut().policy.widen(id, approved)
+    }
+
+    /// Whether promise `id` came from the parent session (a subagent's
+    /// inherited promise, which nobody's yes can leave).
+    pub(crate) fn inherited(&self, id: PromiseId) -> bool {
+        self.state.borrow().policy.promises().contains(&(id, true))
     }
 
     /// A person's yes to request_action: `action` is allowed from now on.

@@ -35,6 +35,7 @@ mod secret_use;
 pub mod secrets;
 pub mod session;
 mod stop;
+pub mod subagent;
 pub mod turn;
 pub mod workspace;
 

@@ -49,6 +49,11 @@ pub struct RunOptions {
     /// Told each note of the start once, before the session runs: a block
     /// of a policy file Chock does not act on, a skill skipped.
     pub on_note: Option<fn(&str)>,
+    /// The session that spawned this one, when it is a subagent (the
+    /// parent's `spawn_agent` starts `chock run --parent <id>`).
+    pub parent: Option<SessionId>,
+    /// The agent profile the parent named for this subagent.
+    pub agent: Option<String>,
 }
 
 pub use crate::workspace::session::CarryOn;
@@ -80,11 +85,25 @@ pub enum RunError {
     Start(#[from] crate::workspace::session::StartError),
     #[error("{0}")]
     Secrets(String),
+    #[error(transparent)]
+    Lineage(#[from] crate::subagent::LineageError),
 }
 
 /// Runs one session to its end, handing streamed text to `on_text`.
 pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOutcome, RunError> {
-    let project = project_dir(&options.project)?;
+    let lineage = match &options.parent {
+        Some(parent) => Some(crate::subagent::Lineage::resolve(
+            &options.state,
+            parent,
+            options.session_id.as_ref(),
+            options.agent.as_deref(),
+        )?),
+        None => None,
+    };
+    let project = match &lineage {
+        Some(lineage) => lineage.project.clone(),
+        None => project_dir(&options.project)?,
+    };
     let carried = match &options.carry {
         Some(carry) => Some(crate::workspace::session::resolve_carry(
             &options.state,
@@ -142,6 +161,14 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         skills,
     });
     begun.notes.extend(shell_note);
+    let agents = crate::subagent::Agents::for_session(
+        &options.state,
+        &config,
+        &options.config,
+        &project,
+        lineage,
+    );
+    let system = format!("{}{}", begun.instructions, agents.instructions());
     if let Some(on_note) = options.on_note {
         for note in &begun.notes {
             on_note(note);
@@ -154,7 +181,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         model: chosen.model,
         provider: &provider,
         policy: &policy,
-        system: &begun.instructions,
+        system: &system,
         limits: config.turn_limits(),
         search: config.search.as_ref(),
         reviewer,
@@ -163,6 +190,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         say: options.say,
         start: Some(&begun),
         dev_shell: dev_shell.as_ref(),
+        agents: Some(&agents),
     };
     // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
     // terminal) end the session interrupted, its log ended and its sockets
@@ -277,6 +305,13 @@ async fn start(
     on_text: impl FnMut(&str),
     interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<SessionOutcome, crate::workspace::session::StartError> {
+    if let Some(lineage) = setup.agents.and_then(|a| a.lineage.as_ref()) {
+        let id = options.session_id.clone().unwrap_or_default();
+        let outcome =
+            crate::subagent::run_child(setup, lineage, id, &options.message, on_text, interrupt)
+                .await?;
+        return Ok(outcome);
+    }
     let outcome = match carried {
         Some(c) => {
             let carry = crate::workspace::session::Carry {

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use chock_log::event::{
     Decision as LogDecision, EndReason, Handover, Notice, PlanItem as LogPlanItem,
-    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolCallEvent,
-    ToolResult, TurnEnd as LogTurnEnd, UserMessage,
+    PlanStatus as LogPlanStatus, PlanUpdate, SessionEnd, SessionOpen, TitleSet, ToolResult,
+    TurnEnd as LogTurnEnd, UserMessage,
 };
 use chock_log::{LogWriter, ReadError, SessionId, StateDir, WriteError, fold_log};
 use chock_policy::{Action, Decision, Policy};
@@ -79,6 +79,28 @@ pub struct SessionSetup<'a> {
     pub start: Option<&'a crate::context::StartContext>,
     /// The dev shell its commands run in (config.zon's `.devshell`).
     pub dev_shell: Option<&'a chock_tools::DevShell>,
+    /// Subagents: what this session needs to start them, and what it is a
+    /// child of when it is one. `None`: it starts none.
+    pub agents: Option<&'a crate::subagent::Agents>,
+}
+
+impl SessionSetup<'_> {
+    fn lineage(&self) -> Option<&crate::subagent::Lineage> {
+        self.agents.and_then(|a| a.lineage.as_ref())
+    }
+}
+
+/// The `session.open` of a new session of `project`, naming its parent
+/// when it is a subagent.
+pub(crate) fn open_event(setup: &SessionSetup<'_>, id: &SessionId, project: &Path) -> SessionOpen {
+    SessionOpen {
+        session_id: id.clone(),
+        project: project.to_owned(),
+        model: setup.model_label.to_owned(),
+        pid: std::process::id(),
+        chock_version: env!("CARGO_PKG_VERSION").to_owned(),
+        parent: setup.lineage().map(|l| l.parent.clone()),
+    }
 }
 
 /// How a session ended.
@@ -130,13 +152,7 @@ pub async fn run_new(
     // path.
     let folded = fold_log(writer.path())?;
     let mut conversation: Vec<Message> = history::from_fold(&folded.state.conversation);
-    writer.append(SessionOpen {
-        session_id: id.clone(),
-        project: setup.project.to_owned(),
-        model: setup.model_label.to_owned(),
-        pid: std::process::id(),
-        chock_version: env!("CARGO_PKG_VERSION").to_owned(),
-    })?;
+    writer.append(open_event(setup, &id, setup.project))?;
     writer.append(UserMessage {
         text: message.to_owned(),
     })?;
@@ -269,7 +285,9 @@ pub(crate) async fn drive(
     }
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let programs = std::rc::Rc::new(chock_tools::Programs::new(setup.dev_shell.cloned()));
-    let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
+    // A subagent keeps whatever hardening its parent kept.
+    let jit_allowed = jit.decision == Decision::Allow && setup.lineage().is_none_or(|l| l.jit);
+    let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit_allowed, records);
     let commands = beside.give(commands).with_programs(programs.clone());
     let servers = McpTools::default();
     let plugins = chock_tools::plugins::PluginTools::default();
@@ -290,7 +308,16 @@ pub(crate) async fn drive(
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
     };
-    let judge = judge_for(setup, &writer, &approvals);
+    let judge =
+        judge_for(setup, &writer, &approvals).asking_as(setup.agents.and_then(|a| a.asker(&id)));
+    let children = crate::subagent::Children::new(
+        id.clone(),
+        setup.state,
+        setup.project,
+        setup.model_label,
+        setup.foreground,
+        setup.agents,
+    );
     let mut limits = setup.limits;
     if limits.max_session_calls.is_some() {
         let log = writer.borrow().path().to_owned();
@@ -323,10 +350,15 @@ pub(crate) async fn drive(
         say: setup.say,
         thought: 0,
         said_unknown: std::collections::BTreeSet::new(),
+        children: &children,
     };
-    // Promises and grants made earlier in a carried-on session bind this
-    // process too.
-    if let Err(err) = hooks.replay() {
+    // A subagent starts from its parent's promises and grants; promises and
+    // grants made earlier in a carried-on session bind this process too.
+    let inherited = match setup.lineage() {
+        Some(lineage) => hooks.inherit(lineage, &id),
+        None => Ok(()),
+    };
+    if let Err(err) = inherited.and_then(|()| hooks.replay()) {
         return Err(settled_after(&mut hooks, err));
     }
     let interrupt = async { Into::<Interruption>::into(interrupt.await) };
@@ -350,6 +382,8 @@ pub(crate) async fn drive(
     };
     let (end, opened) = hooks.settled(end)?;
     drop(hooks);
+    // Subagents do not outlive the session that started them.
+    children.end_all(&writer).await?;
     // The servers do not outlive the session (a next owner starts its own).
     servers.stop();
     let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
@@ -407,6 +441,10 @@ fn tools_for<'s>(setup: &SessionSetup<'s>, servers: &'s McpTools) -> SessionTool
     )
     .with_skills(setup.start.map(|s| s.skills.clone()).unwrap_or_default())
     .with_mcp(servers)
+    .with_agents(
+        setup.agents.is_some_and(crate::subagent::Agents::can_spawn),
+        setup.agents.and_then(crate::subagent::Agents::only_tools),
+    )
 }
 
 /// `err`, once a checkout still being made is recorded (whatever the error).
@@ -500,11 +538,11 @@ fn commands_for(
     id: &SessionId,
     workspace: &Workspace,
     checkout: &Checkout,
-    jit: Decision,
+    jit: bool,
     records: chock_tools::net::Records,
 ) -> (Commands, Option<crate::workspace::SandboxGit>) {
     let session_dir = setup.state.session_dir(id);
-    let commands = Commands::new(workspace.root(), jit == Decision::Allow)
+    let commands = Commands::new(workspace.root(), jit)
         .with_session(id.as_str())
         .with_network(NetSetup::new(setup.policy, records))
         .with_push_credentials(&session_dir);
@@ -720,6 +758,8 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) thought: usize,
     /// Output item types already said to be unknown in this run.
     pub(crate) said_unknown: std::collections::BTreeSet<String>,
+    /// The subagents this session started.
+    pub(crate) children: &'w crate::subagent::Children<'w>,
 }
 
 impl<F> LogHooks<'_, F> {
@@ -809,6 +849,13 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
                 text,
             })?;
         }
+        // What background subagents said since the last call.
+        conversation.extend(
+            self.children
+                .take_arrived()
+                .into_iter()
+                .map(|text| Message::User { text }),
+        );
         self.maybe_compact(conversation, tools).await?;
         self.compaction.sent = conversation.len();
         self.thought = 0;
@@ -854,6 +901,17 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
         if let Some(text) = self.judge.stop(&named, Some(call.id.clone()))? {
             return Ok(Gate::Stopped(text));
         }
+        if let Some(refusal) = self.narrowed(parsed) {
+            return Ok(Gate::Refuse(refusal));
+        }
+        if let Ok(Call::JobOutput(args)) = parsed
+            && let Some(output) = self
+                .child_job(&args.job, args.wait_secs.unwrap_or(0))
+                .await?
+        {
+            self.append(history::call_event(call, None))?;
+            return Ok(Gate::Answered(output));
+        }
         // The session tools are carried out here: they ask a person or
         // change the session's own policy.
         if let Ok(typed) = parsed
@@ -887,11 +945,7 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
             Ok(given) => given,
             Err(refusal) => return Ok(Gate::Refuse(refusal)),
         };
-        self.append(ToolCallEvent {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: history::log_arguments(&call.arguments),
-        })?;
+        self.append(history::call_event(call, None))?;
         if given.env().is_empty() {
             Ok(Gate::Run)
         } else {
@@ -904,6 +958,9 @@ impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
     }
 
     async fn boundary(&mut self, last: bool) -> Result<Boundary, SessionError> {
+        if self.children_at_boundary(last).await? {
+            return Ok(Boundary::Resume);
+        }
         if !self.handover.asked() {
             return Ok(Boundary::Continue);
         }

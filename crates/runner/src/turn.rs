@@ -249,8 +249,10 @@ pub async fn run_turn<H: TurnHooks>(
             calls: turn.calls.clone(),
         });
         if turn.calls.is_empty() {
-            if hooks.boundary(true).await? == Boundary::HandOver {
-                return Ok(TurnEnd::HandOver);
+            match hooks.boundary(true).await? {
+                Boundary::HandOver => return Ok(TurnEnd::HandOver),
+                Boundary::Resume => continue,
+                Boundary::Continue => {}
             }
             return Ok(match turn.stop {
                 StopReason::MaxTokens => TurnEnd::MaxTokens,

@@ -149,13 +149,37 @@ function projectView(project) {
   main.append(el('h1', { text: 'Sessions' }), el('h2', { text: 'Start a session' }), form, el('h2', { text: 'Sessions' }), list);
   retrying(() => api('/api/sessions?project=' + encodeURIComponent(project)), () => current).then((body) => {
     if (!body.sessions.length) list.append(el('li', { class: 'meta', text: 'No sessions in this project yet.' }));
-    for (const row of body.sessions) {
-      list.append(el('li', {}, el('a', { href: sessionHref(project, row.id) },
+    for (const [depth, row] of nested(body.sessions)) {
+      list.append(el('li', { class: depth ? 'subagent depth-' + Math.min(depth, 4) : '' }, el('a', { href: sessionHref(project, row.id) },
         el('span', { text: row.title || row.id }), statusBadge(row),
-        el('div', { class: 'meta', text: [row.started_at, row.model, row.events + ' events',
+        el('div', { class: 'meta', text: [depth ? 'subagent of ' + row.parent : '', row.started_at, row.model, row.events + ' events',
           row.pending_approvals ? row.pending_approvals + ' waiting for you' : ''].filter(Boolean).join(' · ') }))));
     }
   }, () => {});
+}
+
+// Sessions with each subagent right under the session that spawned it,
+// and how deep it is; one whose parent is not listed stands alone.
+function nested(rows) {
+  const ids = new Set(rows.map((r) => r.id));
+  const out = [];
+  const place = (row, depth) => {
+    if (out.length >= rows.length) return;
+    out.push([depth, row]);
+    rows.filter((r) => r.parent === row.id).reverse().forEach((r) => place(r, depth + 1));
+  };
+  rows.filter((r) => !r.parent || !ids.has(r.parent)).forEach((r) => place(r, 0));
+  return out;
+}
+
+// The other session an event names (a spawn's child, a subagent's
+// parent), as a link to its page.
+function linked(project, event) {
+  const other = event.type === 'session.open' ? event.parent
+    : (event.type === 'tool.call' || event.type === 'subagent.end') ? event.session : null;
+  if (typeof other !== 'string' || !other) return null;
+  const label = event.type === 'session.open' ? 'parent session ' : 'subagent ';
+  return el('a', { class: 'session-link', href: sessionHref(project, other), text: label + other });
 }
 
 function summary(event) {
@@ -191,10 +215,11 @@ function thinking(event) {
     el('div', { class: 'text', text }));
 }
 
-function eventItem(event) {
+function eventItem(project, event) {
   return el('li', { class: String(event.type).replace(/\./g, '-'), 'data-id': String(event.id) },
     el('div', { class: 'kind', text: '#' + event.id + ' ' + event.type + ' · ' + (event.at || '') }),
     thinking(event),
+    linked(project, event),
     el('div', { class: 'text', text: summary(event) }));
 }
 
@@ -283,7 +308,7 @@ function sessionView(project, id) {
       if (event.id <= lastId) return;
       lastId = event.id;
       track(event);
-      events.append(eventItem(event));
+      events.append(eventItem(project, event));
       showQuestion();
     });
     source.addEventListener('end', () => {
@@ -319,7 +344,7 @@ function sessionView(project, id) {
     older.disabled = true;
     try {
       const page = await api('/api/sessions/' + encodeURIComponent(id) + '/events?before=' + oldest + '&limit=' + PAGE);
-      const items = page.events.map(eventItem);
+      const items = page.events.map((e) => eventItem(project, e));
       events.prepend(...items);
       if (page.events.length) oldest = page.events[0].id;
       older.hidden = !page.more;

@@ -15,7 +15,7 @@ use crate::{
     Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
     fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
     read_memory, read_skill, request_action, restrict_self, run_command, serve_port, set_title,
-    update_plan, web_search, write_file, write_memory,
+    spawn_agent, update_plan, web_search, write_file, write_memory,
 };
 
 /// One tool call with its arguments parsed.
@@ -37,6 +37,7 @@ pub enum Call {
     RequestAction(request_action::Args),
     NixEval(crate::nix::eval::Args),
     ProvideTool(crate::nix::provide::Args),
+    SpawnAgent(spawn_agent::Args),
     /// A tool a third party supplies, known only at run time.
     External(External),
 }
@@ -218,6 +219,7 @@ impl Call {
             ToolName::RequestAction => Call::RequestAction(arguments(text)?),
             ToolName::NixEval => Call::NixEval(arguments(text)?),
             ToolName::ProvideTool => Call::ProvideTool(arguments(text)?),
+            ToolName::SpawnAgent => Call::SpawnAgent(arguments(text)?),
         })
     }
 
@@ -239,6 +241,7 @@ impl Call {
             Call::RequestAction(_) => ToolName::RequestAction,
             Call::NixEval(_) => ToolName::NixEval,
             Call::ProvideTool(_) => ToolName::ProvideTool,
+            Call::SpawnAgent(_) => ToolName::SpawnAgent,
             Call::External(_) => return None,
         })
     }
@@ -279,6 +282,7 @@ impl Call {
             Call::RequestAction(args) => args.decided_at(offered),
             Call::NixEval(args) => args.decided_at(offered),
             Call::ProvideTool(args) => args.decided_at(offered),
+            Call::SpawnAgent(args) => args.decided_at(offered),
             Call::External(external) => match external.action_name().parse() {
                 Ok(action) => Decide::At(action),
                 Err(err) => Decide::Refuse(format!(
@@ -315,9 +319,11 @@ pub async fn carry_out(
         Call::ReadSkill(args) => session.read_skill(args),
         Call::NixEval(args) => Ok(session.nix_eval(args, commands).await),
         Call::ProvideTool(args) => Ok(session.provide(args, commands).await),
-        Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) => Err(
-            ToolError::Failed("a session tool is carried out by the session itself".to_owned()),
-        ),
+        Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) | Call::SpawnAgent(_) => {
+            Err(ToolError::Failed(
+                "a session tool is carried out by the session itself".to_owned(),
+            ))
+        }
         Call::External(External {
             source: Source::Mcp(server),
             tool,

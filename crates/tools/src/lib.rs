@@ -14,6 +14,7 @@
 //! a path outside the workspace comes back as an error *result* the model
 //! can read and correct, and the loop records it like any other result.
 
+pub mod agents;
 mod ask_user;
 mod call;
 mod command_devices;
@@ -49,6 +50,7 @@ mod serve_port;
 mod session_tools;
 mod set_title;
 pub mod skills;
+mod spawn_agent;
 mod tool;
 mod update_plan;
 mod walk;
@@ -76,6 +78,7 @@ pub use restrict_self::{Args as RestrictSelf, PromiseRuleArg};
 pub use run_command::{Commands, SESSION_ENV};
 pub use session_tools::{ImageSupport, SessionTools};
 pub use skills::{Skill, SkillDirs, Skills};
+pub use spawn_agent::{Args as SpawnAgent, MAX_TASK};
 pub use tool::{Decide, Offered};
 pub use web_search::SearchConfig;
 pub use workspace::{PathError, SANDBOX_ROOT, Workspace};

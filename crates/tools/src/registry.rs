@@ -11,7 +11,7 @@ use crate::tool::Facts;
 use crate::{
     ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
     read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
-    serve_port, set_title, update_plan, web_search, write_file, write_memory,
+    serve_port, set_title, spawn_agent, update_plan, web_search, write_file, write_memory,
 };
 
 /// Every tool this module provides.
@@ -40,10 +40,11 @@ pub enum ToolName {
     RequestAction,
     NixEval,
     ProvideTool,
+    SpawnAgent,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 23] = [
+    pub const ALL: [Self; 24] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -67,6 +68,7 @@ impl ToolName {
         Self::RequestAction,
         Self::NixEval,
         Self::ProvideTool,
+        Self::SpawnAgent,
     ];
 
     /// What the tool's own file says of it.
@@ -95,6 +97,7 @@ impl ToolName {
             Self::RequestAction => Facts::of::<request_action::Args>(),
             Self::NixEval => Facts::of::<nix_eval::Args>(),
             Self::ProvideTool => Facts::of::<provide_tool::Args>(),
+            Self::SpawnAgent => Facts::of::<spawn_agent::Args>(),
         }
     }
 
@@ -129,6 +132,9 @@ impl ToolName {
     /// a skill to read, nix_eval only where Nix is installed, provide_tool
     /// only where some rule permits a `nix.build`.
     pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
+        if !tools.allows(self.as_str()) {
+            return false;
+        }
         match self {
             ToolName::ServePort => commands.could_serve(),
             ToolName::ReadSkill => !tools.skills().offered.is_empty(),
@@ -155,6 +161,9 @@ impl ToolName {
             | ToolName::AskUser
             | ToolName::RestrictSelf
             | ToolName::RequestAction => true,
+            // Offered where the session can start one (a subagent at the
+            // depth limit is not).
+            ToolName::SpawnAgent => tools.can_spawn(),
         }
     }
 

@@ -37,6 +37,11 @@ pub struct SessionTools<'a> {
     nix: Option<crate::nix::NixTools>,
     /// The session's plugins, when it enabled any.
     plugins: Option<&'a crate::plugins::PluginTools>,
+    /// Whether the session can start a subagent (spawn_agent is offered).
+    spawn: bool,
+    /// The built-in tools an agent profile narrowed the session to, by
+    /// name.
+    only: Option<Vec<&'static str>>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -57,7 +62,30 @@ impl<'a> SessionTools<'a> {
             mcp: None,
             nix: None,
             plugins: None,
+            spawn: false,
+            only: None,
         }
+    }
+
+    /// Lets the session start subagents, and narrows its built-in tools to
+    /// `only` when an agent profile named them (builder style).
+    #[must_use]
+    pub fn with_agents(mut self, spawn: bool, only: Option<Vec<&'static str>>) -> Self {
+        self.spawn = spawn;
+        self.only = only;
+        self
+    }
+
+    /// Whether spawn_agent is offered.
+    pub fn can_spawn(&self) -> bool {
+        use crate::tool::Tool as _;
+        self.spawn && self.allows(crate::spawn_agent::Args::NAME)
+    }
+
+    /// Whether an agent profile's tool list leaves the built-in tool named
+    /// `tool` to the session.
+    pub fn allows(&self, tool: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(&tool))
     }
 
     /// Gives the session's MCP servers' tools (builder style).

@@ -57,6 +57,13 @@ pub(crate) struct Args {
     /// process exists so that `start` can answer with it.
     #[arg(long, value_name = "SESSION_ID", hide = true, conflicts_with_all = ["continue_session", "adopt"])]
     session_id: Option<String>,
+    /// The session that spawned this one: a subagent, started by its
+    /// parent's spawn_agent (docs/subagents.md).
+    #[arg(long, value_name = "SESSION_ID", hide = true, requires = "session_id")]
+    parent: Option<String>,
+    /// The agent profile a subagent's parent named.
+    #[arg(long, value_name = "NAME", hide = true, requires = "parent")]
+    agent: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -91,7 +98,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
     };
-    if carry.is_none() {
+    // A subagent works in its parent's workspace: the project's kept ones
+    // were said when the parent started.
+    if carry.is_none() && args.parent.is_none() {
         for note in kept_notes(&state, &project) {
             eprintln!("chock: note: {note}");
         }
@@ -102,8 +111,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(SessionId::parse)
         .transpose()
         .context("--session-id is not a session id")?;
+    let parent = args
+        .parent
+        .as_deref()
+        .map(SessionId::parse)
+        .transpose()
+        .context("--parent is not a session id")?;
     let options = RunOptions {
         session_id,
+        parent,
+        agent: args.agent,
         project,
         message,
         model: args.model,

@@ -15,10 +15,11 @@ use crate::exit;
 /// The table shows each session's id, when it started (UTC), its status
 /// (running, waiting for an approval, or ended with a reason; "(no process)"
 /// when it has not ended but no process holds its log, as after a crash),
-/// title, model and number of events. Sessions whose log cannot be read are reported on
-/// stderr and left out. With --from-daemon or --daemon the rows are the daemon's answer to
-/// `list` for one project, asked through its socket, as a client on another
-/// machine would.
+/// title, model and number of events; a subagent is listed under the
+/// session that spawned it. Sessions whose log cannot be read are reported
+/// on stderr and left out. With --from-daemon or --daemon the rows are the
+/// daemon's answer to `list` for one project, asked through its socket, as
+/// a client on another machine would.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Only sessions of this project directory [from the daemon: the
@@ -154,12 +155,42 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-fn table(rows: &[SessionRow]) -> String {
-    let cells: Vec<[String; 6]> = rows
+/// The rows with each subagent right under its parent, oldest first, and
+/// how deep each is; a subagent whose parent is not listed stands alone.
+fn nested(rows: &[SessionRow]) -> Vec<(usize, &SessionRow)> {
+    let listed = |id: &str| rows.iter().any(|r| r.id == id);
+    let mut out = Vec::with_capacity(rows.len());
+    let mut stack: Vec<(usize, &SessionRow)> = rows
         .iter()
-        .map(|r| {
+        .filter(|r| r.parent.as_deref().is_none_or(|p| !listed(p)))
+        .rev()
+        .map(|r| (0, r))
+        .collect();
+    while let Some((depth, row)) = stack.pop() {
+        out.push((depth, row));
+        let mut children: Vec<&SessionRow> = rows
+            .iter()
+            .filter(|r| r.parent.as_deref() == Some(row.id.as_str()))
+            .collect();
+        children.sort_by_key(|r| std::cmp::Reverse(r.started_at));
+        if out.len() + stack.len() <= rows.len() {
+            stack.extend(children.into_iter().map(|c| (depth + 1, c)));
+        }
+    }
+    out
+}
+
+fn table(rows: &[SessionRow]) -> String {
+    let cells: Vec<[String; 6]> = nested(rows)
+        .into_iter()
+        .map(|(depth, r)| {
+            let id = if depth == 0 {
+                r.id.clone()
+            } else {
+                format!("{}└ {}", "  ".repeat(depth - 1), r.id)
+            };
             [
-                r.id.clone(),
+                id,
                 started(r),
                 status(r),
                 clip(r.title.as_deref().unwrap_or("-"), 40),

@@ -18,6 +18,84 @@ struct Report<'a> {
     session: &'a str,
     calls: Vec<Call<'a>>,
     total: Total,
+    /// The subagents below the session, each with its tokens.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    subagents: Vec<Subagent>,
+    /// The session's and its subagents' tokens together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tree: Option<TreeTotal>,
+}
+
+#[derive(serde::Serialize)]
+struct Subagent {
+    session: String,
+    parent: String,
+    input_tokens: u64,
+    output_tokens: u64,
+    total_tokens: u64,
+}
+
+#[derive(serde::Serialize)]
+struct TreeTotal {
+    sessions: usize,
+    input_tokens: u64,
+    output_tokens: u64,
+    total_tokens: u64,
+}
+
+/// The subagents below `id` and the tree's total, when it has any.
+fn tree(id: &chock_log::SessionId) -> (Vec<Subagent>, Option<TreeTotal>, Vec<(usize, String)>) {
+    let Ok(state) = chock_log::StateDir::resolve() else {
+        return (Vec::new(), None, Vec::new());
+    };
+    let tree = chock_runner::subagent::tree_usage(&state, id);
+    if tree.rows.len() < 2 {
+        return (Vec::new(), None, Vec::new());
+    }
+    let (input, output) = tree.total();
+    let below = &tree.rows[1..];
+    let subagents = below
+        .iter()
+        .map(|r| Subagent {
+            session: r.id.clone(),
+            parent: r.row.parent.clone().unwrap_or_default(),
+            input_tokens: r.row.input_tokens,
+            output_tokens: r.row.output_tokens,
+            total_tokens: r.row.input_tokens + r.row.output_tokens,
+        })
+        .collect();
+    let depths = below.iter().map(|r| (r.depth, r.id.clone())).collect();
+    let total = TreeTotal {
+        sessions: tree.rows.len(),
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: input + output,
+    };
+    (subagents, Some(total), depths)
+}
+
+/// The subagents' table: each one's tokens, then the tree's.
+fn tree_table(subagents: &[Subagent], depths: &[(usize, String)], total: &TreeTotal) -> String {
+    let mut rows: Vec<[String; 4]> = subagents
+        .iter()
+        .zip(depths)
+        .map(|(s, (depth, _))| {
+            [
+                format!("{}└ {}", "  ".repeat(depth - 1), s.session),
+                s.input_tokens.to_string(),
+                s.output_tokens.to_string(),
+                s.total_tokens.to_string(),
+            ]
+        })
+        .collect();
+    rows.push([
+        format!("tree ({} sessions)", total.sessions),
+        total.input_tokens.to_string(),
+        total.output_tokens.to_string(),
+        total.total_tokens.to_string(),
+    ]);
+    let header = ["SUBAGENT", "INPUT", "OUTPUT", "TOTAL"];
+    super::output::render_table(&header, &rows, &[1, 2, 3])
 }
 
 #[derive(serde::Serialize)]
@@ -62,6 +140,7 @@ fn saving(usage: chock_log::event::Usage) -> f64 {
 
 pub(crate) fn run(of: OfSession) -> anyhow::Result<ExitCode> {
     let (id, s) = of.fold()?;
+    let (subagents, tree_total, depths) = tree(&id);
     if of.json {
         let report = Report {
             session: id.as_str(),
@@ -88,6 +167,8 @@ pub(crate) fn run(of: OfSession) -> anyhow::Result<ExitCode> {
                 cache_write_tokens: s.usage.cache_write_tokens,
                 cache_saving: (saving(s.usage) * 1000.0).round() / 1000.0,
             },
+            subagents,
+            tree: tree_total,
         };
         let line = serde_json::to_string(&report)?;
         super::output::print_result(writeln!(std::io::stdout().lock(), "{line}"))?;
@@ -148,6 +229,10 @@ pub(crate) fn run(of: OfSession) -> anyhow::Result<ExitCode> {
             s.usage.cache_write_tokens,
             saving(s.usage) * 100.0,
         ));
+    }
+    if let Some(total) = &tree_total {
+        text.push('\n');
+        text.push_str(&tree_table(&subagents, &depths, total));
     }
     super::output::print_result(write!(std::io::stdout().lock(), "{text}"))?;
     Ok(ExitCode::from(exit::SUCCESS))

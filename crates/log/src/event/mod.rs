@@ -145,6 +145,8 @@ event_types! {
     BackgroundStart(BackgroundStart) = "background.start", durable: true;
     /// `background.end`
     BackgroundEnd(BackgroundEnd) = "background.end", durable: true;
+    /// `subagent.end`
+    SubagentEnd(SubagentEnd) = "subagent.end", durable: true;
     /// `handover`
     Handover(Handover) = "handover", durable: true;
     /// `notice`

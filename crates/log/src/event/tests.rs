@@ -34,6 +34,7 @@ fn every_known_type_round_trips() {
             model: "m".into(),
             pid: 42,
             chock_version: "0.1.0".into(),
+            parent: None,
         }
         .into(),
         UserMessage {
@@ -66,6 +67,7 @@ fn every_known_type_round_trips() {
             call_id: "c1".into(),
             tool: "run_command".into(),
             arguments: Json::parse("{}").unwrap(),
+            session: None,
         }
         .into(),
         Decision {
@@ -163,6 +165,15 @@ fn every_known_type_round_trips() {
             job_id: "j1".into(),
             status: "done".into(),
             exit_code: Some(0),
+        }
+        .into(),
+        SubagentEnd {
+            session: SessionId::parse("20261202-050002-100-00000005").unwrap(),
+            call_id: "s1".into(),
+            background: true,
+            reason: EndReason::Crashed,
+            tokens: 12,
+            text: "ended crashed".into(),
         }
         .into(),
         Handover {

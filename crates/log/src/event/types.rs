@@ -74,6 +74,9 @@ pub struct SessionOpen {
     /// The version of chock that wrote this.
     #[serde(default)]
     pub chock_version: String,
+    /// The session that spawned this one, when it is a subagent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<SessionId>,
 }
 
 /// `user.message`: the person said something.
@@ -192,6 +195,9 @@ pub struct ToolCallEvent {
     /// Its arguments.
     #[serde(default)]
     pub arguments: Json,
+    /// The subagent session the call started (`spawn_agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionId>,
 }
 
 /// `decision`: the policy's answer for one action.
@@ -531,6 +537,30 @@ pub struct BackgroundEnd {
     /// The exit code of a command, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+}
+
+/// `subagent.end`: a subagent this session started has ended. For a
+/// background one, `text` is what the parent's model is handed at its next
+/// turn boundary (the fold puts it in the conversation); a foreground one's
+/// answer is its call's `tool.result`, and `text` repeats it for readers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubagentEnd {
+    /// The subagent's session.
+    pub session: SessionId,
+    /// The `spawn_agent` call that started it.
+    #[serde(default)]
+    pub call_id: String,
+    /// Whether it ran in the background.
+    #[serde(default)]
+    pub background: bool,
+    /// How its session ended.
+    pub reason: EndReason,
+    /// Its tokens, and its own subagents'.
+    #[serde(default)]
+    pub tokens: u64,
+    /// What the parent's model is told.
+    #[serde(default)]
+    pub text: String,
 }
 
 /// `handover`: the owner agreed to let another process take the log.

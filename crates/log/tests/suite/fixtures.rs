@@ -30,6 +30,7 @@ fn every_fixture_line_parses_and_reserialises_to_the_same_json() {
         "ended-v1.jsonl",
         "notice-v2.jsonl",
         "agentic-v3.jsonl",
+        "subagent-v4.jsonl",
     ] {
         let batch = read_after(&fixture(name), EventId::NONE).unwrap();
         assert!(batch.problems.is_empty(), "{name}: {:?}", batch.problems);
@@ -54,6 +55,7 @@ fn the_fixtures_cover_every_known_type_and_an_unknown_one() {
         "ended-v1.jsonl",
         "notice-v2.jsonl",
         "agentic-v3.jsonl",
+        "subagent-v4.jsonl",
     ] {
         for raw in read_after(&fixture(name), EventId::NONE).unwrap().events {
             let event = raw.parse().unwrap();

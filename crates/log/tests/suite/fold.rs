@@ -208,6 +208,7 @@ fn a_provider_notice_means_waiting_for_the_provider_until_the_next_event() {
             model: "fake/m".into(),
             pid: 1,
             chock_version: "0".into(),
+            parent: None,
         })
         .unwrap();
     writer.append(UserMessage { text: "hi".into() }).unwrap();
@@ -240,4 +241,32 @@ fn a_provider_notice_means_waiting_for_the_provider_until_the_next_event() {
         fold_log(writer.path()).unwrap().state.status,
         Status::Running
     );
+}
+
+#[test]
+fn a_subagent_folds_its_parent_and_a_background_childs_answer_into_the_conversation() {
+    let path = fixture("subagent-v4.jsonl");
+    let folded = fold_log(&path).unwrap();
+    assert!(folded.problems.is_empty(), "{:?}", folded.problems);
+    let s = folded.state;
+    assert_eq!(
+        s.parent,
+        Some(SessionId::parse("20261202-045900-000-00000001").unwrap())
+    );
+    assert!(s.background.is_empty());
+    let said: Vec<&str> = s
+        .conversation
+        .iter()
+        .filter_map(|m| match m {
+            Message::User { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said[1].ends_with("src/a.rs:3"), "{said:?}");
+    let row = SessionRow::from_state(s.session_id.as_ref().unwrap(), &s);
+    assert_eq!(row.parent.as_deref(), Some("20261202-045900-000-00000001"));
+    // The row fold keeps the link too.
+    let listed = chock_log::fold_row(&path).unwrap().state;
+    assert_eq!(listed.parent, s.parent);
 }

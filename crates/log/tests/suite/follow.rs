@@ -81,6 +81,7 @@ fn an_ending_is_reported_and_a_handover_is_followed_through() {
         model: "m".into(),
         pid: std::process::id(),
         chock_version: "0".into(),
+        parent: None,
     })
     .unwrap();
     assert_eq!(ids(&f.next(Duration::from_secs(5)).unwrap()), [3]);

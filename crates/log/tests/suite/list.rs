@@ -24,6 +24,7 @@ fn lists_newest_first_filters_by_project_and_reports_what_it_skips() {
             model: "m".into(),
             pid: 1,
             chock_version: "0".into(),
+            parent: None,
         })
         .unwrap();
         w.append(TitleSet {
@@ -66,6 +67,7 @@ fn session(t: &super::TempState, project: &std::path::Path, title: &str) -> (Ses
         model: "m".into(),
         pid: 1,
         chock_version: "0".into(),
+        parent: None,
     })
     .unwrap();
     w.append(TitleSet {
@@ -203,6 +205,7 @@ fn a_session_is_unsettled_from_its_open_until_it_ends_done() {
         model: "m".into(),
         pid: 1,
         chock_version: "0".into(),
+        parent: None,
     })
     .unwrap();
     w.append(SessionEnd {

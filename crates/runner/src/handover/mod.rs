@@ -67,6 +67,7 @@ mod tests {
                 model: "m".into(),
                 pid: 1,
                 chock_version: String::new(),
+                parent: None,
             })
             .unwrap();
         writer

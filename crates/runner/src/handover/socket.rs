@@ -47,6 +47,9 @@ pub enum Boundary {
     Continue,
     /// A client confirmed: the session ends its run with a handover.
     HandOver,
+    /// After a final answer, the turn goes on with another model call:
+    /// background subagents ended and the model has their answers to read.
+    Resume,
 }
 
 type Conn = LineReader<BufReader<UnixStream>>;

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use chock_log::event::{EndReason, Event, SessionEnd, SessionOpen, ToolResult, UserMessage};
+use chock_log::event::{EndReason, Event, SessionEnd, ToolResult, UserMessage};
 use chock_log::fold::Message as Folded;
 use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after};
 
@@ -103,7 +103,7 @@ pub async fn run_new_in_workspace(
             return Err(err.into());
         }
     };
-    writer.append(open_event(setup, &id, setup.project))?;
+    writer.append(crate::session::open_event(setup, &id, setup.project))?;
     writer.append(UserMessage {
         text: message.to_owned(),
     })?;
@@ -179,7 +179,7 @@ pub async fn run_carried_on(
             id.as_str()
         )));
     }
-    writer.append(open_event(setup, &id, &project))?;
+    writer.append(crate::session::open_event(setup, &id, &project))?;
     let paths = recorded_paths(&setup.state.session_dir(&id), &taken, &project, &branch);
     writer.append(chock_log::event::WorkspaceOpen {
         dir: taken.dir.clone(),
@@ -366,7 +366,7 @@ fn stopped_before_turn(
             id.as_str()
         )));
     }
-    writer.append(open_event(setup, &id, project))?;
+    writer.append(crate::session::open_event(setup, &id, project))?;
     let detail = format!("{stopped}; the session was not carried on and its workspace is kept");
     writer.append(SessionEnd {
         reason: EndReason::Stopped,
@@ -402,16 +402,6 @@ pub fn recorded_integrate(log: &Path) -> Option<bool> {
             }
             _ => None,
         })
-}
-
-fn open_event(setup: &SessionSetup<'_>, id: &SessionId, project: &Path) -> SessionOpen {
-    SessionOpen {
-        session_id: id.clone(),
-        project: project.to_owned(),
-        model: setup.model_label.to_owned(),
-        pid: std::process::id(),
-        chock_version: env!("CARGO_PKG_VERSION").to_owned(),
-    }
 }
 
 fn read_events(log: &Path) -> Result<Vec<Event>, StartError> {

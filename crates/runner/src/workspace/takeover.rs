@@ -122,6 +122,7 @@ mod tests {
             model: "m".into(),
             pid: 1,
             chock_version: String::new(),
+            parent: None,
         }
         .into()
     }

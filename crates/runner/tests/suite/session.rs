@@ -53,6 +53,7 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
         say: |_| {},
         start: None,
         dev_shell: None,
+        agents: None,
     };
     let mut shown = String::new();
     let outcome = run_new(

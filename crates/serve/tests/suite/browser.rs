@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use chock_control::Address;
 use chock_testkit::RunningDaemon;
 
-use super::{Harness, HasTestDirs, S1};
+use super::{Harness, HasTestDirs, S1, S2};
 
 fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser")
@@ -47,6 +47,49 @@ async fn a_long_session_pages_back_and_still_shows_an_old_question() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     drop(log);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagent_is_listed_under_its_parent_and_each_page_links_the_other() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "this test needs `npm ci` in tests/browser (.ci/run does it)"
+    );
+    let mut h = Harness::boot().await;
+    let mut parent = h.live_log(S1);
+    parent.append(
+        "tool.call",
+        &format!(
+            r#""call_id":"s1","tool":"spawn_agent","arguments":{{"task":"look"}},"session":"{S2}""#
+        ),
+    );
+    let mut child = h.live_log(S2);
+    // The child's own session.open names its parent.
+    child.append(
+        "session.open",
+        &format!(
+            r#""session_id":"{S2}","project":{},"model":"fake","parent":"{S1}""#,
+            serde_json::Value::from(h.project_text())
+        ),
+    );
+    child.say("look");
+    let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let out = tokio::process::Command::new("node")
+        .arg(dir.join("subagent.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(S1)
+        .arg(S2)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    drop((parent, child));
 }
 
 /// Serve on TCP in front of `daemon`, where no daemon need be listening.

@@ -42,6 +42,7 @@ impl LiveLog {
                 model: "fake".into(),
                 pid: std::process::id(),
                 chock_version: "test".into(),
+                parent: None,
             })
             .unwrap_or_else(|err| panic!("cannot append session.open: {err}"));
         LiveLog { writer }
