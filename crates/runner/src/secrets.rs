@@ -106,9 +106,7 @@ pub(crate) fn refuse_unbuilt_bindings(policy: &Policy) -> Result<(), String> {
                 format!("the MCP server {server}, which neither chock.zon nor config.zon names")
             }
             BindTarget::Plugin(name) => {
-                format!(
-                    "the plugin {name}, and a plugin has no environment to be given it in (its capabilities are host functions, docs/plugins.md)"
-                )
+                format!("the plugin {name}, and a plugin has no environment to be given it in")
             }
         };
         return Err(format!(
