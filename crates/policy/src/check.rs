@@ -55,13 +55,15 @@ pub struct Checked {
 }
 
 /// The top-level blocks a chock.zon or config.zon may hold that this
-/// version reads and validates: the policy, the secrets and the MCP servers
-/// here, the rest
+/// version reads and validates: the policy, the secrets, the MCP servers,
+/// the language servers and the style rules here, the rest
 /// in the runner's config (docs/configuration.md lists them all).
 pub const KNOWN_BLOCKS: &[&str] = &[
     "policy",
     "secrets",
     "mcp",
+    "lsp",
+    "style",
     "providers",
     "model",
     "reviewer",
@@ -112,7 +114,7 @@ impl FileKind {
             FileKind::Project if config => Some(format!(
                 "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
             )),
-            FileKind::Org if name == "secrets" || name == "mcp" || config => Some(format!(
+            FileKind::Org if matches!(name, "secrets" | "mcp" | "lsp" | "style") || config => Some(format!(
                 "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
             )),
             FileKind::Project | FileKind::Operator | FileKind::Org | FileKind::Any => None,
@@ -126,8 +128,6 @@ impl FileKind {
 pub const NOT_ACTED_ON: &[&str] = &[
     "devices",
     "workspace",
-    "lsp",
-    "style",
     "plugins",
     "devshell",
 ];
@@ -232,6 +232,10 @@ pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
                     }
                     // The MCP servers a session starts (crate::mcp).
                     "mcp" => set.mcp = walk.mcp(&f.value),
+                    // The language servers a session starts and the
+                    // project's style rules (crate::lsp, crate::style).
+                    "lsp" => set.lsp = walk.lsp(&f.value),
+                    "style" => set.style = walk.style(&f.value),
                     name if KNOWN_BLOCKS.contains(&name) => {}
                     name => unread.push(place(unread_block(name))),
                 }

@@ -34,21 +34,26 @@ mod check;
 mod decision;
 pub mod defaults;
 mod explain;
+mod files;
 mod index;
 mod load;
+mod lsp;
 mod mcp;
 mod net;
 mod pattern;
 mod policy;
 mod rule;
 mod secrets;
+mod style;
 mod verdict;
 
 pub use action::label::is_label;
 pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
 pub use check::{Checked, FileKind, KNOWN_BLOCKS, NOT_ACTED_ON, Problem, check_file, check_text};
 pub use decision::{Decision, UnknownDecision};
+pub use files::FileGlobs;
 pub use load::{LoadError, Sources, load_file, load_file_as, refuse_open_to_others};
+pub use lsp::{DEFAULT_LSP_START_MS, DEFAULT_LSP_WAIT_MS, LANGUAGES, LspServer, language_of};
 pub use mcp::{
     DEFAULT_CALL_TIMEOUT_MS, DEFAULT_START_TIMEOUT_MS, McpServer, McpServers, McpTransport,
     REVISIONS, url_host,
@@ -56,6 +61,7 @@ pub use mcp::{
 pub use net::{MAX_RESOLVER_PORTS, NetMode, NetSettings, RESOLVER_PORTS, ResolverMode};
 pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};
+pub use style::{Measure, QueryAt, StyleRule};
 pub use rule::{LayerKind, Rule, RuleRef, rule_text};
 pub use secrets::{
     BindTarget, DEFAULT_COMMAND_TIMEOUT_SECS, MAX_COMMAND_TIMEOUT_SECS, SecretBind, SecretSource,

@@ -20,6 +20,7 @@ mod guard;
 mod handover;
 mod history;
 mod judge;
+mod lsp;
 mod mcp;
 mod net;
 /// The model wire formats, a crate of their own (`chock-providers`).
@@ -32,6 +33,7 @@ mod secret_use;
 pub mod secrets;
 pub mod session;
 mod stop;
+pub mod style;
 pub mod turn;
 pub mod workspace;
 

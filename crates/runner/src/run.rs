@@ -80,6 +80,9 @@ pub enum RunError {
     Start(#[from] crate::workspace::session::StartError),
     #[error("{0}")]
     Secrets(String),
+    /// A style rule does not compile: the session is refused at its start.
+    #[error("the project's style rules cannot be used, so the session did not start: {0}")]
+    Style(chock_style::CompileError),
 }
 
 /// Runs one session to its end, handing streamed text to `on_text`.
@@ -109,6 +112,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     let policy = chock_policy::Policy::load(&project)?;
     check_model(&policy, &chosen, &label)?;
     crate::secrets::refuse_unbuilt_bindings(&policy).map_err(RunError::Secrets)?;
+    let style = crate::style::StyleStart::prepare(&policy).map_err(RunError::Style)?;
     let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     // The reviewer is another model config.zon may name; model.select
     // decides it like the session's own.
@@ -132,7 +136,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         config.skills_dir.as_deref(),
         &project,
     ));
-    let begun = StartContext::gather(Sources {
+    let mut begun = StartContext::gather(Sources {
         base: SYSTEM_PROMPT,
         project: &project,
         operator_guidance: options.config.parent().map(|dir| dir.join("AGENTS.md")),
@@ -140,6 +144,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         policy: &policy,
         skills,
     });
+    begun.notes.extend(style.unchecked().map(str::to_owned));
     if let Some(on_note) = options.on_note {
         for note in &begun.notes {
             on_note(note);
@@ -160,6 +165,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         foreground: true,
         say: options.say,
         start: Some(&begun),
+        style: Some(&style),
     };
     // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
     // terminal) end the session interrupted, its log ended and its sockets

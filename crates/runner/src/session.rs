@@ -38,7 +38,7 @@ use crate::stop::StopCheck;
 use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
-    Call, Commands, Decide, Effect, McpTools, Offered, PlanStatus, SessionTools, ToolName,
+    Call, Commands, Decide, Effect, LspServers, McpTools, Offered, PlanStatus, SessionTools, ToolName,
     ToolOutput, Unparsed, Workspace, memory_file,
 };
 
@@ -76,6 +76,9 @@ pub struct SessionSetup<'a> {
     /// at the start; `system` holds its instructions. `None` for a session
     /// told only `system`.
     pub start: Option<&'a crate::context::StartContext>,
+    /// What the start settled about the project's style rules (`None`: no
+    /// rule is checked, and nothing is said).
+    pub style: Option<&'a crate::style::StyleStart>,
 }
 
 /// How a session ended.
@@ -242,6 +245,11 @@ pub(crate) async fn drive(
     if let Err(err) = writer.borrow_mut().append(decision_event(&jit, None)) {
         return Err(settled_before_error(checkout, &writer, err.into()));
     }
+    if let Some(verdict) = setup.style.and_then(|s| s.verdict.as_ref())
+        && let Err(err) = writer.borrow_mut().append(decision_event(verdict, None))
+    {
+        return Err(settled_before_error(checkout, &writer, err.into()));
+    }
     if let Some(start) = setup.start
         && let Err(err) = record_start(&writer, start)
     {
@@ -250,7 +258,8 @@ pub(crate) async fn drive(
     let (records, mut net_records) = tokio::sync::mpsc::unbounded_channel();
     let (commands, git) = commands_for(setup, &id, &workspace, &checkout, jit.decision, records);
     let servers = McpTools::default();
-    let tools = tools_for(setup, &servers);
+    let lsp = LspServers::default();
+    let tools = tools_for(setup, &servers, &lsp);
     let (approvals, handover) = match bind_sockets(setup, &id) {
         Ok(sockets) => sockets,
         Err(err) => return Err(settled_before_error(checkout, &writer, err)),
@@ -300,7 +309,7 @@ pub(crate) async fn drive(
     // the session ends interrupted; tools run between waits, so no call is
     // half recorded. The network's records are appended as they come, and
     // handover asks taken, beside the turn (answered at its boundaries).
-    let end = match start_servers(setup, &mut hooks, &commands, &servers, interrupt.as_mut()).await
+    let end = match start_servers(setup, &mut hooks, &commands, (&servers, &lsp), interrupt.as_mut()).await
     {
         Err(err) => return Err(settled_after(&mut hooks, err)),
         Ok(Some(end)) => Ok(Some(end)),
@@ -317,6 +326,7 @@ pub(crate) async fn drive(
     drop(hooks);
     // The servers do not outlive the session (a next owner starts its own).
     servers.stop();
+    lsp.stop().await;
     let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
@@ -346,8 +356,12 @@ fn record_start(
 
 /// What fetch_url, web_search, read_image, the memory tools and the MCP
 /// servers' tools share for the session.
-fn tools_for<'s>(setup: &SessionSetup<'s>, servers: &'s McpTools) -> SessionTools<'s> {
-    SessionTools::new(
+fn tools_for<'s>(
+    setup: &SessionSetup<'s>,
+    servers: &'s McpTools,
+    lsp: &'s LspServers,
+) -> SessionTools<'s> {
+    let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
         setup.search,
@@ -355,6 +369,11 @@ fn tools_for<'s>(setup: &SessionSetup<'s>, servers: &'s McpTools) -> SessionTool
     )
     .with_skills(setup.start.map(|s| s.skills.clone()).unwrap_or_default())
     .with_mcp(servers)
+    .with_lsp(lsp);
+    match setup.style.and_then(crate::style::StyleStart::rules) {
+        Some(rules) => tools.with_style(rules),
+        None => tools,
+    }
 }
 
 /// `err`, once a checkout still being made is recorded (whatever the error).
@@ -363,26 +382,34 @@ fn settled_after<F>(hooks: &mut LogHooks<'_, F>, err: SessionError) -> SessionEr
     err
 }
 
-/// The MCP servers start before the first turn; a local one runs in the
-/// workspace, so that is made first. An interruption while they start
-/// ends the session before its turn (`Some`).
+/// The MCP servers and the language servers start before the first turn,
+/// together; a local one runs in the workspace, so that is made first. An
+/// interruption while they start ends the session before its turn
+/// (`Some`).
 async fn start_servers<F>(
     setup: &SessionSetup<'_>,
     hooks: &mut LogHooks<'_, F>,
     commands: &Commands,
-    servers: &McpTools,
+    (servers, lsp): (&McpTools, &LspServers),
     interrupt: std::pin::Pin<&mut impl Future<Output = Interruption>>,
 ) -> Result<Option<TurnEnd>, SessionError> {
-    if crate::mcp::any_local(setup.policy) {
+    if crate::mcp::any_local(setup.policy) || !setup.policy.lsp_servers().is_empty() {
         hooks.settle()?;
     }
-    let start = crate::mcp::start(
-        setup.policy,
-        commands,
-        hooks.writer,
-        servers,
-        &hooks.secrets,
-    );
+    let start = async {
+        let (mcp, lsp) = futures_util::future::join(
+            crate::mcp::start(
+                setup.policy,
+                commands,
+                hooks.writer,
+                servers,
+                &hooks.secrets,
+            ),
+            crate::lsp::start(setup.policy, commands, hooks.writer, lsp),
+        )
+        .await;
+        mcp.and(lsp)
+    };
     tokio::select! {
         started = start => started.map(|()| None).map_err(SessionError::from),
         why = interrupt => Ok(Some(TurnEnd::Interrupted(why))),

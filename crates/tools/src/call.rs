@@ -12,8 +12,10 @@
 
 use crate::mcp::McpTools;
 use crate::tool::{Decide, Offered, Tool, arguments};
+use crate::write::Pending;
 use crate::{
-    Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
+    Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, diagnostics,
+    edit_file,
     fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
     read_memory, read_skill, request_action, restrict_self, run_command, serve_port, set_title,
     update_plan, web_search, write_file, write_memory,
@@ -36,6 +38,7 @@ pub enum Call {
     AskUser(ask_user::Args),
     RestrictSelf(restrict_self::Args),
     RequestAction(request_action::Args),
+    Diagnostics(diagnostics::Args),
     /// A tool a third party supplies, known only at run time.
     External(External),
 }
@@ -83,21 +86,37 @@ impl Local {
         }
     }
 
-    /// Carries the call out in `workspace`.
+    /// Carries the call out in `workspace`, a write with no style rules
+    /// and no language servers (the session's own writes go through
+    /// [`carry_out`]).
     pub fn run(self, workspace: &Workspace) -> ToolOutput {
-        let result = match self {
+        let result = match self.step(workspace) {
+            Step::Done(result) => result,
+            Step::Write(pending) => pending.and_then(|pending| pending.commit()),
+        };
+        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+    }
+
+    /// Carries the call out, or plans the write it makes.
+    fn step(self, workspace: &Workspace) -> Step {
+        Step::Done(match self {
             Local::ReadFile(args) => read_file::run(workspace, args),
             Local::ListDirectory(args) => list_directory::run(workspace, args),
             Local::Glob(args) => glob::run(workspace, args),
             Local::Grep(args) => grep::run(workspace, args),
-            Local::WriteFile(args) => write_file::run(workspace, args),
-            Local::EditFile(args) => edit_file::run(workspace, args),
+            Local::WriteFile(args) => return Step::Write(write_file::plan(workspace, args)),
+            Local::EditFile(args) => return Step::Write(edit_file::plan(workspace, args)),
             Local::ReadGuidance(args) => read_guidance::run(workspace, args),
             Local::UpdatePlan(args) => update_plan::run(args),
             Local::SetTitle(args) => set_title::run(args),
-        };
-        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+        })
     }
+}
+
+/// An in-place call carried out, or the write it would make.
+enum Step {
+    Done(Result<ToolOutput, ToolError>),
+    Write(Result<Pending, ToolError>),
 }
 
 /// A call of a tool known only at run time.
@@ -214,6 +233,7 @@ impl Call {
             ToolName::AskUser => Call::AskUser(arguments(text)?),
             ToolName::RestrictSelf => Call::RestrictSelf(arguments(text)?),
             ToolName::RequestAction => Call::RequestAction(arguments(text)?),
+            ToolName::Diagnostics => Call::Diagnostics(arguments(text)?),
         })
     }
 
@@ -233,6 +253,7 @@ impl Call {
             Call::AskUser(_) => ToolName::AskUser,
             Call::RestrictSelf(_) => ToolName::RestrictSelf,
             Call::RequestAction(_) => ToolName::RequestAction,
+            Call::Diagnostics(_) => ToolName::Diagnostics,
             Call::External(_) => return None,
         })
     }
@@ -271,6 +292,7 @@ impl Call {
             Call::AskUser(args) => args.decided_at(offered),
             Call::RestrictSelf(args) => args.decided_at(offered),
             Call::RequestAction(args) => args.decided_at(offered),
+            Call::Diagnostics(args) => args.decided_at(offered),
             Call::External(external) => match external.action_name().parse() {
                 Ok(action) => Decide::At(action),
                 Err(err) => Decide::Refuse(format!(
@@ -295,7 +317,11 @@ pub async fn carry_out(
     env: &[(String, String)],
 ) -> ToolOutput {
     let result = match call {
-        Call::Local(local) => Ok(local.run(workspace)),
+        Call::Local(local) => match local.step(workspace) {
+            Step::Done(result) => result,
+            Step::Write(Ok(pending)) => Ok(session.write(pending).await),
+            Step::Write(Err(err)) => Err(err),
+        },
         Call::RunCommand(args) => Ok(commands.run_args(&args, env).await),
         Call::JobOutput(args) => Ok(commands.job_output(&args).await),
         Call::ServePort(args) => Ok(commands.serve_port(&args)),
@@ -305,6 +331,7 @@ pub async fn carry_out(
         Call::ReadMemory(args) => session.read_memory(args),
         Call::WriteMemory(args) => session.write_memory(args),
         Call::ReadSkill(args) => session.read_skill(args),
+        Call::Diagnostics(args) => diagnostics::run(workspace, session.lsp(), args).await,
         Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) => Err(
             ToolError::Failed("a session tool is carried out by the session itself".to_owned()),
         ),

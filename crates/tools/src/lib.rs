@@ -17,6 +17,7 @@
 mod ask_user;
 mod call;
 mod command_git;
+mod diagnostics;
 mod edit_file;
 mod error;
 mod fetch_url;
@@ -26,6 +27,7 @@ mod grep;
 mod job_output;
 mod jobs;
 mod list_directory;
+mod lsp;
 mod mcp;
 mod memory;
 pub mod net;
@@ -43,6 +45,7 @@ mod request_action;
 mod restrict_self;
 mod run_command;
 mod serve_port;
+mod server_process;
 mod session_tools;
 mod set_title;
 pub mod skills;
@@ -51,6 +54,7 @@ mod update_plan;
 mod walk;
 mod web_search;
 mod workspace;
+mod write;
 mod write_file;
 mod write_memory;
 
@@ -62,6 +66,7 @@ pub use mcp::{
     McpTools, OfferReport, Started as StartedServer, model_name as mcp_model_name,
     server_env as mcp_server_env, start_local as start_local_mcp, start_remote as start_remote_mcp,
 };
+pub use lsp::{LspServers, StartedLsp, start as start_lsp};
 pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use read_guidance::GUIDANCE_FILES;

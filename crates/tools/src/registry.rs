@@ -8,7 +8,7 @@ use crate::run_command::Commands;
 use crate::session_tools::SessionTools;
 use crate::tool::Facts;
 use crate::{
-    ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
+    ask_user, diagnostics, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
     read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
     serve_port, set_title, update_plan, web_search, write_file, write_memory,
 };
@@ -37,10 +37,11 @@ pub enum ToolName {
     AskUser,
     RestrictSelf,
     RequestAction,
+    Diagnostics,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 21] = [
+    pub const ALL: [Self; 22] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -62,6 +63,7 @@ impl ToolName {
         Self::AskUser,
         Self::RestrictSelf,
         Self::RequestAction,
+        Self::Diagnostics,
     ];
 
     /// What the tool's own file says of it.
@@ -88,6 +90,7 @@ impl ToolName {
             Self::AskUser => Facts::of::<ask_user::Args>(),
             Self::RestrictSelf => Facts::of::<restrict_self::Args>(),
             Self::RequestAction => Facts::of::<request_action::Args>(),
+            Self::Diagnostics => Facts::of::<diagnostics::Args>(),
         }
     }
 
@@ -119,11 +122,12 @@ impl ToolName {
 
     /// Whether the model is offered `tool` in this session: serve_port only
     /// where some rule could permit a port, read_skill only where there is
-    /// a skill to read.
+    /// a skill to read, diagnostics only where a language server runs.
     pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
         match self {
             ToolName::ServePort => commands.could_serve(),
             ToolName::ReadSkill => !tools.skills().offered.is_empty(),
+            ToolName::Diagnostics => tools.lsp().is_some_and(|lsp| !lsp.is_empty()),
             ToolName::ReadFile
             | ToolName::ListDirectory
             | ToolName::Glob

@@ -15,7 +15,9 @@ use super::fetch_url::{self, Web};
 use super::{
     ToolError, ToolOutput, Workspace, read_image, read_memory, read_skill, web_search, write_memory,
 };
+use crate::lsp::LspServers;
 use crate::mcp::McpTools;
+use crate::write::Pending;
 use crate::skills::Skills;
 use crate::web_search::SearchConfig;
 
@@ -33,6 +35,10 @@ pub struct SessionTools<'a> {
     skills: Skills,
     /// The session's MCP servers, when it started any.
     mcp: Option<&'a McpTools>,
+    /// The project's style rules, when `style.parse` let them run.
+    style: Option<&'a chock_style::Rules>,
+    /// The session's language servers.
+    lsp: Option<&'a LspServers>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -51,7 +57,58 @@ impl<'a> SessionTools<'a> {
             images,
             skills: Skills::default(),
             mcp: None,
+            style: None,
+            lsp: None,
         }
+    }
+
+    /// Checks every write against `rules` (builder style).
+    #[must_use]
+    pub fn with_style(mut self, rules: &'a chock_style::Rules) -> Self {
+        self.style = Some(rules);
+        self
+    }
+
+    /// Tells `servers` of every write, and hands their diagnostics back
+    /// with the write's result (builder style).
+    #[must_use]
+    pub fn with_lsp(mut self, servers: &'a LspServers) -> Self {
+        self.lsp = Some(servers);
+        self
+    }
+
+    /// The session's language servers, when it has any.
+    pub fn lsp(&self) -> Option<&'a LspServers> {
+        self.lsp
+    }
+
+    /// Makes a planned write: refused, the file untouched, when it would
+    /// break a style rule; else written, and the diagnostics the language
+    /// servers for the file publish within their bound said after it.
+    pub(super) async fn write(&self, pending: Pending) -> ToolOutput {
+        let mut noted = None;
+        if let Some(rules) = self.style.filter(|rules| rules.applies(&pending.shown)) {
+            let report = rules.check(&pending.shown, &pending.content);
+            if let Some(refusal) = report.refusal() {
+                return ToolOutput::error(refusal);
+            }
+            noted = report.syntax_note();
+        }
+        let mut output = match pending.commit() {
+            Ok(output) => output,
+            Err(err) => return ToolOutput::error(err.to_string()),
+        };
+        if let Some(note) = noted {
+            output.text.push_str(&format!("\n({note})"));
+        }
+        if let Some(said) = match self.lsp {
+            Some(lsp) => lsp.after_write(&pending.shown, &pending.content).await,
+            None => None,
+        } {
+            output.text.push_str("\n\n");
+            output.text.push_str(&said);
+        }
+        output
     }
 
     /// Gives the session's MCP servers' tools (builder style).

@@ -52,6 +52,7 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
         foreground: false,
         say: |_| {},
         start: None,
+        style: None,
     };
     let mut shown = String::new();
     let outcome = run_new(

@@ -1,0 +1,252 @@
+//! The `.style` block of a chock.zon: the project's style rules, each a
+//! query over the syntax tree of the content a write would leave behind,
+//! answering a number, with a bound that refuses the write past it.
+//!
+//! ```zig
+//! .style = .{
+//!     .no_unwrap = .{
+//!         .files = .{ "src/**/*.rs" },
+//!         .query = "((field_identifier) @m (#eq? @m \"unwrap\"))",
+//!         .max = 0,
+//!     },
+//! },
+//! ```
+//!
+//! The block is data only: the grammars and the query compiler are
+//! chock-style's, which compiles every rule at a session's start and in
+//! `chock style check`, and says where a query does not compile. Whether
+//! any rule runs at all is `style.parse`, which ships no default.
+
+use chock_zon::{Value, ValueKind};
+
+use crate::check::{Walk, kind_name};
+
+/// What a rule's number is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// How many times the query matches.
+    Matches,
+    /// The lines of the longest node the query captures.
+    Lines,
+}
+
+/// Where a rule's query text starts in its file, to turn a place in the
+/// query into a place in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryAt {
+    pub line: u32,
+    pub column: u32,
+    /// Written as `\\` lines: each line of the query is a line of the file,
+    /// two columns after the `\\`.
+    pub multiline: bool,
+}
+
+impl QueryAt {
+    /// The file's line and column of the query's 0-based `row` and
+    /// `column`.
+    pub fn place(self, row: usize, column: usize) -> (u32, u32) {
+        let row = u32::try_from(row).unwrap_or(u32::MAX);
+        let column = u32::try_from(column).unwrap_or(u32::MAX);
+        if self.multiline {
+            (
+                self.line.saturating_add(row),
+                self.column.saturating_add(2).saturating_add(column),
+            )
+        } else {
+            (
+                self.line.saturating_add(row),
+                self.column.saturating_add(1).saturating_add(column),
+            )
+        }
+    }
+}
+
+/// One style rule as a file names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StyleRule {
+    /// Its name in the block, which a refusal says.
+    pub name: String,
+    /// Globs of the files it applies to, relative to the project root.
+    pub files: Vec<String>,
+    /// The grammar it parses with, when the file names one; else the
+    /// extension of its globs says.
+    pub language: Option<String>,
+    /// The tree-sitter query.
+    pub query: String,
+    pub query_at: QueryAt,
+    pub measure: Measure,
+    /// The bound: a write whose number is past it is refused.
+    pub max: Option<u64>,
+    /// What to do instead, said with a refusal.
+    pub message: Option<String>,
+    /// The file that named it, when it came from one.
+    pub file: Option<std::path::PathBuf>,
+    /// The line and column that named it.
+    pub line: u32,
+    pub column: u32,
+}
+
+impl StyleRule {
+    /// `<file>:<line>:<column>` of the rule (`chock.zon` when it came from
+    /// no file), or of its query's `row` and `column` when `at` is given.
+    pub fn place(&self, at: Option<(usize, usize)>) -> String {
+        let file = self
+            .file
+            .as_ref()
+            .map_or_else(|| "chock.zon".to_owned(), |f| f.display().to_string());
+        let (line, column) = match at {
+            Some((row, column)) => self.query_at.place(row, column),
+            None => (self.line, self.column),
+        };
+        format!("{file}:{line}:{column}")
+    }
+}
+
+impl Walk<'_> {
+    /// The `.style` block: one field per rule.
+    pub(crate) fn style(&mut self, v: &Value) -> Vec<StyleRule> {
+        let mut rules = Vec::new();
+        let Some(fields) = self.fields(v, ".style") else {
+            return rules;
+        };
+        for f in fields {
+            if let Some(rule) = self.style_rule(&f.name, &f.value) {
+                rules.push(rule);
+            }
+        }
+        rules
+    }
+
+    fn style_rule(&mut self, name: &str, v: &Value) -> Option<StyleRule> {
+        let what = format!(".style.{name}");
+        let fields = self.fields(v, &what)?;
+        let mut files = Vec::new();
+        let mut language = None;
+        let mut query = None;
+        let mut measure = Measure::Matches;
+        let mut max = None;
+        let mut message = None;
+        for f in fields {
+            match (f.name.as_str(), &f.value.kind) {
+                ("files", _) => files = self.strings(&format!("{what}.files"), &f.value),
+                ("language", ValueKind::EnumLiteral(s) | ValueKind::String(s)) => {
+                    language = Some(s.clone());
+                }
+                ("query", ValueKind::String(s)) => {
+                    query = Some((
+                        s.clone(),
+                        QueryAt {
+                            line: f.value.span.start.line,
+                            column: f.value.span.start.column,
+                            multiline: f.value.span.end.line > f.value.span.start.line,
+                        },
+                    ));
+                }
+                ("measure", ValueKind::EnumLiteral(s)) if s == "matches" || s == "lines" => {
+                    measure = if s == "lines" {
+                        Measure::Lines
+                    } else {
+                        Measure::Matches
+                    };
+                }
+                ("max", ValueKind::Int(n)) if *n >= 0 => max = u64::try_from(*n).ok(),
+                ("message", ValueKind::String(s)) => message = Some(s.clone()),
+                ("language" | "query" | "measure" | "max" | "message", other) => {
+                    let want = match f.name.as_str() {
+                        "language" => "a grammar, such as .rust, .python, .typescript, .tsx or .nix",
+                        "query" => "a string holding a tree-sitter query",
+                        "measure" => ".matches (how many times the query matches) or .lines (the lines of the longest node it captures)",
+                        "max" => "a number, 0 or more",
+                        _ => "a string",
+                    };
+                    self.problem(
+                        &f.value.span,
+                        format!("{what}.{} is {want}, not {}", f.name, kind_name(other)),
+                    );
+                }
+                (other, _) => self.problem(
+                    &f.name_span,
+                    format!(
+                        "unknown field .{other} in {what}: a rule holds .files, .query, .language, .measure, .max and .message"
+                    ),
+                ),
+            }
+        }
+        let Some((query, query_at)) = query else {
+            self.problem(
+                &v.span,
+                format!("{what} has no .query; write the tree-sitter query the rule counts"),
+            );
+            return None;
+        };
+        if files.is_empty() {
+            self.problem(
+                &v.span,
+                format!("{what} applies to no files; write .files = .{{ \"src/**/*.rs\" }}"),
+            );
+            return None;
+        }
+        Some(StyleRule {
+            name: name.to_owned(),
+            files,
+            language,
+            query,
+            query_at,
+            measure,
+            max,
+            message,
+            file: self.file.map(std::path::Path::to_path_buf),
+            line: v.span.start.line,
+            column: v.span.start.column,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check_text;
+
+    #[test]
+    fn a_rule_is_read_with_every_field_and_knows_where_its_query_starts() {
+        let checked = check_text(
+            ".{\n    .style = .{\n        .long = .{\n            .files = .{ \"**/*.rs\" },\n            .language = .rust,\n            .query =\n                \\\\(function_item) @f\n            ,\n            .measure = .lines,\n            .max = 80,\n            .message = \"split it\",\n        },\n    },\n}",
+            None,
+        );
+        assert_eq!(checked.problems, vec![]);
+        let rule = &checked.rules.style[0];
+        assert_eq!(rule.language.as_deref(), Some("rust"));
+        assert_eq!(rule.measure, Measure::Lines);
+        assert_eq!(rule.max, Some(80));
+        assert!(rule.query_at.multiline);
+        assert_eq!(rule.query_at.place(0, 1), (7, 20));
+    }
+
+    #[test]
+    fn a_rule_without_a_query_or_files_and_a_bad_bound_are_problems() {
+        let checked = check_text(
+            r#".{
+    .style = .{
+        .a = .{ .files = .{ "*.rs" } },
+        .b = .{ .query = "(x)" },
+        .c = .{ .query = "(x)", .files = .{ "*.rs" }, .max = -1 },
+        .d = .{ .query = "(x)", .files = .{ "*.rs" }, .mesure = .lines },
+    },
+}"#,
+            None,
+        );
+        let found: Vec<String> = checked.problems.iter().map(ToString::to_string).collect();
+        let at = |line: u32, says: &str| {
+            assert!(
+                found
+                    .iter()
+                    .any(|p| p.starts_with(&format!("{line}:")) && p.contains(says)),
+                "no problem on line {line} saying {says:?}: {found:#?}"
+            );
+        };
+        at(3, "has no .query");
+        at(4, "applies to no files");
+        at(5, ".max is a number");
+        at(6, "unknown field .mesure");
+    }
+}

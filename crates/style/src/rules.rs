@@ -1,0 +1,232 @@
+//! Compiling a file's rules once, and running them over one file's
+//! content: each grammar parses the content at most once, however many of
+//! its rules apply.
+
+use chock_policy::{FileGlobs, Measure, StyleRule};
+use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
+
+use crate::grammar::Grammar;
+use crate::report::{Answer, Report};
+
+/// How many unreadable places a report lists.
+const MAX_SYNTAX_ERRORS: usize = 10;
+
+/// The rules of a session or a `chock style check`, compiled.
+#[derive(Debug, Default)]
+pub struct Rules {
+    rules: Vec<Compiled>,
+}
+
+#[derive(Debug)]
+struct Compiled {
+    rule: StyleRule,
+    files: FileGlobs,
+    grammar: Grammar,
+    query: Query,
+}
+
+/// Why the rules cannot be used: every rule that does not compile, each
+/// with its place in the file that holds it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .problems.join("; "))]
+pub struct CompileError {
+    /// One sentence per rule, `<file>:<line>:<column>: the style rule
+    /// <name> ...`.
+    pub problems: Vec<String>,
+}
+
+impl Rules {
+    /// Compiles `rules`: each one's grammar (its `.language`, else the
+    /// extension of its globs), its globs and its query. Every rule that
+    /// does not compile is said, not only the first.
+    pub fn compile(rules: &[StyleRule]) -> Result<Rules, CompileError> {
+        let mut compiled = Vec::new();
+        let mut problems = Vec::new();
+        for rule in rules {
+            match compile_one(rule) {
+                Ok(one) => compiled.push(one),
+                Err(problem) => problems.push(problem),
+            }
+        }
+        if problems.is_empty() {
+            Ok(Rules { rules: compiled })
+        } else {
+            Err(CompileError { problems })
+        }
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// How many rules there are.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether any rule applies to `path` (relative to the project root).
+    pub fn applies(&self, path: &str) -> bool {
+        self.rules.iter().any(|r| r.files.matches(path))
+    }
+
+    /// Runs every rule that applies to `path` over `content`.
+    pub fn check(&self, path: &str, content: &str) -> Report {
+        let mut report = Report {
+            path: path.to_owned(),
+            ..Report::default()
+        };
+        let mut trees: Vec<(Grammar, Tree)> = Vec::new();
+        for compiled in self.rules.iter().filter(|r| r.files.matches(path)) {
+            let tree = match trees.iter().find(|(g, _)| *g == compiled.grammar) {
+                Some((_, tree)) => tree,
+                None => {
+                    let Some(tree) = parse(compiled.grammar, content) else {
+                        report.unparsed.push(compiled.rule.name.clone());
+                        continue;
+                    };
+                    if tree.root_node().has_error() {
+                        report.syntax_errors = syntax_errors(tree.root_node());
+                    }
+                    trees.push((compiled.grammar, tree));
+                    &trees[trees.len() - 1].1
+                }
+            };
+            report.answers.push(compiled.answer(tree, content));
+        }
+        report
+    }
+}
+
+fn compile_one(rule: &StyleRule) -> Result<Compiled, String> {
+    let said = |what: String| format!("{}: the style rule {}: {what}", rule.place(None), rule.name);
+    let grammar = match &rule.language {
+        Some(name) => Grammar::named(name).ok_or_else(|| {
+            said(format!(
+                "there is no grammar for the language {name} in this Chock (it parses {}); name one of those, or remove the rule",
+                Grammar::names()
+            ))
+        })?,
+        None => {
+            let mut found = rule.files.iter().map(|g| Grammar::of_extension(g));
+            match found.next().flatten() {
+                Some(first) if found.all(|g| g == Some(first)) => first,
+                _ => {
+                    return Err(said(format!(
+                        "its files ({}) do not say one language by their extension; write .language = one of .{}",
+                        rule.files.join(", "),
+                        Grammar::ALL.map(Grammar::name).join(", .")
+                    )));
+                }
+            }
+        }
+    };
+    let files = FileGlobs::new(&rule.files).map_err(said)?;
+    let query = Query::new(&grammar.language(), &rule.query).map_err(|err| {
+        format!(
+            "{}: the style rule {}: its query does not compile: {}; fix the query (docs/style.md shows the format) or remove the rule",
+            rule.place(Some((err.row, err.column))),
+            rule.name,
+            described(&err, grammar),
+        )
+    })?;
+    if query.capture_names().is_empty() {
+        return Err(said(
+            "its query captures nothing; put a capture such as @node after the pattern the rule counts".to_owned(),
+        ));
+    }
+    Ok(Compiled {
+        rule: rule.clone(),
+        files,
+        grammar,
+        query,
+    })
+}
+
+/// A query error in words: tree-sitter's message is the bare name for
+/// most kinds.
+fn described(err: &tree_sitter::QueryError, grammar: Grammar) -> String {
+    use tree_sitter::QueryErrorKind;
+    let what = err.message.trim();
+    let grammar = grammar.name();
+    match err.kind {
+        QueryErrorKind::NodeType => format!("the {grammar} grammar has no node type {what}"),
+        QueryErrorKind::Field => format!("the {grammar} grammar has no field {what}"),
+        QueryErrorKind::Capture => format!("it uses the capture @{what}, which no pattern defines"),
+        QueryErrorKind::Structure => format!("the pattern at {what} cannot match in the {grammar} grammar"),
+        QueryErrorKind::Syntax => format!("a syntax error ({what})"),
+        QueryErrorKind::Predicate => format!("a predicate it cannot read ({what})"),
+        QueryErrorKind::Language => format!("the grammar cannot be loaded ({what})"),
+    }
+}
+
+fn parse(grammar: Grammar, content: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&grammar.language()).ok()?;
+    parser.parse(content, None)
+}
+
+/// The 1-based lines of the first error and missing nodes of a tree.
+fn syntax_errors(root: Node<'_>) -> Vec<u32> {
+    let mut lines = Vec::new();
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if lines.len() >= MAX_SYNTAX_ERRORS {
+            break;
+        }
+        if node.is_error() || node.is_missing() {
+            lines.push(line_of(node));
+            continue;
+        }
+        if node.has_error() {
+            let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}
+
+fn line_of(node: Node<'_>) -> u32 {
+    u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX)
+}
+
+fn lines_spanned(node: Node<'_>) -> u64 {
+    let (start, end) = (node.start_position(), node.end_position());
+    u64::try_from(end.row - start.row + 1).unwrap_or(u64::MAX)
+}
+
+impl Compiled {
+    fn answer(&self, tree: &Tree, content: &str) -> Answer {
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(&self.query, tree.root_node(), content.as_bytes());
+        // Each match's first capture, as (line, lines spanned).
+        let mut found: Vec<(u32, u64)> = Vec::new();
+        while let Some(m) = matches.next() {
+            if let Some(capture) = m.captures().first() {
+                found.push((line_of(capture.node), lines_spanned(capture.node)));
+            }
+        }
+        let count = match self.rule.measure {
+            Measure::Matches => u64::try_from(found.len()).unwrap_or(u64::MAX),
+            Measure::Lines => found.iter().map(|(_, n)| *n).max().unwrap_or(0),
+        };
+        let mut lines: Vec<(u32, u64)> = match (self.rule.measure, self.rule.max) {
+            (Measure::Lines, Some(max)) => found.into_iter().filter(|(_, n)| *n > max).collect(),
+            _ => found,
+        };
+        lines.sort_unstable();
+        lines.dedup();
+        Answer {
+            rule: self.rule.name.clone(),
+            place: self.rule.place(None),
+            measure: self.rule.measure,
+            count,
+            max: self.rule.max,
+            lines,
+            message: self.rule.message.clone(),
+        }
+    }
+}
