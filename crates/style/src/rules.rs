@@ -147,7 +147,7 @@ fn compile_one(rule: &StyleRule) -> Result<Compiled, String> {
 /// most kinds.
 fn described(err: &tree_sitter::QueryError, grammar: Grammar) -> String {
     use tree_sitter::QueryErrorKind;
-    let what = err.message.trim();
+    let what = err.message.trim().trim_matches('"');
     let grammar = grammar.name();
     match err.kind {
         QueryErrorKind::NodeType => format!("the {grammar} grammar has no node type {what}"),
