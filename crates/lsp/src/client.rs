@@ -72,13 +72,17 @@ struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("state", &self.state).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
     }
 }
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn fail(&self, why: String) {
@@ -157,7 +161,10 @@ impl Server {
             reader,
         };
         let root_uri = file_uri(root)?;
-        #[expect(deprecated, reason = "older servers read root_uri, not workspace folders")]
+        #[expect(
+            deprecated,
+            reason = "older servers read root_uri, not workspace folders"
+        )]
         let params = InitializeParams {
             process_id: Some(std::process::id()),
             root_uri: Some(root_uri.clone()),
@@ -190,7 +197,9 @@ impl Server {
             .request(Initialize::METHOD, json!(params), bounds.start)
             .await?;
         let result: InitializeResult = serde_json::from_value(answer).map_err(|err| {
-            LspError::Garbage(format!("its answer to initialize is not an InitializeResult: {err}"))
+            LspError::Garbage(format!(
+                "its answer to initialize is not an InitializeResult: {err}"
+            ))
         })?;
         server.save = match result.capabilities.text_document_sync {
             Some(TextDocumentSyncCapability::Options(options)) => match options.save {
@@ -217,12 +226,18 @@ impl Server {
     }
 
     fn opened(&self) -> std::sync::MutexGuard<'_, HashMap<Uri, i32>> {
-        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The latest diagnostics the server published for `uri`.
     pub fn diagnostics(&self, uri: &Uri) -> Option<Vec<Diagnostic>> {
-        self.shared.lock().published.get(uri).map(|(d, _, _)| d.clone())
+        self.shared
+            .lock()
+            .published
+            .get(uri)
+            .map(|(d, _, _)| d.clone())
     }
 
     /// Tells the server the document at `uri` now holds `text` (opening it
@@ -251,10 +266,13 @@ impl Server {
             (*version, *version == 1)
         };
         if first {
-            let item = TextDocumentItem::new(uri.clone(), language.to_owned(), version, text.to_owned());
+            let item =
+                TextDocumentItem::new(uri.clone(), language.to_owned(), version, text.to_owned());
             self.notify(
                 DidOpenTextDocument::METHOD,
-                json!(DidOpenTextDocumentParams { text_document: item }),
+                json!(DidOpenTextDocumentParams {
+                    text_document: item
+                }),
             )
             .await?;
         } else {
@@ -324,7 +342,9 @@ impl Server {
         if self.failed().is_some() {
             return;
         }
-        let _ = self.request(Shutdown::METHOD, Value::Null, SHUTDOWN_WAIT).await;
+        let _ = self
+            .request(Shutdown::METHOD, Value::Null, SHUTDOWN_WAIT)
+            .await;
         let _ = self.notify(Exit::METHOD, Value::Null).await;
     }
 
@@ -347,9 +367,7 @@ impl Server {
                 code,
                 message,
             }),
-            Ok(Err(_)) => Err(self
-                .failed()
-                .map_or(LspError::Ended, LspError::Failed)),
+            Ok(Err(_)) => Err(self.failed().map_or(LspError::Ended, LspError::Failed)),
             Err(_) => {
                 self.shared.lock().pending.remove(&id);
                 Err(LspError::Timeout {
@@ -397,7 +415,9 @@ fn counted(shared: &Shared, bytes: usize) -> Option<String> {
     state.messages += 1;
     state.bytes += u64::try_from(bytes).unwrap_or(u64::MAX);
     if state.messages > FLOOD_MESSAGES {
-        Some(format!("more than {FLOOD_MESSAGES} messages since the last edit"))
+        Some(format!(
+            "more than {FLOOD_MESSAGES} messages since the last edit"
+        ))
     } else if state.bytes > FLOOD_BYTES {
         Some(format!("more than {FLOOD_BYTES} bytes since the last edit"))
     } else {

@@ -32,7 +32,9 @@ pub(crate) async fn read<R: AsyncBufRead + Unpin>(
             return if first {
                 Ok(None)
             } else {
-                Err(LspError::Garbage("the stream ended inside a header".to_owned()))
+                Err(LspError::Garbage(
+                    "the stream ended inside a header".to_owned(),
+                ))
             };
         }
         first = false;
@@ -46,19 +48,23 @@ pub(crate) async fn read<R: AsyncBufRead + Unpin>(
         if text.is_empty() {
             break;
         }
-        let Some((name, value)) = text.split_once(':') else {
+        let header = text.split_once(':').filter(|(name, _)| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+        let Some((name, value)) = header else {
             return Err(LspError::Garbage(format!(
                 "{:?} where a Content-Length header belongs",
                 shorten(text)
             )));
         };
-        if name.trim().eq_ignore_ascii_case("content-length") {
+        if name.eq_ignore_ascii_case("content-length") {
             length = Some(value.trim().parse::<usize>().map_err(|_| {
                 LspError::Garbage(format!("a Content-Length of {:?}", shorten(value)))
             })?);
         }
     }
-    let length = length.ok_or_else(|| LspError::Garbage("a message with no Content-Length".to_owned()))?;
+    let length =
+        length.ok_or_else(|| LspError::Garbage("a message with no Content-Length".to_owned()))?;
     if length > MAX_FRAME {
         return Err(LspError::Garbage(format!(
             "a message of {length} bytes, over the bound of {MAX_FRAME}"
@@ -94,14 +100,33 @@ mod tests {
 
     #[tokio::test]
     async fn a_frame_is_read_and_garbage_is_an_error_that_says_what_came() {
-        let body = one(b"Content-Length: 2\r\nContent-Type: x\r\n\r\n{}").await.unwrap();
+        let body = one(b"Content-Length: 2\r\nContent-Type: x\r\n\r\n{}")
+            .await
+            .unwrap();
         assert_eq!(body.as_deref(), Some(&b"{}"[..]));
         assert!(one(b"").await.unwrap().is_none());
         let err = one(b"hello world\n").await.unwrap_err().to_string();
-        assert!(err.contains("\"hello world\" where a Content-Length header belongs"), "{err}");
-        let err = one(b"Content-Length: 99999999999\r\n\r\n").await.unwrap_err().to_string();
+        assert!(
+            err.contains("\"hello world\" where a Content-Length header belongs"),
+            "{err}"
+        );
+        let err = one(b"Traceback (most recent call last): oops\n")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"Traceback (most recent call last): oops\" where"),
+            "{err}"
+        );
+        let err = one(b"Content-Length: 99999999999\r\n\r\n")
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("over the bound"), "{err}");
-        let err = one(b"Content-Type: x\r\n\r\n").await.unwrap_err().to_string();
+        let err = one(b"Content-Type: x\r\n\r\n")
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no Content-Length"), "{err}");
     }
 }

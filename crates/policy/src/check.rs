@@ -114,9 +114,11 @@ impl FileKind {
             FileKind::Project if config => Some(format!(
                 "the .{name} block belongs in your config.zon ($XDG_CONFIG_HOME/chock/config.zon): a project's chock.zon does not choose it, and nothing here reads it"
             )),
-            FileKind::Org if matches!(name, "secrets" | "mcp" | "lsp" | "style") || config => Some(format!(
-                "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
-            )),
+            FileKind::Org if matches!(name, "secrets" | "mcp" | "lsp" | "style") || config => {
+                Some(format!(
+                    "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
+                ))
+            }
             FileKind::Project | FileKind::Operator | FileKind::Org | FileKind::Any => None,
         }
     }
@@ -125,12 +127,7 @@ impl FileKind {
 /// The blocks the design names that this version does not act on yet. Each
 /// leaves this list when the part of Chock that reads it lands; until then a
 /// file naming one is told so rather than left to believe it applies.
-pub const NOT_ACTED_ON: &[&str] = &[
-    "devices",
-    "workspace",
-    "plugins",
-    "devshell",
-];
+pub const NOT_ACTED_ON: &[&str] = &["devices", "workspace", "plugins", "devshell"];
 
 fn unread_block(name: &str) -> String {
     if NOT_ACTED_ON.contains(&name) {

@@ -61,12 +61,12 @@ pub use mcp::{
 pub use net::{MAX_RESOLVER_PORTS, NetMode, NetSettings, RESOLVER_PORTS, ResolverMode};
 pub use pattern::Pattern;
 pub use policy::{Layers, Org, Policy, PromiseId, RuleSet, WidenError};
-pub use style::{Measure, QueryAt, StyleRule};
 pub use rule::{LayerKind, Rule, RuleRef, rule_text};
 pub use secrets::{
     BindTarget, DEFAULT_COMMAND_TIMEOUT_SECS, MAX_COMMAND_TIMEOUT_SECS, SecretBind, SecretSource,
     SecretSpec,
 };
+pub use style::{Measure, QueryAt, StyleRule};
 pub use verdict::{Help, Loser, Timing, Verdict, rule_block};
 
 #[cfg(test)]

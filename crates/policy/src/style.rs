@@ -110,14 +110,14 @@ impl Walk<'_> {
             return rules;
         };
         for f in fields {
-            if let Some(rule) = self.style_rule(&f.name, &f.value) {
+            if let Some(rule) = self.style_rule(&f.name, f.name_span.start, &f.value) {
                 rules.push(rule);
             }
         }
         rules
     }
 
-    fn style_rule(&mut self, name: &str, v: &Value) -> Option<StyleRule> {
+    fn style_rule(&mut self, name: &str, at: chock_zon::Position, v: &Value) -> Option<StyleRule> {
         let what = format!(".style.{name}");
         let fields = self.fields(v, &what)?;
         let mut files = Vec::new();
@@ -196,8 +196,8 @@ impl Walk<'_> {
             max,
             message,
             file: self.file.map(std::path::Path::to_path_buf),
-            line: v.span.start.line,
-            column: v.span.start.column,
+            line: at.line,
+            column: at.column,
         })
     }
 }

@@ -127,6 +127,7 @@ impl<F> LogHooks<'_, F> {
             | Call::ReadMemory(_)
             | Call::WriteMemory(_)
             | Call::ReadSkill(_)
+            | Call::Diagnostics(_)
             | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))

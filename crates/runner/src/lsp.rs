@@ -28,19 +28,17 @@ pub(crate) async fn start(
 ) -> Result<(), WriteError> {
     let mut starting: Vec<&LspServer> = Vec::new();
     for server in policy.lsp_servers() {
-        let program = server.argv.first().map_or("", String::as_str);
-        let action = match server.action() {
-            Ok(action) => action,
-            Err(err) => {
-                say(
-                    writer,
-                    format!(
-                        "the language server {} ({}) does not start: its program {program:?} cannot be named in a rule ({err}); rename the program or point .command at a link named with one label",
-                        server.name, server.origin
-                    ),
-                )?;
-                continue;
-            }
+        let Ok(action) = server.action() else {
+            let program = server.argv.first().map_or("", String::as_str);
+            let last = program.rsplit('/').next().unwrap_or(program);
+            say(
+                writer,
+                format!(
+                    "the language server {} ({}) does not start: its program {program:?} cannot be named in a rule, because the last part of its path, {last:?}, cannot be one label of lsp.<program> (letters, digits, '_' and '-' only); point .command at a link whose name is one",
+                    server.name, server.origin
+                ),
+            )?;
+            continue;
         };
         let verdict = Judge::before_first_turn(policy, &action);
         writer.borrow_mut().append(decision_event(&verdict, None))?;

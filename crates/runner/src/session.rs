@@ -38,8 +38,8 @@ use crate::stop::StopCheck;
 use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
-    Call, Commands, Decide, Effect, LspServers, McpTools, Offered, PlanStatus, SessionTools, ToolName,
-    ToolOutput, Unparsed, Workspace, memory_file,
+    Call, Commands, Decide, Effect, LspServers, McpTools, Offered, PlanStatus, SessionTools,
+    ToolName, ToolOutput, Unparsed, Workspace, memory_file,
 };
 
 /// What a session needs before it starts.
@@ -309,7 +309,14 @@ pub(crate) async fn drive(
     // the session ends interrupted; tools run between waits, so no call is
     // half recorded. The network's records are appended as they come, and
     // handover asks taken, beside the turn (answered at its boundaries).
-    let end = match start_servers(setup, &mut hooks, &commands, (&servers, &lsp), interrupt.as_mut()).await
+    let end = match start_servers(
+        setup,
+        &mut hooks,
+        &commands,
+        (&servers, &lsp),
+        interrupt.as_mut(),
+    )
+    .await
     {
         Err(err) => return Err(settled_after(&mut hooks, err)),
         Ok(Some(end)) => Ok(Some(end)),

@@ -47,7 +47,10 @@ impl Answer {
                 Measure::Lines => format!("{line} ({spans} lines)"),
             })
             .collect();
-        let mut text = format!("the style rule {} ({}): {number}{bound}", self.rule, self.place);
+        let mut text = format!(
+            "the style rule {} ({}): {number}{bound}",
+            self.rule, self.place
+        );
         if !lines.is_empty() {
             text.push_str(&format!(
                 ", at line{} {}",

@@ -153,7 +153,9 @@ fn described(err: &tree_sitter::QueryError, grammar: Grammar) -> String {
         QueryErrorKind::NodeType => format!("the {grammar} grammar has no node type {what}"),
         QueryErrorKind::Field => format!("the {grammar} grammar has no field {what}"),
         QueryErrorKind::Capture => format!("it uses the capture @{what}, which no pattern defines"),
-        QueryErrorKind::Structure => format!("the pattern at {what} cannot match in the {grammar} grammar"),
+        QueryErrorKind::Structure => {
+            format!("the pattern at {what} cannot match in the {grammar} grammar")
+        }
         QueryErrorKind::Syntax => format!("a syntax error ({what})"),
         QueryErrorKind::Predicate => format!("a predicate it cannot read ({what})"),
         QueryErrorKind::Language => format!("the grammar cannot be loaded ({what})"),

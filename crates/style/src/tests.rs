@@ -27,9 +27,17 @@ fn rust_unwrap_is_counted_by_the_syntax_not_the_text() {
     assert_eq!(answer.lines, vec![(2, 1), (5, 1)]);
     let refusal = report.refusal().unwrap();
     assert!(refusal.contains("no_unwrap"), "{refusal}");
-    assert!(refusal.contains("2 matches, at most 0, at lines 2, 5"), "{refusal}");
+    assert!(
+        refusal.contains("2 matches, at most 0, at lines 2, 5"),
+        "{refusal}"
+    );
     assert!(refusal.contains("return the error with ?"), "{refusal}");
-    assert!(rules.check("src/lib.rs", "fn a() { f()?; }").refusal().is_none());
+    assert!(
+        rules
+            .check("src/lib.rs", "fn a() { f()?; }")
+            .refusal()
+            .is_none()
+    );
     assert!(!rules.applies("tests/a.rs"), "outside its files");
 }
 
@@ -44,12 +52,17 @@ fn a_long_python_function_breaks_a_lines_rule_at_its_line() {
         },"#,
     )
     .unwrap();
-    let content = "def short():\n    return 1\n\ndef long():\n    a = 1\n    b = 2\n    return a + b\n";
+    let content =
+        "def short():\n    return 1\n\ndef long():\n    a = 1\n    b = 2\n    return a + b\n";
     let report = rules.check("pkg/mod.py", content);
     let answer = &report.answers[0];
     assert_eq!(answer.count, 4);
     assert_eq!(answer.lines, vec![(4, 4)]);
-    assert!(answer.sentence().contains("the longest is 4 lines, at most 3, at line 4 (4 lines)"));
+    assert!(
+        answer
+            .sentence()
+            .contains("the longest is 4 lines, at most 3, at line 4 (4 lines)")
+    );
 }
 
 #[test]
@@ -67,7 +80,10 @@ fn typescript_console_log_and_a_nix_with_are_found() {
         },"#,
     )
     .unwrap();
-    let ts = rules.check("web/a.ts", "const x = 1;\nconsole.log(x);\nconsole.error(x);\n");
+    let ts = rules.check(
+        "web/a.ts",
+        "const x = 1;\nconsole.log(x);\nconsole.error(x);\n",
+    );
     assert_eq!(ts.answers.len(), 1);
     assert_eq!(ts.answers[0].count, 1);
     assert_eq!(ts.answers[0].lines, vec![(2, 1)]);
@@ -89,7 +105,10 @@ fn a_query_that_does_not_compile_is_said_at_its_line_and_column_with_the_rule() 
     let said = &err.problems[0];
     // The query's quote is at line 5, column 22; no_such_node is 16
     // characters into the query.
-    assert!(said.starts_with("chock.zon:5:39: the style rule bad:"), "{said}");
+    assert!(
+        said.starts_with("chock.zon:5:39: the style rule bad:"),
+        "{said}"
+    );
     assert!(
         said.contains("does not compile: the rust grammar has no node type no_such_node"),
         "{said}"
@@ -104,8 +123,14 @@ fn a_language_without_a_grammar_and_files_that_name_none_are_refused() {
     )
     .unwrap_err();
     assert_eq!(err.problems.len(), 2, "{err}");
-    assert!(err.problems[0].contains("no grammar for the language go"), "{err}");
-    assert!(err.problems[0].contains("rust, python, typescript, tsx, nix"), "{err}");
+    assert!(
+        err.problems[0].contains("no grammar for the language go"),
+        "{err}"
+    );
+    assert!(
+        err.problems[0].contains("rust, python, typescript, tsx, nix"),
+        "{err}"
+    );
     assert!(err.problems[1].contains("do not say one language"), "{err}");
 }
 
@@ -114,11 +139,20 @@ fn a_file_the_parser_cannot_read_whole_is_counted_around_the_broken_part_and_say
     let rules = rules(NO_UNWRAP).unwrap();
     let content = "fn a() {\n    x.unwrap();\n}\nfn b( {\n";
     let report = rules.check("src/lib.rs", content);
-    assert_eq!(report.answers[0].count, 1, "the readable part is still checked");
+    assert_eq!(
+        report.answers[0].count, 1,
+        "the readable part is still checked"
+    );
     assert!(!report.syntax_errors.is_empty());
     let refusal = report.refusal().unwrap();
-    assert!(refusal.contains("the parser could not read src/lib.rs at line"), "{refusal}");
+    assert!(
+        refusal.contains("the parser could not read src/lib.rs at line"),
+        "{refusal}"
+    );
     let clean = rules.check("src/lib.rs", "fn b( {\n");
-    assert!(clean.refusal().is_none(), "broken but within the rule: not refused");
+    assert!(
+        clean.refusal().is_none(),
+        "broken but within the rule: not refused"
+    );
     assert!(clean.syntax_note().is_some());
 }

@@ -15,10 +15,9 @@ use crate::tool::{Decide, Offered, Tool, arguments};
 use crate::write::Pending;
 use crate::{
     Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, diagnostics,
-    edit_file,
-    fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
-    read_memory, read_skill, request_action, restrict_self, run_command, serve_port, set_title,
-    update_plan, web_search, write_file, write_memory,
+    edit_file, fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance,
+    read_image, read_memory, read_skill, request_action, restrict_self, run_command, serve_port,
+    set_title, update_plan, web_search, write_file, write_memory,
 };
 
 /// One tool call with its arguments parsed.

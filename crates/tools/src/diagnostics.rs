@@ -48,8 +48,6 @@ pub(super) async fn run(
         .await
         .map(ToolOutput::ok)
         .ok_or_else(|| {
-            ToolError::Failed(format!(
-                "no language server of this session serves {shown}"
-            ))
+            ToolError::Failed(format!("no language server of this session serves {shown}"))
         })
 }

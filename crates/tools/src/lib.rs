@@ -62,11 +62,11 @@ pub use ask_user::Args as AskUser;
 pub use call::{Call, External, Local, Source, Unparsed, carry_out, run};
 pub use command_git::{CommandGit, GitMounts};
 pub use error::ToolError;
+pub use lsp::{LspServers, StartedLsp, start as start_lsp};
 pub use mcp::{
     McpTools, OfferReport, Started as StartedServer, model_name as mcp_model_name,
     server_env as mcp_server_env, start_local as start_local_mcp, start_remote as start_remote_mcp,
 };
-pub use lsp::{LspServers, StartedLsp, start as start_lsp};
 pub use memory::memory_file;
 pub use output::{Effect, Image, MODEL_LIMIT_CHARS, PlanItem, PlanStatus, ToolOutput, truncate};
 pub use read_guidance::GUIDANCE_FILES;

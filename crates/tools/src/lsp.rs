@@ -57,8 +57,7 @@ pub async fn start(commands: &Commands, server: &LspServer) -> Result<StartedLsp
         ),
         None => None,
     };
-    let (mut process, from, to) =
-        Process::spawn(
+    let (mut process, from, to) = Process::spawn(
         commands,
         &server.argv,
         server.env.clone(),

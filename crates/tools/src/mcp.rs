@@ -74,8 +74,7 @@ pub async fn start_local(
     };
     let mut env = server_env(server);
     env.extend(secrets.iter().cloned());
-    let (mut process, from, to) =
-        Process::spawn(commands, argv, env, cwd.as_deref(), routed)?;
+    let (mut process, from, to) = Process::spawn(commands, argv, env, cwd.as_deref(), routed)?;
     match chock_mcp::connect_stdio(from, to, bounds(server), revision).await {
         Ok(connected) => Ok(Started {
             name: server.name.clone(),

@@ -17,9 +17,9 @@ use super::{
 };
 use crate::lsp::LspServers;
 use crate::mcp::McpTools;
-use crate::write::Pending;
 use crate::skills::Skills;
 use crate::web_search::SearchConfig;
+use crate::write::Pending;
 
 pub use chock_providers::ImageSupport;
 
