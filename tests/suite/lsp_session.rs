@@ -84,6 +84,12 @@ fn an_edit_that_introduces_an_error_gets_pylsp_s_diagnostic_in_the_same_result()
             ),
             call("d1", "diagnostics", json!({"path": "app.py"})),
             write("w2", "notes.txt", "not python\n"),
+            call(
+                "c1",
+                "run_command",
+                json!({"command": ["sh", "-c", "printf 'print(from_a_command)\\n' > app.py"]}),
+            ),
+            call("c2", "run_command", json!({"command": ["true"]})),
             Turn::text("done").into(),
         ],
     );

@@ -321,7 +321,14 @@ pub async fn carry_out(
             Step::Write(Ok(pending)) => Ok(session.write(pending).await),
             Step::Write(Err(err)) => Err(err),
         },
-        Call::RunCommand(args) => Ok(commands.run_args(&args, env).await),
+        Call::RunCommand(args) => {
+            let mut output = commands.run_args(&args, env).await;
+            if let Some(said) = session.after_command(workspace).await {
+                output.text.push_str("\n\n");
+                output.text.push_str(&said);
+            }
+            Ok(output)
+        }
         Call::JobOutput(args) => Ok(commands.job_output(&args).await),
         Call::ServePort(args) => Ok(commands.serve_port(&args)),
         Call::FetchUrl(args) => Ok(session.fetch(args).await),

@@ -12,6 +12,9 @@
 //! come, are what the `diagnostics` tool reads.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
 use std::time::Duration;
 
 use chock_lsp::{Bounds, Server, compact, file_uri};
@@ -89,6 +92,15 @@ pub async fn start(commands: &Commands, server: &LspServer) -> Result<StartedLsp
 #[derive(Debug, Default)]
 pub struct LspServers {
     servers: RefCell<Vec<std::rc::Rc<StartedLsp>>>,
+    /// Each file a server was told of, with a hash of what it was told:
+    /// after a command, only these are read again, which keeps it cheap.
+    told: RefCell<HashMap<String, u64>>,
+}
+
+fn hashed(content: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    content.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl LspServers {
@@ -128,6 +140,9 @@ impl LspServers {
             Ok(uri) => uri,
             Err(err) => return Some(format!("no language server was told of {path}: {err}")),
         };
+        self.told
+            .borrow_mut()
+            .insert(path.to_owned(), hashed(content));
         let language = chock_policy::language_of(path).unwrap_or("plaintext");
         let heard = futures_util::future::join_all(
             serving
@@ -155,6 +170,30 @@ impl LspServers {
             });
         }
         Some(said.join("\n"))
+    }
+
+    /// After a command in the workspace at `root`: every file a server was
+    /// told of whose content the command changed is told again, and what
+    /// the servers say of it is said; `None` when the command changed none.
+    pub async fn after_command(&self, root: &Path) -> Option<String> {
+        let told: Vec<(String, u64)> = self
+            .told
+            .borrow()
+            .iter()
+            .map(|(path, hash)| (path.clone(), *hash))
+            .collect();
+        let mut said = Vec::new();
+        for (path, hash) in told {
+            let Ok(content) = std::fs::read_to_string(root.join(&path)) else {
+                continue;
+            };
+            if hashed(&content) != hash
+                && let Some(text) = self.after_write(&path, &content).await
+            {
+                said.push(text);
+            }
+        }
+        (!said.is_empty()).then(|| said.join("\n"))
     }
 
     /// Stops a server that failed; the sentence that says so.

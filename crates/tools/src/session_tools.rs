@@ -82,6 +82,12 @@ impl<'a> SessionTools<'a> {
         self.lsp
     }
 
+    /// What the language servers say of the files they were told of that a
+    /// command changed.
+    pub(super) async fn after_command(&self, workspace: &Workspace) -> Option<String> {
+        self.lsp?.after_command(workspace.root()).await
+    }
+
     /// Makes a planned write: refused, the file untouched, when it would
     /// break a style rule; else written, and the diagnostics the language
     /// servers for the file publish within their bound said after it.
