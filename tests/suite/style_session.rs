@@ -305,3 +305,23 @@ fn style_check_exits_1_on_a_breach_and_0_when_clean() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("missing.ts: cannot read it"));
 }
+
+#[test]
+fn policy_check_reports_a_style_query_that_does_not_compile_at_its_place() {
+    let state = tempfile::tempdir().unwrap();
+    let project = project(&style_zon(
+        "    .style = .{\n        .bad = .{ .files = .{ \"*.py\" }, .query = \"(function_definition name: (nope))\" },\n    },\n",
+        &[],
+    ));
+    let out = chock(state.path())
+        .current_dir(project.path())
+        .args(["policy", "check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert_eq!(
+        stdout.trim(),
+        "chock.zon:3:79: the style rule bad: its query does not compile: the python grammar has no node type nope; fix the query (docs/style.md shows the format) or remove the rule"
+    );
+}

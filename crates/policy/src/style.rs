@@ -90,15 +90,24 @@ impl StyleRule {
     /// `<file>:<line>:<column>` of the rule (`chock.zon` when it came from
     /// no file), or of its query's `row` and `column` when `at` is given.
     pub fn place(&self, at: Option<(usize, usize)>) -> String {
-        let file = self
-            .file
-            .as_ref()
-            .map_or_else(|| "chock.zon".to_owned(), |f| f.display().to_string());
-        let (line, column) = match at {
+        let (line, column) = self.position(at);
+        format!("{}:{line}:{column}", self.file_name())
+    }
+
+    /// The line and column of the rule, or of its query's `row` and
+    /// `column` when `at` is given.
+    pub fn position(&self, at: Option<(usize, usize)>) -> (u32, u32) {
+        match at {
             Some((row, column)) => self.query_at.place(row, column),
             None => (self.line, self.column),
-        };
-        format!("{file}:{line}:{column}")
+        }
+    }
+
+    /// The file that holds the rule, `chock.zon` when it came from none.
+    pub fn file_name(&self) -> String {
+        self.file
+            .as_ref()
+            .map_or_else(|| "chock.zon".to_owned(), |f| f.display().to_string())
     }
 }
 

@@ -2,7 +2,7 @@
 //! content: each grammar parses the content at most once, however many of
 //! its rules apply.
 
-use chock_policy::{FileGlobs, Measure, StyleRule};
+use chock_policy::{FileGlobs, Measure, Problem, StyleRule};
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
 use crate::grammar::Grammar;
@@ -28,11 +28,21 @@ struct Compiled {
 /// Why the rules cannot be used: every rule that does not compile, each
 /// with its place in the file that holds it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", .problems.join("; "))]
+#[error("{}", self.sentences().join("; "))]
 pub struct CompileError {
-    /// One sentence per rule, `<file>:<line>:<column>: the style rule
-    /// <name> ...`.
-    pub problems: Vec<String>,
+    /// One per rule: the file that holds it, and the problem at its line
+    /// and column (`the style rule <name>: ...`).
+    pub problems: Vec<(String, Problem)>,
+}
+
+impl CompileError {
+    /// Each problem as `<file>:<line>:<column>: the style rule <name> ...`.
+    pub fn sentences(&self) -> Vec<String> {
+        self.problems
+            .iter()
+            .map(|(file, problem)| format!("{file}:{problem}"))
+            .collect()
+    }
 }
 
 impl Rules {
@@ -98,8 +108,19 @@ impl Rules {
     }
 }
 
-fn compile_one(rule: &StyleRule) -> Result<Compiled, String> {
-    let said = |what: String| format!("{}: the style rule {}: {what}", rule.place(None), rule.name);
+fn compile_one(rule: &StyleRule) -> Result<Compiled, (String, Problem)> {
+    let at = |place: Option<(usize, usize)>, what: String| {
+        let (line, column) = rule.position(place);
+        (
+            rule.file_name(),
+            Problem {
+                line,
+                column,
+                message: format!("the style rule {}: {what}", rule.name),
+            },
+        )
+    };
+    let said = |what: String| at(None, what);
     let grammar = match &rule.language {
         Some(name) => Grammar::named(name).ok_or_else(|| {
             said(format!(
@@ -123,11 +144,12 @@ fn compile_one(rule: &StyleRule) -> Result<Compiled, String> {
     };
     let files = FileGlobs::new(&rule.files).map_err(said)?;
     let query = Query::new(&grammar.language(), &rule.query).map_err(|err| {
-        format!(
-            "{}: the style rule {}: its query does not compile: {}; fix the query (docs/style.md shows the format) or remove the rule",
-            rule.place(Some((err.row, err.column))),
-            rule.name,
-            described(&err, grammar),
+        at(
+            Some((err.row, err.column)),
+            format!(
+                "its query does not compile: {}; fix the query (docs/style.md shows the format) or remove the rule",
+                described(&err, grammar),
+            ),
         )
     })?;
     if query.capture_names().is_empty() {

@@ -102,7 +102,7 @@ fn a_query_that_does_not_compile_is_said_at_its_line_and_column_with_the_rule() 
     )
     .unwrap_err();
     assert_eq!(err.problems.len(), 1);
-    let said = &err.problems[0];
+    let said = &err.sentences()[0];
     // The query's quote is at line 5, column 22; no_such_node is 16
     // characters into the query.
     assert!(
@@ -123,15 +123,10 @@ fn a_language_without_a_grammar_and_files_that_name_none_are_refused() {
     )
     .unwrap_err();
     assert_eq!(err.problems.len(), 2, "{err}");
-    assert!(
-        err.problems[0].contains("no grammar for the language go"),
-        "{err}"
-    );
-    assert!(
-        err.problems[0].contains("rust, python, typescript, tsx, nix"),
-        "{err}"
-    );
-    assert!(err.problems[1].contains("do not say one language"), "{err}");
+    let said = err.sentences();
+    assert!(said[0].contains("no grammar for the language go"), "{err}");
+    assert!(said[0].contains("rust, python, typescript, tsx, nix"), "{err}");
+    assert!(said[1].contains("do not say one language"), "{err}");
 }
 
 #[test]
