@@ -1,1 +1,96 @@
-fn main() {}
+//! A style check of a 5,000-line file (the target is under 20 ms), beside
+//! its peer measured in the same run: tree-sitter parsing the same file
+//! with the same grammar and running no query, which is the floor any
+//! check over a syntax tree pays. The ratio is what the rules add.
+//!
+//! Run: `cargo bench -p chock-style --bench check`
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a benchmark that cannot set up has nothing to measure"
+)]
+
+use std::hint::black_box;
+
+use chock_style::Rules;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// 5,000 lines of Rust: functions of ten lines, some calling unwrap.
+fn rust_file() -> String {
+    let mut text = String::new();
+    for i in 0..500 {
+        text.push_str(&format!(
+            "/// Function {i}.\npub fn f{i}(x: Option<u32>) -> u32 {{\n    let a = x.unwrap_or(1);\n    let b = a * {i};\n    // unwrap() in a comment\n    let s = \"x.unwrap()\";\n    let c = g(a).unwrap();\n    let _ = s;\n    b + c\n}}\n"
+        ));
+    }
+    text
+}
+
+/// 5,000 lines of Python, functions of ten lines.
+fn python_file() -> String {
+    let mut text = String::new();
+    for i in 0..500 {
+        text.push_str(&format!(
+            "def f{i}(x):\n    a = x + 1\n    b = a * {i}\n    # print() in a comment\n    s = \"print(x)\"\n    print(a)\n    if b:\n        return b\n    return a\n\n"
+        ));
+    }
+    text
+}
+
+fn rules() -> Rules {
+    let zon = r#".{
+    .style = .{
+        .no_unwrap = .{
+            .files = .{ "*.rs" },
+            .query = "(call_expression function: (field_expression field: (field_identifier) @m (#eq? @m \"unwrap\")))",
+            .max = 0,
+        },
+        .short_rust = .{
+            .files = .{ "*.rs" },
+            .query = "(function_item) @f",
+            .measure = .lines,
+            .max = 80,
+        },
+        .no_print = .{
+            .files = .{ "*.py" },
+            .query = "(call function: (identifier) @f (#eq? @f \"print\"))",
+            .max = 0,
+        },
+        .short_python = .{
+            .files = .{ "*.py" },
+            .query = "(function_definition) @f",
+            .measure = .lines,
+            .max = 80,
+        },
+    },
+}"#;
+    let checked = chock_policy::check_text(zon, None);
+    assert!(checked.problems.is_empty(), "{:?}", checked.problems);
+    Rules::compile(&checked.rules.style).unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let rules = rules();
+    for (name, path, text, language) in [
+        ("rust", "src/big.rs", rust_file(), tree_sitter_rust::LANGUAGE),
+        ("python", "big.py", python_file(), tree_sitter_python::LANGUAGE),
+    ] {
+        assert_eq!(text.lines().count(), 5_000);
+        let report = rules.check(path, &text);
+        assert_eq!(report.answers.len(), 2);
+        c.bench_function(&format!("{name}: two rules over 5,000 lines"), |b| {
+            b.iter(|| black_box(rules.check(path, black_box(&text))));
+        });
+        let language = tree_sitter::Language::from(language);
+        c.bench_function(&format!("{name}: parse alone (the peer)"), |b| {
+            b.iter(|| {
+                let mut parser = tree_sitter::Parser::new();
+                parser.set_language(&language).unwrap();
+                black_box(parser.parse(black_box(&text), None))
+            });
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -151,3 +151,47 @@ fn a_file_the_parser_cannot_read_whole_is_counted_around_the_broken_part_and_say
     );
     assert!(clean.syntax_note().is_some());
 }
+
+#[test]
+fn every_rule_docs_style_md_shows_compiles_and_finds_what_it_says() {
+    let doc = include_str!("../../../docs/style.md");
+    let start = doc.find("```zig\n").unwrap() + "```zig\n".len();
+    let zon = &doc[start..start + doc[start..].find("```").unwrap()];
+    let checked = chock_policy::check_text(zon, None);
+    assert_eq!(checked.problems, vec![]);
+    assert_eq!(checked.rules.style.len(), 7);
+    let rules = Rules::compile(&checked.rules.style).unwrap();
+    let count = |path: &str, text: &str| -> Vec<(String, u64)> {
+        rules
+            .check(path, text)
+            .answers
+            .into_iter()
+            .map(|a| (a.rule, a.count))
+            .collect()
+    };
+    assert_eq!(
+        count("pkg/a/m.py", "def f():\n    print(1)\n"),
+        [("no_print".to_owned(), 1)]
+    );
+    assert_eq!(
+        count("src/a.ts", "console.log(1);\nlet x: any = 2;\n"),
+        [("no_console_log".to_owned(), 1), ("no_any".to_owned(), 1)]
+    );
+    assert_eq!(
+        count(
+            "default.nix",
+            "with import <nixpkgs> {}; builtins.fetchTarball \"u\"\n"
+        ),
+        [
+            ("no_with".to_owned(), 1),
+            ("no_fetch_tarball".to_owned(), 1)
+        ]
+    );
+    assert_eq!(
+        count("src/lib.rs", "fn a() { b().unwrap(); }\n"),
+        [
+            ("no_unwrap".to_owned(), 1),
+            ("short_functions".to_owned(), 1)
+        ]
+    );
+}
