@@ -77,7 +77,7 @@ pub(crate) async fn start(
             }
             Err(err) => {
                 let text = format!(
-                    "the language server {} ({}) did not start: {err}; the session carries on without it",
+                    "the language server {} ({}) did not start: {err}; the session carries on without it (its .command must start a server that speaks LSP on stdin and stdout, within .start_timeout_ms)",
                     server.name, server.origin
                 );
                 tracing::warn!(target: "chock::lsp", "{text}");
