@@ -4,6 +4,10 @@
 
 use lsp_types::{Diagnostic, DiagnosticSeverity};
 
+/// The characters of one diagnostic's message (and of its source) kept: a
+/// server's text is the sandbox's, and is not let grow a result.
+const MAX_MESSAGE: usize = 400;
+
 /// `diagnostics` of the file at `path` (as the model names it), at most
 /// `limit` lines.
 pub fn compact(path: &str, diagnostics: &[Diagnostic], limit: usize) -> String {
@@ -19,11 +23,11 @@ pub fn compact(path: &str, diagnostics: &[Diagnostic], limit: usize) -> String {
         .iter()
         .take(limit)
         .map(|d| {
-            let message = d.message.split_whitespace().collect::<Vec<_>>().join(" ");
+            let message = bounded(&d.message);
             let source = d
                 .source
                 .as_ref()
-                .map_or_else(String::new, |s| format!(" ({s})"));
+                .map_or_else(String::new, |s| format!(" ({})", bounded(s)));
             format!(
                 "{path}:{}:{} {} {message}{source}",
                 d.range.start.line + 1,
@@ -36,6 +40,22 @@ pub fn compact(path: &str, diagnostics: &[Diagnostic], limit: usize) -> String {
         lines.push(format!("... and {} more", sorted.len() - limit));
     }
     lines.join("\n")
+}
+
+/// `text` on one line, cut to [`MAX_MESSAGE`] characters.
+fn bounded(text: &str) -> String {
+    let mut line: String = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(MAX_MESSAGE + 1)
+        .collect();
+    if line.chars().count() > MAX_MESSAGE {
+        line = line.chars().take(MAX_MESSAGE).collect();
+        line.push_str(" [cut]");
+    }
+    line
 }
 
 fn rank(severity: Option<DiagnosticSeverity>) -> u8 {
@@ -88,5 +108,7 @@ mod tests {
             said,
             "a.py:3:5 error undefined name 'x' (pyflakes)\na.py:10:5 warning unused import (pyflakes)\n... and 1 more"
         );
+        let long = compact("a.py", &[at(0, DiagnosticSeverity::ERROR, &"x".repeat(5000))], 5);
+        assert!(long.len() < 450 && long.contains("[cut]"), "{long}");
     }
 }

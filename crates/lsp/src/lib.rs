@@ -15,8 +15,9 @@
 //! trust: every wait bounded ([`Bounds`]), a frame that is not LSP or is
 //! over [`MAX_FRAME`] taken as the server failing, a server that sends
 //! more than [`FLOOD_MESSAGES`] messages or [`FLOOD_BYTES`] bytes between
-//! two edits stopped as flooding, and diagnostics kept to
-//! [`MAX_DIAGNOSTICS`] a file. A server that fails says why once
+//! two edits stopped as flooding, diagnostics kept to
+//! [`MAX_DIAGNOSTICS`] a file and [`MAX_FILES`] files, and each message
+//! cut to a line when it is said. A server that fails says why once
 //! ([`Server::failed`]), and the caller carries on without it.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -25,7 +26,9 @@ mod compact;
 mod error;
 mod frame;
 
-pub use client::{Bounds, FLOOD_BYTES, FLOOD_MESSAGES, MAX_DIAGNOSTICS, Server, file_uri};
+pub use client::{
+    Bounds, FLOOD_BYTES, FLOOD_MESSAGES, MAX_DIAGNOSTICS, MAX_FILES, Server, file_uri,
+};
 pub use compact::compact;
 pub use error::LspError;
 pub use frame::MAX_FRAME;
