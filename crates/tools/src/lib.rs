@@ -5,7 +5,10 @@
 //! workspace (the web, the search engine, the project's memory, images),
 //! which need the session's [`SessionTools`]; and the session tools
 //! (ask_user, restrict_self, request_action), which the session carries out
-//! itself. One file per tool, each with a typed argument struct whose doc
+//! itself. A write (write_file, edit_file) is planned first and made
+//! through the session's [`SessionTools`], which holds it to the project's
+//! style rules and tells the language servers (`lsp.rs`) of it; their
+//! diagnostics are also what the diagnostics tool reads. One file per tool, each with a typed argument struct whose doc
 //! comments and attributes make the JSON schema for the model; [`ToolName`]
 //! (`registry.rs`) dispatches with one exhaustive match, so a new tool is a compile error
 //! until it is wired in.
