@@ -90,7 +90,11 @@ fn diagnostics_added_to_an_edit() {
         .collect();
 
     let project = TempProject::git();
-    std::fs::write(project.path().join("app.py"), "import os\n\nprint(os.getcwd())\n").unwrap();
+    std::fs::write(
+        project.path().join("app.py"),
+        "import os\n\nprint(os.getcwd())\n",
+    )
+    .unwrap();
     std::fs::write(project.path().join("notes.txt"), "n 0\n").unwrap();
     project.write_chock_zon(&format!(
         ".{{\n    .lsp = .{{ .pylsp = .{{ .command = .{{ \"{PYLSP}\" }}, .files = .{{ \"*.py\" }} }} }},\n}}\n"

@@ -564,7 +564,8 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_change_waits_for_the_publish_of_its_version_and_the_server_s_requests_are_answered() {
+    async fn a_change_waits_for_the_publish_of_its_version_and_the_server_s_requests_are_answered()
+    {
         let (client, mut other) =
             connected(json!({"textDocumentSync": {"change": 1, "save": true}})).await;
         let uri = file_uri("/workspace/a.py").unwrap();
@@ -591,7 +592,11 @@ mod tests {
                 .await;
             other
         });
-        let said = client.changed(&uri, "python", "x = 1\n").await.unwrap().unwrap();
+        let said = client
+            .changed(&uri, "python", "x = 1\n")
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(said.len(), 1);
         assert_eq!(said[0].message, "bad");
         assert!(client.is_open(&uri));

@@ -108,7 +108,11 @@ mod tests {
             said,
             "a.py:3:5 error undefined name 'x' (pyflakes)\na.py:10:5 warning unused import (pyflakes)\n... and 1 more"
         );
-        let long = compact("a.py", &[at(0, DiagnosticSeverity::ERROR, &"x".repeat(5000))], 5);
+        let long = compact(
+            "a.py",
+            &[at(0, DiagnosticSeverity::ERROR, &"x".repeat(5000))],
+            5,
+        );
         assert!(long.len() < 450 && long.contains("[cut]"), "{long}");
     }
 }

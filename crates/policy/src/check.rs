@@ -148,6 +148,9 @@ fn unread_block(name: &str) -> String {
 
 pub(crate) struct Walk<'a> {
     pub(crate) file: Option<&'a Path>,
+    /// The file's text, for a value whose own source is needed (a style
+    /// rule's query, to place a mistake inside it).
+    pub(crate) source: &'a str,
     problems: Vec<Problem>,
 }
 
@@ -188,6 +191,7 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
 pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
     let mut walk = Walk {
         file,
+        source: text,
         problems: Vec::new(),
     };
     let mut set = RuleSet {

@@ -30,34 +30,83 @@ pub enum Measure {
     Lines,
 }
 
-/// Where a rule's query text starts in its file, to turn a place in the
-/// query into a place in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A rule's query as it is written in its file, to turn a place in the
+/// query into a place in the file: the string's source (quotes, escapes,
+/// `\\` lines and all) and where it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QueryAt {
     pub line: u32,
     pub column: u32,
-    /// Written as `\\` lines: each line of the query is a line of the file,
-    /// two columns after the `\\`.
-    pub multiline: bool,
+    /// The source of the string value, from its first character to its last.
+    pub raw: String,
 }
 
 impl QueryAt {
-    /// The file's line and column of the query's 0-based `row` and
-    /// `column`.
-    pub fn place(self, row: usize, column: usize) -> (u32, u32) {
-        let row = u32::try_from(row).unwrap_or(u32::MAX);
-        let column = u32::try_from(column).unwrap_or(u32::MAX);
-        if self.multiline {
-            (
-                self.line.saturating_add(row),
-                self.column.saturating_add(2).saturating_add(column),
-            )
-        } else {
-            (
-                self.line.saturating_add(row),
-                self.column.saturating_add(1).saturating_add(column),
-            )
+    /// The file's line and column of the query's 0-based `row` and byte
+    /// `column` (as tree-sitter counts them), read through the string's
+    /// escapes and line prefixes.
+    pub fn place(&self, row: usize, column: usize) -> (u32, u32) {
+        let mut decoded_row = 0;
+        let mut decoded_column = 0;
+        let (mut line, mut col) = (self.line, self.column);
+        let mut chars = self.raw.chars().peekable();
+        let multiline = self.raw.starts_with("\\\\");
+        // Past the opening quote, or the first line's `\\`.
+        let skip = if multiline { 2 } else { 1 };
+        for _ in 0..skip {
+            chars.next();
+            col += 1;
         }
+        while let Some(c) = chars.next() {
+            if decoded_row == row && decoded_column >= column {
+                return (line, col);
+            }
+            match c {
+                '"' if !multiline => break,
+                '\\' if !multiline => {
+                    // One escape is one character of the query.
+                    let width = match chars.next() {
+                        Some('x') => 3,
+                        Some('u') => {
+                            let mut n = 1;
+                            for e in chars.by_ref() {
+                                n += 1;
+                                if e == '}' {
+                                    break;
+                                }
+                            }
+                            n
+                        }
+                        _ => 1,
+                    };
+                    for _ in 1..width {
+                        chars.next();
+                    }
+                    decoded_column += 1;
+                    col += u32::try_from(width).unwrap_or(1) + 1;
+                }
+                '\n' if multiline => {
+                    decoded_row += 1;
+                    decoded_column = 0;
+                    line += 1;
+                    col = 1;
+                    // The next line's indentation and its `\\`.
+                    while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+                        chars.next();
+                        col += 1;
+                    }
+                    for _ in 0..2 {
+                        chars.next();
+                        col += 1;
+                    }
+                }
+                c => {
+                    decoded_column += c.len_utf8();
+                    col += 1;
+                }
+            }
+        }
+        (line, col)
     }
 }
 
@@ -142,12 +191,17 @@ impl Walk<'_> {
                     language = Some(s.clone());
                 }
                 ("query", ValueKind::String(s)) => {
+                    let span = f.value.span;
                     query = Some((
                         s.clone(),
                         QueryAt {
-                            line: f.value.span.start.line,
-                            column: f.value.span.start.column,
-                            multiline: f.value.span.end.line > f.value.span.start.line,
+                            line: span.start.line,
+                            column: span.start.column,
+                            raw: self
+                                .source
+                                .get(span.start.offset..span.end.offset)
+                                .unwrap_or_default()
+                                .to_owned(),
                         },
                     ));
                 }
@@ -227,8 +281,28 @@ mod tests {
         assert_eq!(rule.language.as_deref(), Some("rust"));
         assert_eq!(rule.measure, Measure::Lines);
         assert_eq!(rule.max, Some(80));
-        assert!(rule.query_at.multiline);
         assert_eq!(rule.query_at.place(0, 1), (7, 20));
+    }
+
+    #[test]
+    fn a_place_in_a_query_is_found_through_escapes_and_line_prefixes() {
+        let at = |zon: &str| check_text(zon, None).rules.style[0].query_at.clone();
+        // `(a (#eq? @x \"y\") (z))`: the z is 18 bytes in, after an
+        // escaped quote pair that takes two columns more.
+        let quoted = at(
+            ".{ .style = .{ .r = .{ .files = .{ \"*.rs\" }, .query = \"(a (#eq? @x \\\"y\\\") (z))\" } } }",
+        );
+        assert_eq!(quoted.place(0, 18), (1, 76));
+        // A query on three `\\` lines: its second line's third byte.
+        let lines = at(
+            ".{ .style = .{ .r = .{ .files = .{ \"*.rs\" }, .query =\n    \\\\(a\n    \\\\  (bc)\n    \\\\)\n, } } }",
+        );
+        assert_eq!(lines.place(1, 3), (3, 10));
+        assert_eq!(lines.place(0, 0), (2, 7));
+        // A one-line `\\` string is not read as a quoted one.
+        let one =
+            at(".{ .style = .{ .r = .{ .files = .{ \"*.rs\" }, .query =\n\\\\(x) @x\n, } } }");
+        assert_eq!(one.place(0, 1), (2, 4));
     }
 
     #[test]

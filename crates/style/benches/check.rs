@@ -72,8 +72,18 @@ fn rules() -> Rules {
 fn bench(c: &mut Criterion) {
     let rules = rules();
     for (name, path, text, language) in [
-        ("rust", "src/big.rs", rust_file(), tree_sitter_rust::LANGUAGE),
-        ("python", "big.py", python_file(), tree_sitter_python::LANGUAGE),
+        (
+            "rust",
+            "src/big.rs",
+            rust_file(),
+            tree_sitter_rust::LANGUAGE,
+        ),
+        (
+            "python",
+            "big.py",
+            python_file(),
+            tree_sitter_python::LANGUAGE,
+        ),
     ] {
         assert_eq!(text.lines().count(), 5_000);
         let report = rules.check(path, &text);

@@ -125,7 +125,10 @@ fn a_language_without_a_grammar_and_files_that_name_none_are_refused() {
     assert_eq!(err.problems.len(), 2, "{err}");
     let said = err.sentences();
     assert!(said[0].contains("no grammar for the language go"), "{err}");
-    assert!(said[0].contains("rust, python, typescript, tsx, nix"), "{err}");
+    assert!(
+        said[0].contains("rust, python, typescript, tsx, nix"),
+        "{err}"
+    );
     assert!(said[1].contains("do not say one language"), "{err}");
 }
 
