@@ -1,6 +1,7 @@
 //! Compiling a file's rules once, and running them over one file's
-//! content: each grammar parses the content at most once, however many of
-//! its rules apply.
+//! content: each grammar parses the content at most once, and its rules'
+//! patterns are one query, so the tree is walked once however many rules
+//! apply (each match is handed to the rule whose pattern it is).
 
 use chock_policy::{FileGlobs, Measure, Problem, StyleRule};
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
@@ -15,6 +16,9 @@ const MAX_SYNTAX_ERRORS: usize = 10;
 #[derive(Debug, Default)]
 pub struct Rules {
     rules: Vec<Compiled>,
+    /// Per grammar, every rule's patterns as one query, and the rule each
+    /// pattern belongs to (an index into `rules`).
+    queries: Vec<(Grammar, Query, Vec<usize>)>,
 }
 
 #[derive(Debug)]
@@ -22,7 +26,6 @@ struct Compiled {
     rule: StyleRule,
     files: FileGlobs,
     grammar: Grammar,
-    query: Query,
 }
 
 /// Why the rules cannot be used: every rule that does not compile, each
@@ -52,17 +55,53 @@ impl Rules {
     pub fn compile(rules: &[StyleRule]) -> Result<Rules, CompileError> {
         let mut compiled = Vec::new();
         let mut problems = Vec::new();
+        // Per grammar: the query text so far, and the owner of each pattern.
+        let mut joined: Vec<(Grammar, String, Vec<usize>)> = Vec::new();
         for rule in rules {
             match compile_one(rule) {
-                Ok(one) => compiled.push(one),
+                Ok((one, patterns)) => {
+                    let at = match joined.iter().position(|(g, _, _)| *g == one.grammar) {
+                        Some(at) => at,
+                        None => {
+                            joined.push((one.grammar, String::new(), Vec::new()));
+                            joined.len() - 1
+                        }
+                    };
+                    let (_, text, owners) = &mut joined[at];
+                    text.push_str(&rule.query);
+                    text.push('\n');
+                    owners.extend(std::iter::repeat_n(compiled.len(), patterns));
+                    compiled.push(one);
+                }
                 Err(problem) => problems.push(problem),
             }
         }
-        if problems.is_empty() {
-            Ok(Rules { rules: compiled })
-        } else {
-            Err(CompileError { problems })
+        if !problems.is_empty() {
+            return Err(CompileError { problems });
         }
+        let mut queries = Vec::new();
+        for (grammar, text, owners) in joined {
+            // Each rule's query compiled alone, so together they do too.
+            let query = Query::new(&grammar.language(), &text).map_err(|err| CompileError {
+                problems: vec![(
+                    "chock.zon".to_owned(),
+                    Problem {
+                        line: 0,
+                        column: 0,
+                        message: format!(
+                            "the {} style rules do not compile together: {}",
+                            grammar.name(),
+                            err.message
+                        ),
+                    },
+                )],
+            })?;
+            queries.push((grammar, query, owners));
+        }
+        Ok(Rules {
+            rules: compiled,
+            queries,
+        })
     }
 
     /// Whether there are no rules.
@@ -86,29 +125,47 @@ impl Rules {
             path: path.to_owned(),
             ..Report::default()
         };
-        let mut trees: Vec<(Grammar, Tree)> = Vec::new();
-        for compiled in self.rules.iter().filter(|r| r.files.matches(path)) {
-            let tree = match trees.iter().find(|(g, _)| *g == compiled.grammar) {
-                Some((_, tree)) => tree,
-                None => {
-                    let Some(tree) = parse(compiled.grammar, content) else {
-                        report.unparsed.push(compiled.rule.name.clone());
-                        continue;
-                    };
-                    if tree.root_node().has_error() {
-                        report.syntax_errors = syntax_errors(tree.root_node());
-                    }
-                    trees.push((compiled.grammar, tree));
-                    &trees[trees.len() - 1].1
-                }
+        let applying: Vec<bool> = self.rules.iter().map(|r| r.files.matches(path)).collect();
+        // Each match's first capture, as (line, lines spanned), by rule.
+        let mut found: Vec<Vec<(u32, u64)>> = vec![Vec::new(); self.rules.len()];
+        for (grammar, query, owners) in &self.queries {
+            let mine = |i: &usize| applying[*i] && self.rules[*i].grammar == *grammar;
+            if !owners.iter().any(mine) {
+                continue;
+            }
+            let Some(tree) = parse(*grammar, content) else {
+                report.unparsed.extend(
+                    (0..self.rules.len())
+                        .filter(mine)
+                        .map(|i| self.rules[i].rule.name.clone()),
+                );
+                continue;
             };
-            report.answers.push(compiled.answer(tree, content));
+            if tree.root_node().has_error() {
+                report.syntax_errors = syntax_errors(tree.root_node());
+            }
+            let mut cursor = QueryCursor::new();
+            let mut matches = cursor.matches(query, tree.root_node(), content.as_bytes());
+            while let Some(m) = matches.next() {
+                let owner = owners[m.pattern_index];
+                if let (true, Some(capture)) = (applying[owner], m.captures().first()) {
+                    found[owner].push((line_of(capture.node), lines_spanned(capture.node)));
+                }
+            }
+        }
+        for (i, compiled) in self.rules.iter().enumerate() {
+            if applying[i] && !report.unparsed.contains(&compiled.rule.name) {
+                report
+                    .answers
+                    .push(compiled.answer(std::mem::take(&mut found[i])));
+            }
         }
         report
     }
 }
 
-fn compile_one(rule: &StyleRule) -> Result<Compiled, (String, Problem)> {
+/// One rule compiled, with how many patterns its query holds.
+fn compile_one(rule: &StyleRule) -> Result<(Compiled, usize), (String, Problem)> {
     let at = |place: Option<(usize, usize)>, what: String| {
         let (line, column) = rule.position(place);
         (
@@ -157,12 +214,14 @@ fn compile_one(rule: &StyleRule) -> Result<Compiled, (String, Problem)> {
             "its query captures nothing; put a capture such as @node after the pattern the rule counts".to_owned(),
         ));
     }
-    Ok(Compiled {
-        rule: rule.clone(),
-        files,
-        grammar,
-        query,
-    })
+    Ok((
+        Compiled {
+            rule: rule.clone(),
+            files,
+            grammar,
+        },
+        query.pattern_count(),
+    ))
 }
 
 /// A query error in words: tree-sitter's message is the bare name for
@@ -223,16 +282,9 @@ fn lines_spanned(node: Node<'_>) -> u64 {
 }
 
 impl Compiled {
-    fn answer(&self, tree: &Tree, content: &str) -> Answer {
-        let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(&self.query, tree.root_node(), content.as_bytes());
-        // Each match's first capture, as (line, lines spanned).
-        let mut found: Vec<(u32, u64)> = Vec::new();
-        while let Some(m) = matches.next() {
-            if let Some(capture) = m.captures().first() {
-                found.push((line_of(capture.node), lines_spanned(capture.node)));
-            }
-        }
+    /// The rule's answer from its matches, each as its first capture's
+    /// line and the lines it spans.
+    fn answer(&self, found: Vec<(u32, u64)>) -> Answer {
         let count = match self.rule.measure {
             Measure::Matches => u64::try_from(found.len()).unwrap_or(u64::MAX),
             Measure::Lines => found.iter().map(|(_, n)| *n).max().unwrap_or(0),
