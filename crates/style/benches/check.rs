@@ -3,6 +3,9 @@
 //! with the same grammar and running no query, which is the floor any
 //! check over a syntax tree pays. The ratio is what the rules add.
 //!
+//! A third figure is the check a session makes after an edit of one line
+//! of a file it checked before, which reparses from the last tree.
+//!
 //! Measured twice: in wall time, and in the CPU time the process spent
 //! (`chock_testkit::CpuTime`), which on a shared machine is what the check
 //! itself costs.
@@ -95,8 +98,27 @@ fn bench<M: Measurement + 'static>(c: &mut Criterion<M>, label: &str) {
         let report = rules.check(path, &text);
         assert_eq!(report.answers.len(), 2);
         c.bench_function(&format!("{name}: two rules over 5,000 lines{label}"), |b| {
-            b.iter(|| black_box(rules.check(path, black_box(&text))));
+            // A fresh set of rules each time: no tree kept from before.
+            b.iter_batched(
+                self::rules,
+                |fresh| black_box(fresh.check(path, black_box(&text))),
+                criterion::BatchSize::SmallInput,
+            );
         });
+        // One line in the middle changed, and changed back: each check
+        // reparses from the tree of the other.
+        let edited = text.replacen("a * 250", "a * 250 + 1", 1);
+        assert_ne!(edited, text);
+        let mut flip = false;
+        c.bench_function(
+            &format!("{name}: the same after a one-line edit{label}"),
+            |b| {
+                b.iter(|| {
+                    flip = !flip;
+                    black_box(rules.check(path, if flip { &edited } else { &text }))
+                });
+            },
+        );
         let language = tree_sitter::Language::from(language);
         c.bench_function(&format!("{name}: parse alone (the peer){label}"), |b| {
             b.iter(|| {

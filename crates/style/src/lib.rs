@@ -15,6 +15,9 @@
 //! syntax, so `unwrap` in a comment or a string is not a call, and a
 //! function's length is its node's, not a guess at where it ends.
 //!
+//! A file checked again is reparsed from its last tree (`reparse.rs`), so a
+//! session's small edit costs what it changed, not the whole file.
+//!
 //! A file the grammar cannot read whole still parses: tree-sitter recovers
 //! around the broken part with error nodes. The rules run over what it
 //! recovered, and the answer says the lines the parser could not read, so
@@ -24,6 +27,7 @@
 
 mod files;
 mod grammar;
+mod reparse;
 mod report;
 mod rules;
 

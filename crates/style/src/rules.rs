@@ -4,9 +4,10 @@
 //! apply (each match is handed to the rule whose pattern it is).
 
 use chock_policy::{FileGlobs, Measure, Problem, StyleRule};
-use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
+use tree_sitter::{Node, Query, QueryCursor, StreamingIterator};
 
 use crate::grammar::Grammar;
+use crate::reparse::Trees;
 use crate::report::{Answer, Report};
 
 /// How many unreadable places a report lists.
@@ -19,6 +20,9 @@ pub struct Rules {
     /// Per grammar, every rule's patterns as one query, and the rule each
     /// pattern belongs to (an index into `rules`).
     queries: Vec<(Grammar, Query, Vec<usize>)>,
+    /// The last tree of each file checked, for the next check to reparse
+    /// only what changed.
+    trees: Trees,
 }
 
 #[derive(Debug)]
@@ -101,6 +105,7 @@ impl Rules {
         Ok(Rules {
             rules: compiled,
             queries,
+            trees: Trees::default(),
         })
     }
 
@@ -133,7 +138,7 @@ impl Rules {
             if !owners.iter().any(mine) {
                 continue;
             }
-            let Some(tree) = parse(*grammar, content) else {
+            let Some(tree) = self.trees.parse(*grammar, path, content) else {
                 report.unparsed.extend(
                     (0..self.rules.len())
                         .filter(mine)
@@ -241,12 +246,6 @@ fn described(err: &tree_sitter::QueryError, grammar: Grammar) -> String {
         QueryErrorKind::Predicate => format!("a predicate it cannot read ({what})"),
         QueryErrorKind::Language => format!("the grammar cannot be loaded ({what})"),
     }
-}
-
-fn parse(grammar: Grammar, content: &str) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser.set_language(&grammar.language()).ok()?;
-    parser.parse(content, None)
 }
 
 /// The 1-based lines of the first error and missing nodes of a tree.
