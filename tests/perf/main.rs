@@ -233,6 +233,7 @@ mod daemon_load;
 mod first_request;
 mod history;
 mod keepalive;
+mod lsp_edit;
 mod mcp_start;
 mod prompt_cache;
 mod tool_calls;

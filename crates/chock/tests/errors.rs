@@ -353,6 +353,55 @@ fn tools_errors() {
     ]));
 }
 
+#[test]
+fn lsp_and_style_errors() {
+    use chock_lsp::LspError;
+    let rule = chock_policy::check_text(
+        ".{ .style = .{ .bad = .{ .files = .{ \"*.rs\" }, .query = \"(nope) @n\" } } }",
+        Some(std::path::Path::new("/home/ann/shop/chock.zon")),
+    )
+    .rules
+    .style;
+    let compile = chock_style::Rules::compile(&rule).unwrap_err();
+    insta::assert_snapshot!(table(&[
+        ("LspError::Io", line(LspError::Io(os(libc::EPIPE)))),
+        (
+            "LspError::Garbage",
+            line(LspError::Garbage(
+                "\"Traceback (most recent call last)\" where a Content-Length header belongs"
+                    .to_owned()
+            )),
+        ),
+        (
+            "LspError::Timeout",
+            line(LspError::Timeout {
+                method: "initialize",
+                after: std::time::Duration::from_millis(10_000),
+            }),
+        ),
+        (
+            "LspError::Answered",
+            line(LspError::Answered {
+                method: "initialize",
+                code: -32603,
+                message: "no workspace".to_owned(),
+            }),
+        ),
+        ("LspError::Ended", line(LspError::Ended)),
+        (
+            "LspError::Flooded",
+            line(LspError::Flooded(
+                "more than 10000 messages since the last edit".to_owned()
+            )),
+        ),
+        ("CompileError", line(compile.clone())),
+        (
+            "RunError::Style",
+            line(chock_runner::RunError::Style(compile)),
+        ),
+    ]));
+}
+
 /// A subcommand's context over a library error over a system error: three
 /// links, each said once.
 #[test]

@@ -19,7 +19,8 @@ use chock_log::event::{
     ToolCall, ToolCallEvent, ToolResult, TurnEnd, Usage, UserMessage,
 };
 use chock_log::{Event, EventBody, EventId, LogWriter, SessionId, StateDir, Timestamp};
-use criterion::measurement::{Measurement, ValueFormatter};
+use chock_testkit::CpuTime;
+use criterion::measurement::Measurement;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 
 const EVENTS: u64 = 1_000_000;
@@ -278,93 +279,6 @@ fn wall(c: &mut Criterion) {
 
 fn cpu(c: &mut Criterion<CpuTime>) {
     fold_and_read(c, " (cpu time)");
-}
-
-/// The CPU time this process spent (user + system), from
-/// `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`. On a
-/// shared machine whose other cores are busy, wall time measures the
-/// neighbours as much as the code; CPU time is what the code itself costs.
-/// It sums every thread of the process, so for the fold (which parses on
-/// every core) it is the total work, not the time a person waits.
-struct CpuTime;
-
-fn cpu_now() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-impl Measurement for CpuTime {
-    type Intermediate = Duration;
-    type Value = Duration;
-    fn start(&self) -> Duration {
-        cpu_now()
-    }
-    fn end(&self, start: Duration) -> Duration {
-        cpu_now().saturating_sub(start)
-    }
-    fn add(&self, a: &Duration, b: &Duration) -> Duration {
-        *a + *b
-    }
-    fn zero(&self) -> Duration {
-        Duration::ZERO
-    }
-    fn to_f64(&self, value: &Duration) -> f64 {
-        value.as_nanos() as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        &CpuFormatter
-    }
-}
-
-struct CpuFormatter;
-
-impl ValueFormatter for CpuFormatter {
-    fn scale_values(&self, ns: f64, values: &mut [f64]) -> &'static str {
-        let (factor, unit) = if ns < 1e3 {
-            (1.0, "ns")
-        } else if ns < 1e6 {
-            (1e-3, "µs")
-        } else if ns < 1e9 {
-            (1e-6, "ms")
-        } else {
-            (1e-9, "s")
-        };
-        for v in values {
-            *v *= factor;
-        }
-        unit
-    }
-
-    fn scale_throughputs(
-        &self,
-        _typical: f64,
-        throughput: &Throughput,
-        values: &mut [f64],
-    ) -> &'static str {
-        let (amount, unit) = match *throughput {
-            Throughput::Bytes(b) | Throughput::BytesDecimal(b) => {
-                (b as f64 / (1024.0 * 1024.0), "MiB/s")
-            }
-            Throughput::Elements(e) | Throughput::ElementsAndBytes { elements: e, .. } => {
-                (e as f64, "elem/s")
-            }
-            Throughput::Bits(b) => (b as f64, "bit/s"),
-        };
-        for v in values {
-            *v = amount / (*v * 1e-9);
-        }
-        unit
-    }
-
-    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
-        "ns"
-    }
 }
 
 criterion_group!(benches, append, wall);

@@ -56,7 +56,7 @@ pub struct Checked {
 
 /// The top-level blocks a chock.zon or config.zon may hold that this
 /// version reads and validates: the policy, the secrets, the MCP servers,
-/// the workspace binds and the devices here, the rest
+/// the workspace binds, the devices, the language servers and the style rules here, the rest
 /// in the runner's config (docs/configuration.md lists them all).
 pub const KNOWN_BLOCKS: &[&str] = &[
     "policy",
@@ -65,6 +65,8 @@ pub const KNOWN_BLOCKS: &[&str] = &[
     "plugins",
     "workspace",
     "devices",
+    "lsp",
+    "style",
     "providers",
     "model",
     "reviewer",
@@ -127,7 +129,9 @@ impl FileKind {
             FileKind::Operator if project => Some(format!(
                 "the .{name} block belongs in a project's chock.zon: it names what one project's sessions are given, and nothing reads it here"
             )),
-            FileKind::Org if name == "secrets" || name == "mcp" || name == "plugins" || config || project => {
+            FileKind::Org
+                if matches!(name, "secrets" | "mcp" | "plugins" | "lsp" | "style") || config || project =>
+            {
                 Some(format!(
                     "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"
                 ))
@@ -140,7 +144,7 @@ impl FileKind {
 /// The blocks the design names that this version does not act on yet. Each
 /// leaves this list when the part of Chock that reads it lands; until then a
 /// file naming one is told so rather than left to believe it applies.
-pub const NOT_ACTED_ON: &[&str] = &["lsp", "style"];
+pub const NOT_ACTED_ON: &[&str] = &[];
 
 fn unread_block(name: &str) -> String {
     if NOT_ACTED_ON.contains(&name) {
@@ -161,6 +165,9 @@ fn unread_block(name: &str) -> String {
 
 pub(crate) struct Walk<'a> {
     pub(crate) file: Option<&'a Path>,
+    /// The file's text, for a value whose own source is needed (a style
+    /// rule's query, to place a mistake inside it).
+    pub(crate) source: &'a str,
     problems: Vec<Problem>,
 }
 
@@ -251,6 +258,7 @@ pub fn check_text(text: &str, file: Option<&Path>) -> Checked {
 pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
     let mut walk = Walk {
         file,
+        source: text,
         problems: Vec::new(),
     };
     let mut set = RuleSet {
@@ -298,6 +306,10 @@ pub fn check_file(text: &str, file: Option<&Path>, kind: FileKind) -> Checked {
                     // crate::devices).
                     "workspace" => set.binds = walk.workspace(&f.value),
                     "devices" => set.devices = walk.devices(&f.value),
+                    // The language servers a session starts and the
+                    // project's style rules (crate::lsp, crate::style).
+                    "lsp" => set.lsp = walk.lsp(&f.value),
+                    "style" => set.style = walk.style(&f.value),
                     name if KNOWN_BLOCKS.contains(&name) => {}
                     name => unread.push(place(unread_block(name))),
                 }

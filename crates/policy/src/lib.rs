@@ -36,14 +36,17 @@ mod decision;
 pub mod defaults;
 mod devices;
 mod explain;
+mod files;
 mod index;
 mod load;
+mod lsp;
 mod mcp;
 mod net;
 mod pattern;
 mod policy;
 mod rule;
 mod secrets;
+mod style;
 mod verdict;
 
 pub use action::label::is_label;
@@ -52,7 +55,9 @@ pub use binds::{BindMode, WorkspaceBind};
 pub use check::{Checked, FileKind, KNOWN_BLOCKS, NOT_ACTED_ON, Problem, check_file, check_text};
 pub use decision::{Decision, UnknownDecision};
 pub use devices::{DeviceId, NamedDevice};
+pub use files::FileGlobs;
 pub use load::{LoadError, Sources, load_file, load_file_as, refuse_open_to_others};
+pub use lsp::{DEFAULT_LSP_START_MS, DEFAULT_LSP_WAIT_MS, LANGUAGES, LspServer, language_of};
 pub use mcp::{
     DEFAULT_CALL_TIMEOUT_MS, DEFAULT_START_TIMEOUT_MS, McpServer, McpServers, McpTransport,
     REVISIONS, url_host,
@@ -65,6 +70,7 @@ pub use secrets::{
     BindTarget, DEFAULT_COMMAND_TIMEOUT_SECS, MAX_COMMAND_TIMEOUT_SECS, SecretBind, SecretSource,
     SecretSpec,
 };
+pub use style::{Measure, QueryAt, StyleRule};
 pub use verdict::{Help, Loser, Timing, Verdict, rule_block};
 
 #[cfg(test)]

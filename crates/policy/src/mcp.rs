@@ -283,7 +283,7 @@ impl Walk<'_> {
         })
     }
 
-    fn command(&mut self, what: &str, v: &Value) -> Option<Vec<String>> {
+    pub(crate) fn command(&mut self, what: &str, v: &Value) -> Option<Vec<String>> {
         let shape = format!(
             "{what}.command is a list of strings, the program and its arguments, such as .{{ \"mcp-server-time\" }}"
         );
@@ -317,7 +317,7 @@ impl Walk<'_> {
         }
     }
 
-    fn env(&mut self, what: &str, v: &Value) -> Vec<(String, String)> {
+    pub(crate) fn env(&mut self, what: &str, v: &Value) -> Vec<(String, String)> {
         let mut env = Vec::new();
         let Some(fields) = self.fields(v, &format!("{what}.env")) else {
             return env;

@@ -44,6 +44,10 @@ pub struct RuleSet {
     pub binds: Vec<crate::binds::WorkspaceBind>,
     /// The file's `.devices` block.
     pub devices: Vec<crate::devices::NamedDevice>,
+    /// The file's `.lsp` block: the language servers it names.
+    pub lsp: Vec<crate::lsp::LspServer>,
+    /// The file's `.style` block: its style rules.
+    pub style: Vec<crate::style::StyleRule>,
 }
 
 impl RuleSet {
@@ -181,6 +185,12 @@ pub struct Policy {
     /// The MCP servers of the operator's and the project's files.
     mcp: Arc<crate::mcp::McpServers>,
     plugins: Arc<[String]>,
+    /// The language servers of the operator's and the project's files, the
+    /// operator's first.
+    lsp: Arc<[crate::lsp::LspServer]>,
+    /// The style rules of the operator's and the project's files, the
+    /// operator's first.
+    style: Arc<[crate::style::StyleRule]>,
     /// Org, operator, project and defaults in one trie, for the hot path.
     merged: Arc<Merged<4>>,
     /// The secrets the operator's and the project's files name, the
@@ -308,6 +318,17 @@ impl Policy {
                     devices: set.devices.clone(),
                 }),
         );
+        let lsp: Vec<crate::lsp::LspServer> = [layers.operator.as_ref(), layers.project.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|set| set.lsp.iter().cloned())
+            .collect();
+        let style: Vec<crate::style::StyleRule> =
+            [layers.operator.as_ref(), layers.project.as_ref()]
+                .into_iter()
+                .flatten()
+                .flat_map(|set| set.style.iter().cloned())
+                .collect();
         let org = match layers.org {
             Org::Absent => OrgLayer::Absent,
             Org::Rules(set) => OrgLayer::Rules(Layer::new(set)),
@@ -345,6 +366,8 @@ impl Policy {
             mcp,
             plugins: plugins.into(),
             beside,
+            lsp: lsp.into(),
+            style: style.into(),
         }
     }
 
@@ -385,6 +408,18 @@ impl Policy {
     /// chock.zon name (an org bundle names none: it is a ceiling of rules).
     pub fn mcp_servers(&self) -> &crate::mcp::McpServers {
         &self.mcp
+    }
+
+    /// The language servers the operator's config.zon and the project's
+    /// chock.zon name, the operator's first.
+    pub fn lsp_servers(&self) -> &[crate::lsp::LspServer] {
+        &self.lsp
+    }
+
+    /// The style rules the operator's config.zon and the project's
+    /// chock.zon hold, the operator's first.
+    pub fn style_rules(&self) -> &[crate::style::StyleRule] {
+        &self.style
     }
 
     /// A policy with no file at all: the shipped defaults alone.

@@ -136,6 +136,7 @@ impl<F> LogHooks<'_, F> {
             | Call::NixEval(_)
             | Call::ProvideTool(_)
             | Call::SpawnAgent(_)
+            | Call::Diagnostics(_)
             | Call::External(_) => return Ok(Gate::Run),
         };
         Ok(Gate::Answered(output))

@@ -22,6 +22,7 @@ mod guard;
 mod handover;
 mod history;
 mod judge;
+mod lsp;
 mod mcp;
 mod net;
 mod plugins;
@@ -36,6 +37,7 @@ pub mod secrets;
 pub mod session;
 mod stop;
 pub mod subagent;
+pub mod style;
 pub mod turn;
 pub mod workspace;
 

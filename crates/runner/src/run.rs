@@ -87,6 +87,9 @@ pub enum RunError {
     Secrets(String),
     #[error(transparent)]
     Lineage(#[from] crate::subagent::LineageError),
+    /// A style rule does not compile: the session is refused at its start.
+    #[error("the project's style rules cannot be used, so the session did not start: {0}")]
+    Style(chock_style::CompileError),
 }
 
 /// Runs one session to its end, handing streamed text to `on_text`.
@@ -128,6 +131,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     let policy = chock_policy::Policy::load(&project)?;
     check_model(&policy, &chosen, &label)?;
     crate::secrets::refuse_unbuilt_bindings(&policy).map_err(RunError::Secrets)?;
+    let style = crate::style::StyleStart::prepare(&policy).map_err(RunError::Style)?;
     let provider = Provider::new(chosen.instance, chosen.provider, &project)?;
     // The reviewer is another model config.zon may name; model.select
     // decides it like the session's own.
@@ -169,6 +173,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         lineage,
     );
     let system = format!("{}{}", begun.instructions, agents.instructions());
+    begun.notes.extend(style.unchecked().map(str::to_owned));
     if let Some(on_note) = options.on_note {
         for note in &begun.notes {
             on_note(note);
@@ -191,6 +196,7 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
         start: Some(&begun),
         dev_shell: dev_shell.as_ref(),
         agents: Some(&agents),
+        style: Some(&style),
     };
     // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
     // terminal) end the session interrupted, its log ended and its sockets

@@ -39,8 +39,8 @@ use crate::stop::StopCheck;
 use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
-    Call, Commands, Decide, Effect, McpTools, Offered, PlanStatus, SessionTools, ToolName,
-    ToolOutput, Unparsed, Workspace, memory_file,
+    Call, Commands, Decide, Effect, LspServers, McpTools, Offered, PlanStatus, SessionTools,
+    ToolName, ToolOutput, Unparsed, Workspace, memory_file,
 };
 
 /// What a session needs before it starts.
@@ -82,6 +82,9 @@ pub struct SessionSetup<'a> {
     /// Subagents: what this session needs to start them, and what it is a
     /// child of when it is one. `None`: it starts none.
     pub agents: Option<&'a crate::subagent::Agents>,
+    /// What the start settled about the project's style rules (`None`: no
+    /// rule is checked, and nothing is said).
+    pub style: Option<&'a crate::style::StyleStart>,
 }
 
 impl SessionSetup<'_> {
@@ -278,6 +281,11 @@ pub(crate) async fn drive(
         Ok(beside) => beside,
         Err(err) => return Err(settled_before_error(checkout, &writer, err.into())),
     };
+    if let Some(verdict) = setup.style.and_then(|s| s.verdict.as_ref())
+        && let Err(err) = writer.borrow_mut().append(decision_event(verdict, None))
+    {
+        return Err(settled_before_error(checkout, &writer, err.into()));
+    }
     if let Some(start) = setup.start
         && let Err(err) = record_start(&writer, start)
     {
@@ -291,7 +299,8 @@ pub(crate) async fn drive(
     let commands = beside.give(commands).with_programs(programs.clone());
     let servers = McpTools::default();
     let plugins = chock_tools::plugins::PluginTools::default();
-    let tools = tools_for(setup, &servers)
+    let lsp = LspServers::default();
+    let tools = tools_for(setup, &servers, &lsp)
         .with_nix(chock_tools::NixTools::new(programs, setup.project))
         .with_plugins(&plugins);
     if let Err(err) = crate::plugins::start(
@@ -367,7 +376,14 @@ pub(crate) async fn drive(
     // the session ends interrupted; tools run between waits, so no call is
     // half recorded. The network's records are appended as they come, and
     // handover asks taken, beside the turn (answered at its boundaries).
-    let end = match start_servers(setup, &mut hooks, &commands, &servers, interrupt.as_mut()).await
+    let end = match start_servers(
+        setup,
+        &mut hooks,
+        &commands,
+        (&servers, &lsp),
+        interrupt.as_mut(),
+    )
+    .await
     {
         Err(err) => return Err(settled_after(&mut hooks, err)),
         Ok(Some(end)) => Ok(Some(end)),
@@ -386,6 +402,7 @@ pub(crate) async fn drive(
     children.end_all(&writer).await?;
     // The servers do not outlive the session (a next owner starts its own).
     servers.stop();
+    lsp.stop().await;
     let leftovers = git.filter(|_| !matches!(end, Ok(Some(TurnEnd::HandOver))));
     wind_down(&commands, &mut net_records, &writer, &judge, leftovers, &id).await?;
     if !matches!(end, Ok(Some(TurnEnd::HandOver))) {
@@ -432,8 +449,12 @@ fn record_start(
 
 /// What fetch_url, web_search, read_image, the memory tools and the MCP
 /// servers' tools share for the session.
-fn tools_for<'s>(setup: &SessionSetup<'s>, servers: &'s McpTools) -> SessionTools<'s> {
-    SessionTools::new(
+fn tools_for<'s>(
+    setup: &SessionSetup<'s>,
+    servers: &'s McpTools,
+    lsp: &'s LspServers,
+) -> SessionTools<'s> {
+    let tools = SessionTools::new(
         setup.policy,
         memory_file(setup.state, setup.project),
         setup.search,
@@ -445,6 +466,11 @@ fn tools_for<'s>(setup: &SessionSetup<'s>, servers: &'s McpTools) -> SessionTool
         setup.agents.is_some_and(crate::subagent::Agents::can_spawn),
         setup.agents.and_then(crate::subagent::Agents::only_tools),
     )
+    .with_lsp(lsp);
+    match setup.style.and_then(crate::style::StyleStart::rules) {
+        Some(rules) => tools.with_style(rules),
+        None => tools,
+    }
 }
 
 /// `err`, once a checkout still being made is recorded (whatever the error).
@@ -453,26 +479,34 @@ fn settled_after<F>(hooks: &mut LogHooks<'_, F>, err: SessionError) -> SessionEr
     err
 }
 
-/// The MCP servers start before the first turn; a local one runs in the
-/// workspace, so that is made first. An interruption while they start
-/// ends the session before its turn (`Some`).
+/// The MCP servers and the language servers start before the first turn,
+/// together; a local one runs in the workspace, so that is made first. An
+/// interruption while they start ends the session before its turn
+/// (`Some`).
 async fn start_servers<F>(
     setup: &SessionSetup<'_>,
     hooks: &mut LogHooks<'_, F>,
     commands: &Commands,
-    servers: &McpTools,
+    (servers, lsp): (&McpTools, &LspServers),
     interrupt: std::pin::Pin<&mut impl Future<Output = Interruption>>,
 ) -> Result<Option<TurnEnd>, SessionError> {
-    if crate::mcp::any_local(setup.policy) {
+    if crate::mcp::any_local(setup.policy) || !setup.policy.lsp_servers().is_empty() {
         hooks.settle()?;
     }
-    let start = crate::mcp::start(
-        setup.policy,
-        commands,
-        hooks.writer,
-        servers,
-        &hooks.secrets,
-    );
+    let start = async {
+        let (mcp, lsp) = futures_util::future::join(
+            crate::mcp::start(
+                setup.policy,
+                commands,
+                hooks.writer,
+                servers,
+                &hooks.secrets,
+            ),
+            crate::lsp::start(setup.policy, commands, hooks.writer, lsp),
+        )
+        .await;
+        mcp.and(lsp)
+    };
     tokio::select! {
         started = start => started.map(|()| None).map_err(SessionError::from),
         why = interrupt => Ok(Some(TurnEnd::Interrupted(why))),

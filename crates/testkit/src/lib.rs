@@ -14,6 +14,8 @@
 #![forbid(unsafe_code)]
 
 mod background;
+#[cfg(feature = "bench")]
+mod bench;
 #[cfg(feature = "daemon")]
 mod daemon;
 mod devices;
@@ -26,6 +28,8 @@ mod site;
 mod wait;
 
 pub use background::{Serving, Stopped, serve_in_background};
+#[cfg(feature = "bench")]
+pub use bench::CpuTime;
 #[cfg(feature = "daemon")]
 pub use daemon::{
     GREETING, HasTestDirs, LiveLog, RunningDaemon, S1, S2, S3, StandIn, TestDaemon, TestDirs,

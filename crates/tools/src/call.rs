@@ -11,11 +11,12 @@
 //! decided at `mcp.<server>.tool.<tool>` and `plugin.<name>.tool.<tool>`.
 
 use crate::tool::{Decide, Offered, Tool, arguments};
+use crate::write::Pending;
 use crate::{
-    Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, edit_file,
-    fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance, read_image,
-    read_memory, read_skill, request_action, restrict_self, run_command, serve_port, set_title,
-    spawn_agent, update_plan, web_search, write_file, write_memory,
+    Commands, SessionTools, ToolError, ToolName, ToolOutput, Workspace, ask_user, diagnostics,
+    edit_file, fetch_url, glob, grep, job_output, list_directory, read_file, read_guidance,
+    read_image, read_memory, read_skill, request_action, restrict_self, run_command, serve_port,
+    set_title, spawn_agent, update_plan, web_search, write_file, write_memory,
 };
 
 /// One tool call with its arguments parsed.
@@ -38,6 +39,7 @@ pub enum Call {
     NixEval(crate::nix::eval::Args),
     ProvideTool(crate::nix::provide::Args),
     SpawnAgent(spawn_agent::Args),
+    Diagnostics(diagnostics::Args),
     /// A tool a third party supplies, known only at run time.
     External(External),
 }
@@ -85,21 +87,37 @@ impl Local {
         }
     }
 
-    /// Carries the call out in `workspace`.
+    /// Carries the call out in `workspace`, a write with no style rules
+    /// and no language servers (the session's own writes go through
+    /// [`carry_out`]).
     pub fn run(self, workspace: &Workspace) -> ToolOutput {
-        let result = match self {
+        let result = match self.step(workspace) {
+            Step::Done(result) => result,
+            Step::Write(pending) => pending.and_then(|pending| pending.commit()),
+        };
+        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+    }
+
+    /// Carries the call out, or plans the write it makes.
+    fn step(self, workspace: &Workspace) -> Step {
+        Step::Done(match self {
             Local::ReadFile(args) => read_file::run(workspace, args),
             Local::ListDirectory(args) => list_directory::run(workspace, args),
             Local::Glob(args) => glob::run(workspace, args),
             Local::Grep(args) => grep::run(workspace, args),
-            Local::WriteFile(args) => write_file::run(workspace, args),
-            Local::EditFile(args) => edit_file::run(workspace, args),
+            Local::WriteFile(args) => return Step::Write(write_file::plan(workspace, args)),
+            Local::EditFile(args) => return Step::Write(edit_file::plan(workspace, args)),
             Local::ReadGuidance(args) => read_guidance::run(workspace, args),
             Local::UpdatePlan(args) => update_plan::run(args),
             Local::SetTitle(args) => set_title::run(args),
-        };
-        result.unwrap_or_else(|err| ToolOutput::error(err.to_string()))
+        })
     }
+}
+
+/// An in-place call carried out, or the write it would make.
+enum Step {
+    Done(Result<ToolOutput, ToolError>),
+    Write(Result<Pending, ToolError>),
 }
 
 /// A call of a tool known only at run time.
@@ -220,6 +238,7 @@ impl Call {
             ToolName::NixEval => Call::NixEval(arguments(text)?),
             ToolName::ProvideTool => Call::ProvideTool(arguments(text)?),
             ToolName::SpawnAgent => Call::SpawnAgent(arguments(text)?),
+            ToolName::Diagnostics => Call::Diagnostics(arguments(text)?),
         })
     }
 
@@ -242,6 +261,7 @@ impl Call {
             Call::NixEval(_) => ToolName::NixEval,
             Call::ProvideTool(_) => ToolName::ProvideTool,
             Call::SpawnAgent(_) => ToolName::SpawnAgent,
+            Call::Diagnostics(_) => ToolName::Diagnostics,
             Call::External(_) => return None,
         })
     }
@@ -283,6 +303,7 @@ impl Call {
             Call::NixEval(args) => args.decided_at(offered),
             Call::ProvideTool(args) => args.decided_at(offered),
             Call::SpawnAgent(args) => args.decided_at(offered),
+            Call::Diagnostics(args) => args.decided_at(offered),
             Call::External(external) => match external.action_name().parse() {
                 Ok(action) => Decide::At(action),
                 Err(err) => Decide::Refuse(format!(
@@ -307,8 +328,19 @@ pub async fn carry_out(
     env: &[(String, String)],
 ) -> ToolOutput {
     let result = match call {
-        Call::Local(local) => Ok(local.run(workspace)),
-        Call::RunCommand(args) => Ok(commands.run_args(&args, env).await),
+        Call::Local(local) => match local.step(workspace) {
+            Step::Done(result) => result,
+            Step::Write(Ok(pending)) => Ok(session.write(pending).await),
+            Step::Write(Err(err)) => Err(err),
+        },
+        Call::RunCommand(args) => {
+            let mut output = commands.run_args(&args, env).await;
+            if let Some(said) = session.after_command(workspace).await {
+                output.text.push_str("\n\n");
+                output.text.push_str(&said);
+            }
+            Ok(output)
+        }
         Call::JobOutput(args) => Ok(commands.job_output(&args).await),
         Call::ServePort(args) => Ok(commands.serve_port(&args)),
         Call::FetchUrl(args) => Ok(session.fetch(args).await),
@@ -319,6 +351,7 @@ pub async fn carry_out(
         Call::ReadSkill(args) => session.read_skill(args),
         Call::NixEval(args) => Ok(session.nix_eval(args, commands).await),
         Call::ProvideTool(args) => Ok(session.provide(args, commands).await),
+        Call::Diagnostics(args) => diagnostics::run(workspace, session.lsp(), args).await,
         Call::AskUser(_) | Call::RestrictSelf(_) | Call::RequestAction(_) | Call::SpawnAgent(_) => {
             Err(ToolError::Failed(
                 "a session tool is carried out by the session itself".to_owned(),

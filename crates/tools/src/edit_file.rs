@@ -5,9 +5,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolOutput, Workspace};
+use super::{ToolError, Workspace};
 use crate::error::io_error;
 use crate::tool::Tool;
+use crate::write::Pending;
 
 /// Replace exact text in a file of the workspace. old_text must appear exactly
 /// once (include surrounding lines to make it unique) unless replace_all is
@@ -31,7 +32,8 @@ impl Tool for Args {
     const AT_CALL: bool = true;
 }
 
-pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {
+/// The write the call would make.
+pub(super) fn plan(workspace: &Workspace, args: Args) -> Result<Pending, ToolError> {
     if args.old_text.is_empty() {
         return Err(ToolError::Failed(
             "old_text is empty; to create or overwrite a whole file use write_file".to_owned(),
@@ -57,10 +59,15 @@ pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolE
     } else {
         text.replacen(&args.old_text, &args.new_text, 1)
     };
-    std::fs::write(&path, edited).map_err(|err| io_error("write", &args.path, &err))?;
-    Ok(ToolOutput::ok(format!(
-        "replaced {count} occurrence{} in {}",
+    let shown = workspace.display(&path);
+    let said = format!(
+        "replaced {count} occurrence{} in {shown}",
         if count == 1 { "" } else { "s" },
-        workspace.display(&path)
-    )))
+    );
+    Ok(Pending {
+        path,
+        shown,
+        content: edited,
+        said,
+    })
 }

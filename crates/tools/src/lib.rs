@@ -5,7 +5,10 @@
 //! workspace (the web, the search engine, the project's memory, images),
 //! which need the session's [`SessionTools`]; and the session tools
 //! (ask_user, restrict_self, request_action), which the session carries out
-//! itself. One file per tool, each with a typed argument struct whose doc
+//! itself. A write (write_file, edit_file) is planned first and made
+//! through the session's [`SessionTools`], which holds it to the project's
+//! style rules and tells the language servers (`lsp.rs`) of it; their
+//! diagnostics are also what the diagnostics tool reads. One file per tool, each with a typed argument struct whose doc
 //! comments and attributes make the JSON schema for the model; [`ToolName`]
 //! (`registry.rs`) dispatches with one exhaustive match, so a new tool is a compile error
 //! until it is wired in.
@@ -19,6 +22,7 @@ mod ask_user;
 mod call;
 mod command_devices;
 mod command_git;
+mod diagnostics;
 mod edit_file;
 mod error;
 mod fetch_url;
@@ -28,6 +32,7 @@ mod grep;
 mod job_output;
 mod jobs;
 mod list_directory;
+mod lsp;
 mod mcp;
 mod memory;
 pub mod net;
@@ -47,6 +52,7 @@ mod request_action;
 mod restrict_self;
 mod run_command;
 mod serve_port;
+mod server_process;
 mod session_tools;
 mod set_title;
 pub mod skills;
@@ -56,6 +62,7 @@ mod update_plan;
 mod walk;
 mod web_search;
 mod workspace;
+mod write;
 mod write_file;
 mod write_memory;
 
@@ -64,6 +71,7 @@ pub use call::{Call, External, Local, Source, Unparsed, carry_out, run};
 pub use command_devices::CommandDevices;
 pub use command_git::{CommandGit, GitMounts};
 pub use error::ToolError;
+pub use lsp::{LspServers, StartedLsp, start as start_lsp};
 pub use mcp::{
     McpTools, OfferReport, Started as StartedServer, model_name as mcp_model_name,
     server_env as mcp_server_env, start_local as start_local_mcp, start_remote as start_remote_mcp,

@@ -13,29 +13,20 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chock_mcp::{Bounds, Client, Connected, McpError};
 
 use chock_policy::{Action, Decision, McpServer, McpTransport};
 use chock_providers::ToolSpec;
-use chock_sandbox::{Sandbox, SandboxChild, SpawnError, Stdio};
-use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe;
 
-use crate::net::RouterTask;
 use crate::output::{Effect, Image, ToolOutput};
 use crate::run_command::Commands;
+use crate::server_process::Process;
 use crate::session_tools::ImageSupport;
-use crate::workspace::SANDBOX_ROOT;
 
 /// The longest name a provider takes for a tool.
 const MAX_MODEL_NAME: usize = 64;
-
-/// How much of a server's stderr is kept, for the notice when it fails.
-const STDERR_TAIL: usize = 2048;
 
 /// The name the model calls a server's tool by.
 pub fn model_name(server: &str, tool: &str) -> String {
@@ -61,44 +52,6 @@ pub struct Started {
     process: Option<Process>,
 }
 
-/// A local server's process in the sandbox.
-#[derive(Debug)]
-struct Process {
-    child: SandboxChild,
-    _router: Option<RouterTask>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    drain: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.drain.abort();
-        // Killing pid 1 takes the server's whole pid namespace with it.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Process {
-    /// How the process ended, when it has, and the end of its stderr.
-    fn said(&mut self) -> String {
-        let status = match self.child.try_wait() {
-            Ok(Some(status)) => format!("; its process ended ({status})"),
-            _ => String::new(),
-        };
-        let tail = self
-            .stderr
-            .lock()
-            .map(|held| String::from_utf8_lossy(&held).trim().to_owned())
-            .unwrap_or_default();
-        if tail.is_empty() {
-            status
-        } else {
-            format!("{status}; its stderr ended with: {tail}")
-        }
-    }
-}
-
 fn bounds(server: &McpServer) -> Bounds {
     Bounds {
         start: Duration::from_millis(server.start_timeout_ms),
@@ -119,44 +72,9 @@ pub async fn start_local(
     let McpTransport::Command { argv, cwd, .. } = &server.transport else {
         return Err("it is reached by url, not run here".to_owned());
     };
-    let mut spec = commands.spec(routed)?;
-    spec.stdin = Stdio::Piped;
-    spec.env.extend(server_env(server));
-    spec.env.extend(secrets.iter().cloned());
-    if let Some(cwd) = cwd {
-        spec.cwd = Some(PathBuf::from(SANDBOX_ROOT).join(cwd));
-    }
-    let sandbox =
-        Sandbox::new(spec).map_err(|err| format!("the sandbox cannot be built: {err}"))?;
-    let mut child = sandbox.spawn(argv).map_err(|err| match err {
-        SpawnError::NotFound { .. } => err.to_string(),
-        other => format!("the command did not start: {other}"),
-    })?;
-    let router = match (commands.net(), child.take_router()) {
-        (Some(net), Some(link)) => Some(
-            net.start(&Arc::new(link), false)
-                .map_err(|err| format!("its network could not be started: {err}"))?,
-        ),
-        _ => None,
-    };
-    let pipes = (child.stdout.take(), child.stdin.take(), child.stderr.take());
-    let (Some(stdout), Some(stdin), stderr) = pipes else {
-        return Err("its pipes were not made".to_owned());
-    };
-    let io = |err: std::io::Error| format!("its pipes cannot be used: {err}");
-    let from = pipe::Receiver::from_owned_fd(stdout).map_err(io)?;
-    let to = pipe::Sender::from_owned_fd(stdin).map_err(io)?;
-    let tail = Arc::new(Mutex::new(Vec::new()));
-    let drain = tokio::spawn(drain_stderr(
-        stderr.and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok()),
-        Arc::clone(&tail),
-    ));
-    let mut process = Process {
-        child,
-        _router: router,
-        stderr: tail,
-        drain,
-    };
+    let mut env = server_env(server);
+    env.extend(secrets.iter().cloned());
+    let (mut process, from, to) = Process::spawn(commands, argv, env, cwd.as_deref(), routed)?;
     match chock_mcp::connect_stdio(from, to, bounds(server), revision).await {
         Ok(connected) => Ok(Started {
             name: server.name.clone(),
@@ -167,22 +85,6 @@ pub async fn start_local(
             // Let a dying process finish writing why before it is read.
             tokio::time::sleep(Duration::from_millis(20)).await;
             Err(format!("{err}{}", process.said()))
-        }
-    }
-}
-
-/// Keeps the last [`STDERR_TAIL`] bytes a server writes on stderr.
-async fn drain_stderr(stream: Option<pipe::Receiver>, tail: Arc<Mutex<Vec<u8>>>) {
-    let Some(mut stream) = stream else { return };
-    let mut buf = vec![0u8; 16 * 1024];
-    while let Ok(n) = stream.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        if let Ok(mut held) = tail.lock() {
-            held.extend_from_slice(&buf[..n]);
-            let over = held.len().saturating_sub(STDERR_TAIL);
-            held.drain(..over);
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::run_command::Commands;
 use crate::session_tools::SessionTools;
 use crate::tool::Facts;
 use crate::{
-    ask_user, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
+    ask_user, diagnostics, edit_file, fetch_url, glob, grep, job_output, list_directory, read_file,
     read_guidance, read_image, read_memory, read_skill, request_action, restrict_self, run_command,
     serve_port, set_title, spawn_agent, update_plan, web_search, write_file, write_memory,
 };
@@ -41,10 +41,11 @@ pub enum ToolName {
     NixEval,
     ProvideTool,
     SpawnAgent,
+    Diagnostics,
 }
 
 impl ToolName {
-    pub const ALL: [Self; 24] = [
+    pub const ALL: [Self; 25] = [
         Self::ReadFile,
         Self::ListDirectory,
         Self::Glob,
@@ -69,6 +70,7 @@ impl ToolName {
         Self::NixEval,
         Self::ProvideTool,
         Self::SpawnAgent,
+        Self::Diagnostics,
     ];
 
     /// What the tool's own file says of it.
@@ -98,6 +100,7 @@ impl ToolName {
             Self::NixEval => Facts::of::<nix_eval::Args>(),
             Self::ProvideTool => Facts::of::<provide_tool::Args>(),
             Self::SpawnAgent => Facts::of::<spawn_agent::Args>(),
+            Self::Diagnostics => Facts::of::<diagnostics::Args>(),
         }
     }
 
@@ -130,7 +133,8 @@ impl ToolName {
     /// Whether the model is offered `tool` in this session: serve_port only
     /// where some rule could permit a port, read_skill only where there is
     /// a skill to read, nix_eval only where Nix is installed, provide_tool
-    /// only where some rule permits a `nix.build`.
+    /// only where some rule permits a `nix.build`, diagnostics only where a
+    /// language server runs.
     pub fn offered(self, commands: &Commands, tools: &SessionTools<'_>) -> bool {
         if !tools.allows(self.as_str()) {
             return false;
@@ -142,6 +146,7 @@ impl ToolName {
             ToolName::ProvideTool => {
                 tools.nix().is_some_and(|nix| nix.installed) && tools.could_build()
             }
+            ToolName::Diagnostics => tools.lsp().is_some_and(|lsp| !lsp.is_empty()),
             ToolName::ReadFile
             | ToolName::ListDirectory
             | ToolName::Glob

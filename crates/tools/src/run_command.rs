@@ -487,7 +487,7 @@ impl Commands {
     /// Whether a command gets a router: a foreground one per
     /// `.policy.net.router`; a background one per `.policy.net.background`,
     /// or (refusing every host) where a port could be published from it.
-    fn routed(&self, background: bool) -> bool {
+    pub(crate) fn routed(&self, background: bool) -> bool {
         self.net
             .as_ref()
             .is_some_and(|net| net.policy.command_gets_router(background))

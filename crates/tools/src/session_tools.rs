@@ -15,9 +15,11 @@ use super::fetch_url::{self, Web};
 use super::{
     ToolError, ToolOutput, Workspace, read_image, read_memory, read_skill, web_search, write_memory,
 };
+use crate::lsp::LspServers;
 use crate::mcp::McpTools;
 use crate::skills::Skills;
 use crate::web_search::SearchConfig;
+use crate::write::Pending;
 
 pub use chock_providers::ImageSupport;
 
@@ -42,6 +44,10 @@ pub struct SessionTools<'a> {
     /// The built-in tools an agent profile narrowed the session to, by
     /// name.
     only: Option<Vec<&'static str>>,
+    /// The project's style rules, when `style.parse` let them run.
+    style: Option<&'a chock_style::Rules>,
+    /// The session's language servers.
+    lsp: Option<&'a LspServers>,
 }
 
 impl<'a> SessionTools<'a> {
@@ -64,6 +70,8 @@ impl<'a> SessionTools<'a> {
             plugins: None,
             spawn: false,
             only: None,
+            style: None,
+            lsp: None,
         }
     }
 
@@ -86,6 +94,61 @@ impl<'a> SessionTools<'a> {
     /// `tool` to the session.
     pub fn allows(&self, tool: &str) -> bool {
         self.only.as_ref().is_none_or(|only| only.contains(&tool))
+    }
+
+    /// Checks every write against `rules` (builder style).
+    #[must_use]
+    pub fn with_style(mut self, rules: &'a chock_style::Rules) -> Self {
+        self.style = Some(rules);
+        self
+    }
+
+    /// Tells `servers` of every write, and hands their diagnostics back
+    /// with the write's result (builder style).
+    #[must_use]
+    pub fn with_lsp(mut self, servers: &'a LspServers) -> Self {
+        self.lsp = Some(servers);
+        self
+    }
+
+    /// The session's language servers, when it has any.
+    pub fn lsp(&self) -> Option<&'a LspServers> {
+        self.lsp
+    }
+
+    /// What the language servers say of the files they were told of that a
+    /// command changed.
+    pub(super) async fn after_command(&self, workspace: &Workspace) -> Option<String> {
+        self.lsp?.after_command(workspace.root()).await
+    }
+
+    /// Makes a planned write: refused, the file untouched, when it would
+    /// break a style rule; else written, and the diagnostics the language
+    /// servers for the file publish within their bound said after it.
+    pub(super) async fn write(&self, pending: Pending) -> ToolOutput {
+        let mut noted = None;
+        if let Some(rules) = self.style.filter(|rules| rules.applies(&pending.shown)) {
+            let report = rules.check(&pending.shown, &pending.content);
+            if let Some(refusal) = report.refusal() {
+                return ToolOutput::error(refusal);
+            }
+            noted = report.syntax_note();
+        }
+        let mut output = match pending.commit() {
+            Ok(output) => output,
+            Err(err) => return ToolOutput::error(err.to_string()),
+        };
+        if let Some(note) = noted {
+            output.text.push_str(&format!("\n({note})"));
+        }
+        if let Some(said) = match self.lsp {
+            Some(lsp) => lsp.after_write(&pending.shown, &pending.content).await,
+            None => None,
+        } {
+            output.text.push_str("\n\n");
+            output.text.push_str(&said);
+        }
+        output
     }
 
     /// Gives the session's MCP servers' tools (builder style).

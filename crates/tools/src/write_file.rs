@@ -4,9 +4,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolError, ToolOutput, Workspace};
-use crate::error::io_error;
+use super::{ToolError, Workspace};
 use crate::tool::Tool;
+use crate::write::Pending;
 
 /// Write a file of the workspace, replacing it if it exists and creating
 /// missing parent directories.
@@ -24,24 +24,25 @@ impl Tool for Args {
     const AT_CALL: bool = true;
 }
 
-pub(super) fn run(workspace: &Workspace, args: Args) -> Result<ToolOutput, ToolError> {
+/// The write the call would make.
+pub(super) fn plan(workspace: &Workspace, args: Args) -> Result<Pending, ToolError> {
     let path = workspace.resolve_for_write(&args.path)?;
     if path.is_dir() {
         return Err(ToolError::Failed(format!("'{}' is a directory", args.path)));
     }
-    let existed = path.exists();
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| io_error("create the directory for", &args.path, &err))?;
-    }
-    std::fs::write(&path, &args.content).map_err(|err| io_error("write", &args.path, &err))?;
-    Ok(ToolOutput::ok(format!(
-        "{} {} ({}, {})",
-        if existed { "replaced" } else { "created" },
-        workspace.display(&path),
+    let shown = workspace.display(&path);
+    let said = format!(
+        "{} {shown} ({}, {})",
+        if path.exists() { "replaced" } else { "created" },
         counted(args.content.len(), "byte"),
         counted(args.content.lines().count(), "line"),
-    )))
+    );
+    Ok(Pending {
+        path,
+        shown,
+        content: args.content,
+        said,
+    })
 }
 
 /// `1 line`, `2 lines`.

@@ -23,6 +23,7 @@ mod sessions;
 mod skills;
 mod ssh_connect;
 mod stop;
+mod style;
 mod sync;
 mod usage;
 mod workspace;
@@ -72,6 +73,7 @@ pub(crate) enum Command {
     /// Explain how the policy answers an action, and check policy files.
     Policy(policy::PolicyArgs),
     Skills(skills::Args),
+    Style(style::Args),
     Run(run::Args),
     Serve(serve::ServeArgs),
     Workspace(workspace::Args),
@@ -102,6 +104,7 @@ pub(crate) fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sandbox(args) => sandbox::run(args),
         Command::Policy(args) => policy::run(args),
         Command::Skills(args) => skills::run(args),
+        Command::Style(args) => style::run(args),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Workspace(args) => workspace::run(args),

@@ -114,6 +114,13 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             message: err.message().to_owned(),
         });
     }
+    // A style rule that does not compile would refuse a session at its
+    // start; it is a problem of the file here.
+    if let Err(err) = chock_style::Rules::compile(&checked.rules.style) {
+        checked
+            .problems
+            .extend(err.problems.into_iter().map(|(_, problem)| problem));
+    }
     // A block Chock does not act on is a problem here: the file's author
     // would otherwise believe it applies.
     checked.problems.append(&mut checked.unread);

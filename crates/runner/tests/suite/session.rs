@@ -54,6 +54,7 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
         start: None,
         dev_shell: None,
         agents: None,
+        style: None,
     };
     let mut shown = String::new();
     let outcome = run_new(

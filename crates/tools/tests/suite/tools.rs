@@ -148,7 +148,7 @@ fn an_unknown_tool_lists_the_real_ones() {
     let out = tools::run("delete_everything", &ws, "{}");
     assert_error(
         &out,
-        "there is no tool named 'delete_everything'; the tools are: read_file, list_directory, glob, grep, write_file, edit_file, read_guidance, update_plan, set_title, run_command, job_output, serve_port, fetch_url, web_search, read_image, read_memory, write_memory, read_skill, ask_user, restrict_self, request_action, nix_eval, provide_tool, spawn_agent",
+        "there is no tool named 'delete_everything'; the tools are: read_file, list_directory, glob, grep, write_file, edit_file, read_guidance, update_plan, set_title, run_command, job_output, serve_port, fetch_url, web_search, read_image, read_memory, write_memory, read_skill, ask_user, restrict_self, request_action, nix_eval, provide_tool, spawn_agent, diagnostics",
     );
 }
 
