@@ -288,14 +288,14 @@ fn a_session_meeting_a_block_chock_does_not_act_on_says_so_once_at_its_start() {
     let state = tempfile::tempdir().unwrap();
     let project = chock_testkit::TempProject::git();
     project.write_chock_zon(
-        ".{\n    .style = .{ .probe = .{} },\n    .policy = .{ .rules = .{} },\n}\n",
+        ".{\n    .stlye = .{ .probe = .{} },\n    .policy = .{ .rules = .{} },\n}\n",
     );
-    project.commit_all("a style block");
+    project.commit_all("a misspelt block");
     let _fake = fake_model(state.path(), [chock_testkit::Turn::text("Done.").into()]);
     let out = run_ok(state.path(), project.path(), "hi");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = format!(
-        "chock: note: {}:2:5: the .style block is not acted on by this version of Chock",
+        "chock: note: {}:2:5: unknown block .stlye: Chock reads .policy",
         project
             .path()
             .join("chock.zon")
