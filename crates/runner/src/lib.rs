@@ -15,6 +15,7 @@ mod answer;
 mod approval;
 mod compact;
 pub mod config;
+mod converse;
 pub mod context;
 mod guard;
 mod handover;
@@ -22,6 +23,7 @@ mod history;
 mod judge;
 mod mcp;
 mod net;
+pub mod person;
 /// The model wire formats, a crate of their own (`chock-providers`).
 pub use chock_providers as provider;
 /// The tools, a crate of their own (`chock-tools`).

@@ -12,6 +12,7 @@ use chock_log::{SessionId, StateDir};
 use crate::compact;
 use crate::config::{Config, ConfigError, ProviderConfig};
 use crate::context::{Sources, StartContext};
+use crate::person::Person;
 use crate::provider::{Provider, ProviderError};
 use crate::review::Reviewer;
 use crate::session::{SessionError, SessionOutcome, SessionSetup};
@@ -82,8 +83,10 @@ pub enum RunError {
     Secrets(String),
 }
 
-/// Runs one session to its end, handing streamed text to `on_text`.
-pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOutcome, RunError> {
+/// Runs one session to its end for `person`: shown the streamed text and,
+/// when it asks, every event; asked for each next message when it is
+/// interactive.
+pub fn run(options: &RunOptions, person: impl Person) -> Result<SessionOutcome, RunError> {
     let project = project_dir(&options.project)?;
     let carried = match &options.carry {
         Some(carry) => Some(crate::workspace::session::resolve_carry(
@@ -166,14 +169,15 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     // removed. A failure to install a handler leaves that signal with its
     // default effect (the process dies, and the log shows no ending): the
     // session is still worth running.
-    let interrupt = interrupted();
-    let session = start(&setup, options, carried.as_ref(), on_text, interrupt);
+    let interrupt = interrupted(!person.interactive());
+    let session = start(&setup, options, carried.as_ref(), person, interrupt);
     Ok(runtime.block_on(session)?)
 }
 
-/// Completes when the person presses Ctrl-C or the process gets SIGTERM or
-/// SIGHUP, saying which.
-async fn interrupted() -> crate::turn::Interruption {
+/// Completes when the process gets SIGTERM or SIGHUP, or, when `ctrl_c`
+/// (a session that is not interactive, where Ctrl-C ends the session
+/// rather than its turn), when the person presses Ctrl-C; saying which.
+async fn interrupted(ctrl_c: bool) -> crate::turn::Interruption {
     use crate::turn::Interruption;
     use tokio::signal::unix::{SignalKind, signal};
     let wait = |kind| async move {
@@ -182,8 +186,14 @@ async fn interrupted() -> crate::turn::Interruption {
             Err(_) => std::future::pending().await,
         }
     };
+    let person = async {
+        match ctrl_c {
+            true => tokio::signal::ctrl_c().await,
+            false => std::future::pending().await,
+        }
+    };
     tokio::select! {
-        Ok(()) = tokio::signal::ctrl_c() => Interruption::Person,
+        Ok(()) = person => Interruption::Person,
         _ = wait(SignalKind::terminate()) => Interruption::Signal("SIGTERM"),
         _ = wait(SignalKind::hangup()) => Interruption::Signal("SIGHUP"),
     }
@@ -250,7 +260,7 @@ async fn start(
     setup: &SessionSetup<'_>,
     options: &RunOptions,
     carried: Option<&crate::workspace::session::Resolved>,
-    on_text: impl FnMut(&str),
+    person: impl Person,
     interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<SessionOutcome, crate::workspace::session::StartError> {
     let outcome = match carried {
@@ -260,7 +270,7 @@ async fn start(
                 adopt: c.adopt,
                 message: (!options.message.is_empty()).then_some(options.message.as_str()),
             };
-            crate::workspace::session::run_carried_on(setup, &carry, on_text, interrupt)
+            crate::workspace::session::run_carried_on(setup, &carry, person, interrupt)
                 .await?
                 .0
         }
@@ -270,7 +280,7 @@ async fn start(
                 &options.message,
                 options.allow_dirty,
                 options.session_id.clone(),
-                on_text,
+                person,
                 interrupt,
             )
             .await?
