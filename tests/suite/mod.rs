@@ -41,6 +41,7 @@ mod stop_check;
 mod stop_resume;
 mod stop_session;
 mod sync_cli;
+mod terminal;
 mod usage;
 mod web_tools;
 mod workspace;

@@ -70,8 +70,11 @@ impl Talk<'_, '_> {
         let (writer, judge, handover) = (hooks.writer, hooks.judge, hooks.handover);
         let interactive = hooks.person.interactive();
         let mut limits = self.cx.limits;
+        // Before the first turn the person is asked only when the session
+        // began without a message; after every turn, always.
+        let mut ask = interactive && !matches!(conversation.last(), Some(Message::User { .. }));
         loop {
-            if interactive && !matches!(conversation.last(), Some(Message::User { .. })) {
+            if ask {
                 let said = tokio::select! {
                     next = hooks.person.next() => Said::Next(next),
                     () = asked(handover) => Said::Asked,
@@ -102,6 +105,7 @@ impl Talk<'_, '_> {
                     Said::Gone => return Ok(None),
                 }
             }
+            ask = true;
             let cx = TurnContext { limits, ..*self.cx };
             let cut = hooks.person.cut();
             let ran = tokio::select! {

@@ -64,6 +64,20 @@ pub trait Person {
     }
 }
 
+/// Whether `fd` (a terminal the person types on, which blocks) has input
+/// to read now, or has hung up: `poll(2)` with no wait. A reader on the
+/// session's one thread reads only then, since a read with nothing there
+/// would hold the whole session until the person typed.
+pub fn has_input(fd: impl std::os::fd::AsFd) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    rustix::event::poll(&mut fds, Some(&now)).is_ok_and(|ready| ready > 0)
+}
+
 /// A closure over the streamed text: a person who only reads.
 impl<F: FnMut(&str)> Person for F {
     fn text(&mut self, delta: &str) {

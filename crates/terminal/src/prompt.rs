@@ -37,7 +37,10 @@ pub(crate) enum Read {
 
 /// The prompt's terminal and line.
 pub(crate) struct Prompt {
-    input: AsyncFd<OwnedFd>,
+    /// Stdin's duplicate, until the first read registers it with the
+    /// runtime (which does not exist yet when the prompt is made).
+    fd: Option<OwnedFd>,
+    input: Option<AsyncFd<OwnedFd>>,
     editor: Editor,
 }
 
@@ -83,25 +86,38 @@ impl Prompt {
         }
         let fd = rustix::io::dup(stdin.as_fd()).ok()?;
         Some(Prompt {
+            fd: Some(fd),
+            input: None,
+            editor: Editor::default(),
+        })
+    }
+
+    /// Stdin registered with the runtime; `None` if it cannot be.
+    fn input(&mut self) -> Option<&AsyncFd<OwnedFd>> {
+        if let Some(fd) = self.fd.take() {
             #[expect(
                 deprecated,
                 reason = "the registration owns its OwnedFd, which holds the same descriptor until it is dropped"
             )]
-            input: AsyncFd::new(fd).ok()?,
-            editor: Editor::default(),
-        })
+            let registered = AsyncFd::new(fd).ok();
+            self.input = registered;
+        }
+        self.input.as_ref()
     }
 
     /// Reads one line. `armed` is set when the last thing the person did
     /// was a Ctrl-C (one that cut a turn short counts): a Ctrl-C then, on
     /// an empty line, leaves; any other clears the line and says so.
     pub(crate) async fn read(&mut self, view: &Rc<RefCell<View>>, armed: &Rc<Cell<bool>>) -> Read {
-        let raw = Raw::enter(self.input.get_ref());
+        let Some(input) = self.input() else {
+            return Read::Gone;
+        };
+        let raw = Raw::enter(input.get_ref());
         view.borrow_mut().screen.raw("\x1b[?2004h");
         self.draw(view);
         let read = loop {
             let fed = tokio::select! {
-                bytes = next_bytes(&self.input) => match bytes {
+                bytes = next_bytes(self.input.as_ref()) => match bytes {
                     Some(bytes) => self.editor.feed(&bytes),
                     None => break Read::Gone,
                 },
@@ -193,10 +209,19 @@ impl Prompt {
     }
 }
 
-/// The next bytes the terminal sends; `None` once it has gone.
-async fn next_bytes(input: &AsyncFd<OwnedFd>) -> Option<Vec<u8>> {
+/// The next bytes the terminal sends; `None` once it has gone. The
+/// descriptor blocks (see the module docs), so it is read only once
+/// `poll(2)` says input is there: the reactor's readiness may be left
+/// over from the last read, and a read on it would hold the session's
+/// thread until the person typed.
+async fn next_bytes(input: Option<&AsyncFd<OwnedFd>>) -> Option<Vec<u8>> {
+    let input = input?;
     loop {
         let mut guard = input.readable().await.ok()?;
+        if !chock_runner::person::has_input(input.get_ref()) {
+            guard.clear_ready();
+            continue;
+        }
         let mut buf = vec![0u8; 64 * 1024];
         match guard.try_io(|fd| rustix::io::read(fd, &mut buf[..]).map_err(std::io::Error::from)) {
             Ok(Ok(0) | Err(_)) => return None,

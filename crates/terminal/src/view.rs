@@ -86,6 +86,8 @@ pub struct View {
     /// The calls of this session, in the order the model asked for them.
     pub(crate) calls: Vec<Shown>,
     by_id: HashMap<String, usize>,
+    /// The session has ended: the status line is not drawn again.
+    ended: bool,
 }
 
 impl View {
@@ -109,6 +111,7 @@ impl View {
             partial: String::new(),
             calls: Vec::new(),
             by_id: HashMap::new(),
+            ended: false,
         }
     }
 
@@ -216,6 +219,12 @@ impl View {
                 self.screen.end_text();
                 self.waiting = Waiting::Prompt;
             }
+            EventBody::SessionEnd(_) | EventBody::Handover(_) => {
+                self.screen.end_text();
+                self.screen.clear_status();
+                self.ended = true;
+                return;
+            }
             _ => {}
         }
         self.draw_status();
@@ -253,7 +262,10 @@ impl View {
     fn decided(&mut self, decision: &Decision) {
         let shipped = decision.decision == "allow" && decision.layer == "default";
         let Some(at) = decision.call_id.as_ref().and_then(|id| self.by_id.get(id).copied()) else {
-            if !shipped {
+            // Of the decisions no call owns, only a connection's concern
+            // the person (sandbox.jit and the like are read before the
+            // first turn and said by the start).
+            if !shipped && decision.action.starts_with("net.") {
                 self.step(Tone::Asks, &format!("  ↳ {}", said(decision)));
             }
             return;
@@ -394,9 +406,8 @@ impl View {
     /// The status line's text, cut to the terminal's width.
     #[must_use]
     pub fn status_text(&self) -> String {
-        let short = self.id.get(..8).unwrap_or(&self.id);
         let tokens = self.usage.total();
-        let mut parts = vec![format!("{short}…"), self.model.clone(), tokens_text(tokens)];
+        let mut parts = vec![self.id.clone(), self.model.clone(), tokens_text(tokens)];
         if let Some(title) = &self.title {
             parts.push(title.clone());
         }
@@ -412,7 +423,7 @@ impl View {
 
     /// Redraws the status line.
     pub fn draw_status(&mut self) {
-        if self.screen.live() && self.waiting != Waiting::Person {
+        if self.screen.live() && !self.ended && self.waiting != Waiting::Person {
             let status = self.looks.painted(Tone::Dim, &self.status_text());
             self.screen.status(&status);
         }

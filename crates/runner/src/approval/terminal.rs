@@ -171,6 +171,12 @@ impl Terminal {
                 self.closed = true;
                 continue;
             };
+            // Readiness left over from the last read must not block the
+            // thread in a read with nothing to read.
+            if !crate::person::has_input(self.input.get_ref()) {
+                guard.clear_ready();
+                continue;
+            }
             let mut buf = [0u8; 1024];
             match guard.try_io(|fd| rustix::io::read(fd, &mut buf).map_err(std::io::Error::from)) {
                 Ok(Ok(0)) | Ok(Err(_)) => {
