@@ -253,13 +253,19 @@ fn slash_detach_hands_the_session_to_the_daemon() {
     let screen = tmux.wait_for("handed over");
     assert!(screen.contains("handing the session to the daemon"), "{screen}");
     let log = only_log(state.path());
-    wait_for(WITHIN, "the daemon to carry the session on and end it", || {
+    let carried_on = || {
         let events = log_values(&log);
-        (all_of(&events, "session.open").len() == 2 && matches!(fold_log(&log).ok()?.state.status, Status::Ended { .. }))
-            .then_some(())
-    });
+        all_of(&events, "session.open").len() == 2
+            && matches!(fold_log(&log).unwrap().state.status, Status::Ended { .. })
+    };
+    let deadline = std::time::Instant::now() + WITHIN;
+    while !carried_on() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let events = log_values(&log);
-    assert_eq!(all_of(&events, "handover").len(), 1);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert!(carried_on(), "the daemon carries the session on and ends it: {kinds:?}\n{}", tmux.screen());
+    assert_eq!(all_of(&events, "handover").len(), 1, "{kinds:?}");
 }
 
 #[test]

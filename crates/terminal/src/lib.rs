@@ -51,6 +51,22 @@ pub struct Interface {
     prompt: Option<Prompt>,
     /// The last thing the person did was a Ctrl-C.
     armed: Rc<Cell<bool>>,
+    started: Started,
+}
+
+/// The `chock detach` a slash command started and left running: it is
+/// still telling the daemon to take the session over when the session
+/// has let go, so the program waits for it before it exits.
+#[derive(Debug, Clone, Default)]
+pub struct Started(Rc<RefCell<Vec<std::process::Child>>>);
+
+impl Started {
+    /// Waits for each (a child that cannot be waited for is gone already).
+    pub fn wait(self) {
+        for mut child in self.0.borrow_mut().drain(..) {
+            let _ = child.wait();
+        }
+    }
 }
 
 fn is_tty(fd: impl AsFd) -> bool {
@@ -77,6 +93,7 @@ impl Interface {
             ))),
             prompt: None,
             armed: Rc::default(),
+            started: Started::default(),
         }
     }
 
@@ -93,7 +110,14 @@ impl Interface {
             view: Rc::new(RefCell::new(View::new(screen, looks, true, true))),
             prompt: Some(prompt),
             armed: Rc::default(),
+            started: Started::default(),
         })
+    }
+
+    /// What this interface starts that outlives the session's run.
+    #[must_use]
+    pub fn started(&self) -> Started {
+        self.started.clone()
     }
 }
 
@@ -134,7 +158,7 @@ impl Person for Interface {
                         self.view.borrow_mut().waiting = Waiting::Model;
                         return Next::Message(message);
                     }
-                    Ok(command) => run_command(&self.view, command).await,
+                    Ok(command) => run_command(&self.view, &self.started, command).await,
                 },
             }
         }
@@ -154,7 +178,7 @@ impl Person for Interface {
 }
 
 /// Carries out a slash command.
-async fn run_command(view: &Rc<RefCell<View>>, command: Slash) {
+async fn run_command(view: &Rc<RefCell<View>>, started: &Started, command: Slash) {
     let id = view.borrow().id.clone();
     match command {
         Slash::Help => {
@@ -174,14 +198,14 @@ async fn run_command(view: &Rc<RefCell<View>>, command: Slash) {
             view.step(Tone::Plain, &line);
         }
         Slash::Show(number) => show(view, number),
-        Slash::Diff => chock(view, &["workspace", "diff", &id], true).await,
-        Slash::Apply => chock(view, &["workspace", "apply", &id], true).await,
+        Slash::Diff => chock(view, &["workspace", "diff", &id], None).await,
+        Slash::Apply => chock(view, &["workspace", "apply", &id], None).await,
         Slash::Detach => {
             view.borrow_mut().step(
                 Tone::Dim,
                 "  handing the session to the daemon (chock detach); it carries on there",
             );
-            chock(view, &["detach", &id], false).await;
+            chock(view, &["detach", &id], Some(started)).await;
         }
         Slash::Unknown(word) => view.borrow_mut().step(
             Tone::Asks,
@@ -190,9 +214,10 @@ async fn run_command(view: &Rc<RefCell<View>>, command: Slash) {
     }
 }
 
-/// Runs `chock <args>` on this terminal; waits for it when `wait` (a
-/// detach is not waited for: the session answers its ask at the prompt).
-async fn chock(view: &Rc<RefCell<View>>, args: &[&str], wait: bool) {
+/// Runs `chock <args>` on this terminal and waits for it; or, given
+/// `leave`, leaves it running there (a detach: the session answers its
+/// ask at the prompt, and the program waits for it before exiting).
+async fn chock(view: &Rc<RefCell<View>>, args: &[&str], leave: Option<&Started>) {
     let program = match std::env::current_exe() {
         Ok(program) => program,
         Err(err) => {
@@ -203,15 +228,21 @@ async fn chock(view: &Rc<RefCell<View>>, args: &[&str], wait: bool) {
             return;
         }
     };
-    let mut command = tokio::process::Command::new(program);
-    command.args(args);
-    let said = match command.spawn() {
-        Ok(mut child) if wait => match child.wait().await {
-            Ok(_) => None,
-            Err(err) => Some(format!("waiting for `chock {}` failed: {err}", args.join(" "))),
+    let said = match leave {
+        Some(started) => match std::process::Command::new(program).args(args).spawn() {
+            Ok(child) => {
+                started.0.borrow_mut().push(child);
+                None
+            }
+            Err(err) => Some(format!("cannot run `chock {}`: {err}", args.join(" "))),
         },
-        Ok(_) => None,
-        Err(err) => Some(format!("cannot run `chock {}`: {err}", args.join(" "))),
+        None => match tokio::process::Command::new(program).args(args).spawn() {
+            Ok(mut child) => match child.wait().await {
+                Ok(_) => None,
+                Err(err) => Some(format!("waiting for `chock {}` failed: {err}", args.join(" "))),
+            },
+            Err(err) => Some(format!("cannot run `chock {}`: {err}", args.join(" "))),
+        },
     };
     if let Some(said) = said {
         view.borrow_mut().step(Tone::Asks, &format!("chock: {said}"));

@@ -135,7 +135,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         say: say_on_stderr,
         on_note: Some(|note| eprintln!("chock: note: {note}")),
     };
-    let outcome = run_session(&options, person)?;
+    let started = person.started();
+    let outcome = run_session(&options, person);
+    started.wait();
+    let outcome = outcome?;
     eprintln!(
         "chock: the session's workspace is {}: see `chock workspace show {}`",
         options.state.workspace_dir(&outcome.id).display(),
