@@ -77,13 +77,19 @@ fn wait_for_event(log: &Path, kind: &str) {
     });
 }
 
-/// The screen with what changes from run to run (the session's id, the
-/// state directory) put as words, for the capture kept in docs/.
+/// The screen with what changes from run to run put as words (the
+/// session's id, the state directory) or left out (the notices, which name
+/// the machine's sandbox layers and a commit; tmux's own last line), for
+/// the capture kept in docs/.
 fn steady(screen: &str, state: &Path, id: &str) -> String {
     let text = screen
         .replace(id, "<session id>")
         .replace(&state.display().to_string(), "<state>");
-    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.starts_with("  ! ") && !l.starts_with("Pane is dead"))
+        .collect();
     let mut text = lines.join("\n");
     text.truncate(text.trim_end().len());
     text.push('\n');
