@@ -235,4 +235,5 @@ mod history;
 mod keepalive;
 mod mcp_start;
 mod prompt_cache;
+mod terminal;
 mod tool_calls;

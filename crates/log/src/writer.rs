@@ -104,11 +104,11 @@ pub struct LogWriter {
 
 /// Told each event once it is in the log, in order: what a terminal shows
 /// of a session is what the log records, the moment it records it.
-pub struct Tap(Box<dyn FnMut(&Event)>);
+pub struct Tap(Box<dyn FnMut(&Event) + Send>);
 
 impl Tap {
     /// A tap that hands each appended event to `see`.
-    pub fn new(see: impl FnMut(&Event) + 'static) -> Tap {
+    pub fn new(see: impl FnMut(&Event) + Send + 'static) -> Tap {
         Tap(Box::new(see))
     }
 }

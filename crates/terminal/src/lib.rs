@@ -41,12 +41,12 @@ use crate::prompt::{Prompt, Read};
 use crate::screen::Screen;
 use crate::slash::{HELP, Slash};
 use crate::style::{Looks, Tone};
-use crate::view::{View, Waiting};
+use crate::view::{Shared, View, Waiting};
 
 /// The session's person at this terminal.
 #[derive(Debug)]
 pub struct Interface {
-    view: Rc<RefCell<View>>,
+    view: Shared,
     /// The prompt, in an interactive session.
     prompt: Option<Prompt>,
     /// The last thing the person did was a Ctrl-C.
@@ -85,12 +85,7 @@ impl Interface {
             false,
         );
         Interface {
-            view: Rc::new(RefCell::new(View::new(
-                screen,
-                looks,
-                false,
-                is_tty(std::io::stdin()),
-            ))),
+            view: Shared::new(View::new(screen, looks, false, is_tty(std::io::stdin()))),
             prompt: None,
             armed: Rc::default(),
             started: Started::default(),
@@ -107,7 +102,7 @@ impl Interface {
         let looks = Looks::for_output(true);
         let screen = Screen::new(Box::new(std::io::stdout()), None, true);
         Some(Interface {
-            view: Rc::new(RefCell::new(View::new(screen, looks, true, true))),
+            view: Shared::new(View::new(screen, looks, true, true)),
             prompt: Some(prompt),
             armed: Rc::default(),
             started: Started::default(),
@@ -130,7 +125,7 @@ impl Person for Interface {
         self.view
             .borrow_mut()
             .begin(begun.id.as_str(), begun.model, begun.root, begun.log);
-        let view = Rc::clone(&self.view);
+        let view = self.view.clone();
         Some(Tap::new(move |event| view.borrow_mut().see(event)))
     }
 
@@ -178,7 +173,7 @@ impl Person for Interface {
 }
 
 /// Carries out a slash command.
-async fn run_command(view: &Rc<RefCell<View>>, started: &Started, command: Slash) {
+async fn run_command(view: &Shared, started: &Started, command: Slash) {
     let id = view.borrow().id.clone();
     match command {
         Slash::Help => {
@@ -217,7 +212,7 @@ async fn run_command(view: &Rc<RefCell<View>>, started: &Started, command: Slash
 /// Runs `chock <args>` on this terminal and waits for it; or, given
 /// `leave`, leaves it running there (a detach: the session answers its
 /// ask at the prompt, and the program waits for it before exiting).
-async fn chock(view: &Rc<RefCell<View>>, args: &[&str], leave: Option<&Started>) {
+async fn chock(view: &Shared, args: &[&str], leave: Option<&Started>) {
     let program = match std::env::current_exe() {
         Ok(program) => program,
         Err(err) => {
@@ -250,7 +245,7 @@ async fn chock(view: &Rc<RefCell<View>>, args: &[&str], leave: Option<&Started>)
 }
 
 /// `/show`: a call's whole result, read back from the log.
-fn show(view: &Rc<RefCell<View>>, number: Option<usize>) {
+fn show(view: &Shared, number: Option<usize>) {
     let mut view = view.borrow_mut();
     let count = view.calls.len();
     let at = match number {

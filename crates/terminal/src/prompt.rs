@@ -10,7 +10,7 @@
 //! (`AsyncFd` on a duplicate), as the approval prompt reads it: nothing
 //! here starts a thread (DESIGN.md, Processes).
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::os::fd::{AsFd, OwnedFd};
 use std::rc::Rc;
 
@@ -20,7 +20,7 @@ use tokio::io::unix::AsyncFd;
 use crate::editor::{Editor, Fed, MAX_MESSAGE, shown};
 use crate::screen::width;
 use crate::style::Tone;
-use crate::view::View;
+use crate::view::Shared;
 
 /// The marker the prompt's line begins with.
 const MARKER: &str = "› ";
@@ -108,7 +108,7 @@ impl Prompt {
     /// Reads one line. `armed` is set when the last thing the person did
     /// was a Ctrl-C (one that cut a turn short counts): a Ctrl-C then, on
     /// an empty line, leaves; any other clears the line and says so.
-    pub(crate) async fn read(&mut self, view: &Rc<RefCell<View>>, armed: &Rc<Cell<bool>>) -> Read {
+    pub(crate) async fn read(&mut self, view: &Shared, armed: &Rc<Cell<bool>>) -> Read {
         let Some(input) = self.input() else {
             return Read::Gone;
         };
@@ -145,7 +145,7 @@ impl Prompt {
     }
 
     /// What the editor's results come to: a line or leaving ends the read.
-    fn fed(&mut self, view: &Rc<RefCell<View>>, armed: &Cell<bool>, fed: Vec<Fed>) -> Option<Read> {
+    fn fed(&mut self, view: &Shared, armed: &Cell<bool>, fed: Vec<Fed>) -> Option<Read> {
         for fed in fed {
             armed.set(false);
             match fed {
@@ -169,7 +169,7 @@ impl Prompt {
     }
 
     /// Says `text` on a line of its own above the prompt.
-    fn say(&self, view: &Rc<RefCell<View>>, text: &str) {
+    fn say(&self, view: &Shared, text: &str) {
         {
             let mut shown = view.borrow_mut();
             shown.screen.redraw("");
@@ -180,7 +180,7 @@ impl Prompt {
     }
 
     /// The prompt's line as it now reads.
-    fn draw(&self, view: &Rc<RefCell<View>>) {
+    fn draw(&self, view: &Shared) {
         let mut view = view.borrow_mut();
         let cols = width().saturating_sub(MARKER.chars().count() + 1);
         let line = format!(
@@ -192,7 +192,7 @@ impl Prompt {
     }
 
     /// The line as sent, left on the screen, and the line ended.
-    fn finish(&self, view: &Rc<RefCell<View>>, line: &str) {
+    fn finish(&self, view: &Shared, line: &str) {
         let mut view = view.borrow_mut();
         let cols = width().saturating_sub(MARKER.chars().count() + 1);
         let lines = line.lines().count();

@@ -15,9 +15,9 @@ use crossterm::terminal::{Clear, ClearType};
 
 /// The streams the interface writes to.
 pub struct Screen {
-    steps: Box<dyn Write>,
+    steps: Box<dyn Write + Send>,
     /// The model's text, when it goes elsewhere than the steps.
-    text: Option<Box<dyn Write>>,
+    text: Option<Box<dyn Write + Send>>,
     /// Whether the status line is drawn (an interactive session on a terminal).
     live: bool,
     /// The status line is on the screen now.
@@ -44,7 +44,11 @@ pub(crate) fn clear_line() -> String {
 impl Screen {
     /// Steps to `steps`, the model's text to `text` (or to `steps` too),
     /// with the status line drawn when `live`.
-    pub fn new(steps: Box<dyn Write>, text: Option<Box<dyn Write>>, live: bool) -> Screen {
+    pub fn new(
+        steps: Box<dyn Write + Send>,
+        text: Option<Box<dyn Write + Send>>,
+        live: bool,
+    ) -> Screen {
         Screen {
             steps,
             text,

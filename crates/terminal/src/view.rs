@@ -61,6 +61,30 @@ pub struct Shown {
     lined: bool,
 }
 
+/// The view as the interface, the prompt and the log's tap share it. The
+/// log writer must stay `Send` (it is handed between threads elsewhere),
+/// so its tap is, and the view sits behind a mutex that only the
+/// session's one thread ever takes.
+#[derive(Debug, Clone)]
+pub struct Shared(std::sync::Arc<std::sync::Mutex<View>>);
+
+impl Shared {
+    #[must_use]
+    pub fn new(view: View) -> Shared {
+        Shared(std::sync::Arc::new(std::sync::Mutex::new(view)))
+    }
+
+    /// The view, for as long as the guard lives (never across an await).
+    pub fn borrow_mut(&self) -> std::sync::MutexGuard<'_, View> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The same, for reading.
+    pub fn borrow(&self) -> std::sync::MutexGuard<'_, View> {
+        self.borrow_mut()
+    }
+}
+
 /// Everything the screen shows of one session.
 #[derive(Debug)]
 pub struct View {
