@@ -27,7 +27,11 @@ fn measure(program: &Path, mode: &str, project: &Path) -> (Vec<f64>, Option<u64>
         .arg(mode)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut times: Vec<f64> = result["ms"]
         .as_array()
@@ -64,7 +68,11 @@ fn keystroke_echo_first_token_and_memory() {
     let k = summary("keystroke echo, the kernel (cat)", &kernel);
     let t = summary("token to screen, interactive", &token);
     let p = summary("token to screen, one-shot", &plain);
-    println!("ratios of medians: echo {:.2}x the kernel's, token {:.2}x the one-shot's", e / k, t / p);
+    println!(
+        "ratios of medians: echo {:.2}x the kernel's, token {:.2}x the one-shot's",
+        e / k,
+        t / p
+    );
     println!("VmHWM: interactive {interactive:?} KiB, one-shot {one_shot:?} KiB");
     if let Some(peer) = std::env::var_os("CHOCK_PEER") {
         let (_, peer_hwm) = measure(Path::new(&peer), "oneshot", project.path());

@@ -14,8 +14,8 @@ use serde_json::json;
 
 use super::chock_bin;
 use super::kit::{
-    all_of, ask_write_project, assert_ended, fake_model, first_of, log_values, only_log,
-    sessions, start_daemon, start_session, approve, finish,
+    all_of, approve, ask_write_project, assert_ended, fake_model, finish, first_of, log_values,
+    only_log, sessions, start_daemon, start_session,
 };
 
 const WITHIN: Duration = Duration::from_secs(30);
@@ -25,7 +25,10 @@ const WITHIN: Duration = Duration::from_secs(30);
 /// directory and config.
 fn open(state: &Path, project: &Path, cols: u16, extra: &[(&str, &Path)]) -> Tmux {
     let config = state.join("config");
-    let mut env = vec![("CHOCK_STATE_DIR", state), ("XDG_CONFIG_HOME", config.as_path())];
+    let mut env = vec![
+        ("CHOCK_STATE_DIR", state),
+        ("XDG_CONFIG_HOME", config.as_path()),
+    ];
     env.extend_from_slice(extra);
     let project = project.to_string_lossy().into_owned();
     let tmux = Tmux::start(&chock_bin(), &["run", &project], &env, state, cols, 40);
@@ -73,7 +76,10 @@ fn the_log(state: &Path) -> PathBuf {
 /// Waits until the log at `log` holds an event of `kind`.
 fn wait_for_event(log: &Path, kind: &str) {
     wait_for(WITHIN, &format!("a {kind} event"), || {
-        log_values(log).iter().any(|e| e["type"] == kind).then_some(())
+        log_values(log)
+            .iter()
+            .any(|e| e["type"] == kind)
+            .then_some(())
     });
 }
 
@@ -123,14 +129,20 @@ fn an_interactive_session_takes_two_messages_and_shows_each_step() {
     assert!(screen.contains("● write_file hello.txt"), "{screen}");
     assert!(screen.contains("    + hello, world"), "the diff: {screen}");
     assert!(screen.contains("  ✓ created hello.txt"), "{screen}");
-    assert!(screen.contains("• wrote hello.txt"), "markdown rendered: {screen}");
+    assert!(
+        screen.contains("• wrote hello.txt"),
+        "markdown rendered: {screen}"
+    );
     assert!(!screen.contains("## Done"), "{screen}");
 
     say(&tmux, "now check it");
     let screen = at_prompt(&tmux, 3);
     assert!(screen.contains("● run_command sh -c 'for n in"), "{screen}");
     assert!(screen.contains("  ✓ exit status 0"), "{screen}");
-    assert!(screen.contains("line 1\n") && screen.contains("line 7\n"), "{screen}");
+    assert!(
+        screen.contains("line 1\n") && screen.contains("line 7\n"),
+        "{screen}"
+    );
     assert!(screen.contains("… 3 more lines …"), "{screen}");
     assert!(!screen.contains("line 4"), "the middle is folded: {screen}");
 
@@ -146,14 +158,24 @@ fn an_interactive_session_takes_two_messages_and_shows_each_step() {
     assert_eq!(last_user_text(&fake, 2), "now check it");
 
     // The capture in docs/ is this screen; CHOCK_UPDATE_CAPTURE=1 rewrites it.
-    let id = log.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
+    let id = log
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let shown = steady(&tmux.screen(), state.path(), &id);
     let kept = super::here().join("../docs/terminal-session.txt");
     if std::env::var_os("CHOCK_UPDATE_CAPTURE").is_some() {
         std::fs::write(&kept, &shown).unwrap();
     }
     let kept = std::fs::read_to_string(&kept).unwrap_or_default();
-    pretty_assertions::assert_eq!(kept, shown, "docs/terminal-session.txt is out of date: run this test with CHOCK_UPDATE_CAPTURE=1");
+    pretty_assertions::assert_eq!(
+        kept,
+        shown,
+        "docs/terminal-session.txt is out of date: run this test with CHOCK_UPDATE_CAPTURE=1"
+    );
 }
 
 #[test]
@@ -162,7 +184,10 @@ fn an_approval_is_answered_in_place_with_the_diff_above_it() {
     let project = ask_write_project();
     let _fake = fake_model(
         state.path(),
-        [super::kit::write_x("w1").into(), Turn::text("Wrote x.").into()],
+        [
+            super::kit::write_x("w1").into(),
+            Turn::text("Wrote x.").into(),
+        ],
     );
     let tmux = open(state.path(), project.path(), 120, &[]);
     say(&tmux, "write x");
@@ -170,7 +195,10 @@ fn an_approval_is_answered_in_place_with_the_diff_above_it() {
     let diff = screen.find("    + x").expect("the diff is shown");
     let question = screen.find("chock asks: allow call.write_file?").unwrap();
     assert!(diff < question, "the diff is above the question: {screen}");
-    assert!(screen.contains("● write_file x.txt · call.write_file ask (project rule"), "{screen}");
+    assert!(
+        screen.contains("● write_file x.txt · call.write_file ask (project rule"),
+        "{screen}"
+    );
     tmux.type_text("y");
     tmux.keys(&["Enter"]);
     let screen = at_prompt(&tmux, 2);
@@ -192,7 +220,11 @@ fn ctrl_c_cuts_a_slow_command_short_and_the_session_goes_on() {
         state.path(),
         [
             Turn::text("Waiting a while.")
-                .call("s1", "run_command", &json!({"command": ["sh", "-c", marker]}))
+                .call(
+                    "s1",
+                    "run_command",
+                    &json!({"command": ["sh", "-c", marker]}),
+                )
                 .into(),
             Turn::text("Carrying on after the interruption.").into(),
         ],
@@ -212,14 +244,19 @@ fn ctrl_c_cuts_a_slow_command_short_and_the_session_goes_on() {
     at_prompt(&tmux, 2);
     say(&tmux, "go on");
     let screen = at_prompt(&tmux, 3);
-    assert!(screen.contains("Carrying on after the interruption."), "{screen}");
+    assert!(
+        screen.contains("Carrying on after the interruption."),
+        "{screen}"
+    );
     // The request after the cut carries the call's result, so the model's
     // conversation is whole.
     let sent = fake.wait_for_requests(2, WITHIN)[1].json();
     let messages = sent["messages"].as_array().unwrap();
     assert!(
         messages.iter().any(|m| m["role"] == "tool"
-            && m["content"].as_str().is_some_and(|c| c.contains("cut short"))),
+            && m["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("cut short"))),
         "{messages:?}"
     );
     // A second Ctrl-C in a row at the prompt leaves.
@@ -232,7 +269,12 @@ fn ctrl_c_cuts_a_slow_command_short_and_the_session_goes_on() {
         .into_iter()
         .find(|n| n["subject"] == "turn")
         .expect("the cut is said in the log");
-    assert!(notice["text"].as_str().unwrap().contains("interrupted by the person"));
+    assert!(
+        notice["text"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by the person")
+    );
     assert_eq!(all_of(&events, "turn.end").len(), 2);
     assert_ended(&log, EndReason::Done);
 }
@@ -240,8 +282,11 @@ fn ctrl_c_cuts_a_slow_command_short_and_the_session_goes_on() {
 /// Whether a process whose command line holds `marker` is running.
 fn running_with(marker: &str) -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
-            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).replace('\0', " ").contains(marker))
+        std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmd| {
+            String::from_utf8_lossy(&cmd)
+                .replace('\0', " ")
+                .contains(marker)
+        })
     })
 }
 
@@ -257,7 +302,10 @@ fn slash_detach_hands_the_session_to_the_daemon() {
     say(&tmux, "/detach");
     assert_eq!(tmux.wait_for_exit(), 8, "{}", tmux.screen());
     let screen = tmux.wait_for("handed over");
-    assert!(screen.contains("handing the session to the daemon"), "{screen}");
+    assert!(
+        screen.contains("handing the session to the daemon"),
+        "{screen}"
+    );
     let log = only_log(state.path());
     let carried_on = || {
         let events = log_values(&log);
@@ -270,7 +318,11 @@ fn slash_detach_hands_the_session_to_the_daemon() {
     }
     let events = log_values(&log);
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert!(carried_on(), "the daemon carries the session on and ends it: {kinds:?}\n{}", tmux.screen());
+    assert!(
+        carried_on(),
+        "the daemon carries the session on and ends it: {kinds:?}\n{}",
+        tmux.screen()
+    );
     assert_eq!(all_of(&events, "handover").len(), 1, "{kinds:?}");
 }
 
@@ -297,17 +349,29 @@ fn help_plan_usage_and_show_answer_at_the_prompt() {
     let tmux = open(state.path(), project.path(), 120, &[]);
     say(&tmux, "plan it");
     let screen = at_prompt(&tmux, 2);
-    assert!(screen.contains("[x] read") && screen.contains("[>] write"), "{screen}");
-    for (n, command) in ["/help", "/plan", "/usage", "/show 2", "/nope"].iter().enumerate() {
+    assert!(
+        screen.contains("[x] read") && screen.contains("[>] write"),
+        "{screen}"
+    );
+    for (n, command) in ["/help", "/plan", "/usage", "/show 2", "/nope"]
+        .iter()
+        .enumerate()
+    {
         say(&tmux, command);
         at_prompt(&tmux, n + 3);
     }
     let screen = at_prompt(&tmux, 7);
     assert!(screen.contains("/nope is not a command here"), "{screen}");
-    assert!(screen.contains("/detach      hand the session to the daemon"), "{screen}");
+    assert!(
+        screen.contains("/detach      hand the session to the daemon"),
+        "{screen}"
+    );
     assert_eq!(screen.matches("[>] write").count(), 2, "{screen}");
     assert!(screen.contains("3 model calls"), "{screen}");
-    assert!(screen.contains("    11\n"), "/show prints the whole output: {screen}");
+    assert!(
+        screen.contains("    11\n"),
+        "/show prints the whole output: {screen}"
+    );
     tmux.keys(&["C-d"]);
     assert_eq!(tmux.wait_for_exit(), 0);
 }
@@ -320,7 +384,11 @@ fn a_one_shot_run_prints_each_step_as_a_line_with_no_escape_codes() {
         state.path(),
         [
             Turn::text("Writing.")
-                .call("w1", "write_file", &json!({"path": "a.txt", "content": "a\n"}))
+                .call(
+                    "w1",
+                    "write_file",
+                    &json!({"path": "a.txt", "content": "a\n"}),
+                )
                 .into(),
             Turn::text("Done.").into(),
         ],
@@ -328,8 +396,14 @@ fn a_one_shot_run_prints_each_step_as_a_line_with_no_escape_codes() {
     let out = super::kit::run_ok(state.path(), project.path(), "write a");
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stdout, "Writing.\nDone.\n", "the model's text alone, a line apart");
-    assert!(stderr.starts_with("chock: session "), "the id first: {stderr}");
+    assert_eq!(
+        stdout, "Writing.\nDone.\n",
+        "the model's text alone, a line apart"
+    );
+    assert!(
+        stderr.starts_with("chock: session "),
+        "the id first: {stderr}"
+    );
     assert!(stderr.contains("● write_file a.txt\n"), "{stderr}");
     assert!(stderr.contains("    + a\n"), "{stderr}");
     assert!(stderr.contains("  ✓ created a.txt"), "{stderr}");
@@ -342,13 +416,27 @@ fn a_one_shot_run_prints_each_step_as_a_line_with_no_escape_codes() {
 fn no_color_keeps_the_terminal_free_of_colour() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let _fake = fake_model(state.path(), [Turn::text("# Title\n\n**bold** `code`\n").into()]);
-    let tmux = open(state.path(), project.path(), 100, &[("NO_COLOR", Path::new("1"))]);
+    let _fake = fake_model(
+        state.path(),
+        [Turn::text("# Title\n\n**bold** `code`\n").into()],
+    );
+    let tmux = open(
+        state.path(),
+        project.path(),
+        100,
+        &[("NO_COLOR", Path::new("1"))],
+    );
     say(&tmux, "hi");
     tmux.wait_for("bold");
     let screen = tmux.screen_with_escapes();
-    assert!(!screen.contains("\x1b[3") && !screen.contains("\x1b[1m"), "{screen:?}");
-    assert!(screen.contains("**bold** `code`"), "written as it came: {screen}");
+    assert!(
+        !screen.contains("\x1b[3") && !screen.contains("\x1b[1m"),
+        "{screen:?}"
+    );
+    assert!(
+        screen.contains("**bold** `code`"),
+        "written as it came: {screen}"
+    );
 }
 
 #[test]
@@ -365,9 +453,18 @@ fn with_stdin_not_a_terminal_an_approval_says_how_to_answer_it_once() {
     assert!(answered.status.success());
     let out = finish(child);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let line = format!("answer from another terminal with `chock approve {}`", id.as_str());
+    let line = format!(
+        "answer from another terminal with `chock approve {}`",
+        id.as_str()
+    );
     assert_eq!(stderr.matches(&line).count(), 1, "said once: {stderr}");
-    assert!(stderr.contains(&format!("session {} is waiting for an answer: allow call.write_file?", id.as_str())), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "session {} is waiting for an answer: allow call.write_file?",
+            id.as_str()
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -390,8 +487,14 @@ fn a_command_cannot_move_the_cursor_or_retitle_the_window() {
     let tmux = open(state.path(), project.path(), 100, &[]);
     say(&tmux, "print");
     let screen = tmux.wait_for("Printed.");
-    assert!(screen.contains("^[]0;pwned^G^[[2J^[[Hclean"), "shown: {screen}");
-    assert!(screen.contains("› print"), "the screen was not cleared: {screen}");
+    assert!(
+        screen.contains("^[]0;pwned^G^[[2J^[[Hclean"),
+        "shown: {screen}"
+    );
+    assert!(
+        screen.contains("› print"),
+        "the screen was not cleared: {screen}"
+    );
     let title = tmux.run(&["display-message", "-p", "-t", "0", "#{pane_title}"]);
     assert!(!title.contains("pwned"), "the window was retitled: {title}");
 }
@@ -434,7 +537,12 @@ fn a_closed_terminal_ends_the_session_interrupted_and_keeps_its_log_and_workspac
     });
     assert_ended(&log, EndReason::Interrupted);
     let folded = fold_log(&log).unwrap();
-    assert_eq!(folded.problems.len(), 0, "the log is whole: {:?}", folded.problems);
+    assert_eq!(
+        folded.problems.len(),
+        0,
+        "the log is whole: {:?}",
+        folded.problems
+    );
     let workspace = folded.state.workspace.expect("a workspace").dir;
     assert!(workspace.is_dir(), "the workspace is kept");
 }

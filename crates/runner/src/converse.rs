@@ -18,9 +18,7 @@
 
 use std::cell::RefCell;
 
-use chock_log::event::{
-    Answer, ApprovalAnswer, Notice, TurnEnd as LogTurnEnd, UserMessage,
-};
+use chock_log::event::{Answer, ApprovalAnswer, Notice, TurnEnd as LogTurnEnd, UserMessage};
 use chock_log::{LogWriter, fold_log};
 
 use crate::history;
@@ -122,7 +120,8 @@ impl Talk<'_, '_> {
                 Ran::Gone => return Ok(None),
                 Ran::Cut => {
                     close_cut(writer)?;
-                    *conversation = history::from_fold(&fold_log(writer.borrow().path())?.state.conversation);
+                    *conversation =
+                        history::from_fold(&fold_log(writer.borrow().path())?.state.conversation);
                     None
                 }
                 Ran::Ended(end) if !interactive || ends_session(&end) => return Ok(Some(end)),

@@ -23,10 +23,12 @@ pub fn essential(tool: &str, arguments: &Value) -> String {
             .get("command")
             .and_then(Value::as_array)
             .map(|words| command_line(words))
-            .map(|line| match arguments.get("background").and_then(Value::as_bool) {
-                Some(true) => format!("{line} (in the background)"),
-                _ => line,
-            }),
+            .map(
+                |line| match arguments.get("background").and_then(Value::as_bool) {
+                    Some(true) => format!("{line} (in the background)"),
+                    _ => line,
+                },
+            ),
         "grep" => field("pattern").map(|pattern| match field("path") {
             Some(path) => format!("{pattern} in {path}"),
             None => pattern.to_owned(),
@@ -57,7 +59,9 @@ fn command_line(words: &[Value]) -> String {
     words
         .iter()
         .map(|word| {
-            let word = word.as_str().map_or_else(|| word.to_string(), str::to_owned);
+            let word = word
+                .as_str()
+                .map_or_else(|| word.to_string(), str::to_owned);
             let plain = !word.is_empty()
                 && word
                     .chars()
@@ -73,7 +77,9 @@ fn command_line(words: &[Value]) -> String {
 }
 
 fn scalar(value: &Value) -> String {
-    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned)
 }
 
 fn compact_json(value: &Value) -> String {
@@ -108,8 +114,15 @@ pub fn outcome(tool: &str, ok: bool, output: &str) -> Vec<String> {
     let summary = match tool {
         "grep" if output.starts_with("no line under") => "no matches".to_owned(),
         "grep" => {
-            let matches = output.lines().filter(|l| !l.starts_with("[more than")).count();
-            let more = if output.contains("[more than") { "+" } else { "" };
+            let matches = output
+                .lines()
+                .filter(|l| !l.starts_with("[more than"))
+                .count();
+            let more = if output.contains("[more than") {
+                "+"
+            } else {
+                ""
+            };
             format!("{matches}{more} matching lines")
         }
         "read_file" | "read_guidance" | "read_skill" | "read_memory" => format!("{lines} lines"),
@@ -137,7 +150,11 @@ fn command_outcome(output: &str) -> Vec<String> {
     } else {
         out.extend(printed[..ENDS].iter().map(|l| shorten(l, 160)));
         out.push(format!("… {} more lines …", printed.len() - 2 * ENDS));
-        out.extend(printed[printed.len() - ENDS..].iter().map(|l| shorten(l, 160)));
+        out.extend(
+            printed[printed.len() - ENDS..]
+                .iter()
+                .map(|l| shorten(l, 160)),
+        );
     }
     out
 }
@@ -197,13 +214,22 @@ mod tests {
     #[test]
     fn each_tool_is_named_by_its_essential_argument() {
         let cmd = json!({"command": ["sh", "-c", "echo 'hi there'"]});
-        assert_eq!(essential("run_command", &cmd), r#"sh -c 'echo '\''hi there'\'''"#);
-        assert_eq!(essential("write_file", &json!({"path": "a.txt", "content": "x"})), "a.txt");
+        assert_eq!(
+            essential("run_command", &cmd),
+            r#"sh -c 'echo '\''hi there'\'''"#
+        );
+        assert_eq!(
+            essential("write_file", &json!({"path": "a.txt", "content": "x"})),
+            "a.txt"
+        );
         assert_eq!(
             essential("grep", &json!({"pattern": "fn main", "path": "src"})),
             "fn main in src"
         );
-        assert_eq!(essential("update_plan", &json!({"items": [1, 2]})), "2 items");
+        assert_eq!(
+            essential("update_plan", &json!({"items": [1, 2]})),
+            "2 items"
+        );
         assert_eq!(essential("some_mcp_tool", &json!({"q": 1})), r#"{"q":1}"#);
     }
 
@@ -216,16 +242,32 @@ mod tests {
         );
         assert_eq!(
             outcome("run_command", true, &output),
-            ["exit status: 0", "line 1", "line 2", "… 5 more lines …", "line 8", "line 9"]
+            [
+                "exit status: 0",
+                "line 1",
+                "line 2",
+                "… 5 more lines …",
+                "line 8",
+                "line 9"
+            ]
         );
         let short = "exit status: 1\n--- stdout ---\n\n--- stderr ---\nno such file";
-        assert_eq!(outcome("run_command", false, short), ["exit status: 1", "no such file"]);
+        assert_eq!(
+            outcome("run_command", false, short),
+            ["exit status: 1", "no such file"]
+        );
     }
 
     #[test]
     fn grep_is_counted() {
-        assert_eq!(outcome("grep", true, "a:1:x\nb:2:x\n"), ["2 matching lines"]);
-        assert_eq!(outcome("grep", true, "no line under '.' matches 'q'\n"), ["no matches"]);
+        assert_eq!(
+            outcome("grep", true, "a:1:x\nb:2:x\n"),
+            ["2 matching lines"]
+        );
+        assert_eq!(
+            outcome("grep", true, "no line under '.' matches 'q'\n"),
+            ["no matches"]
+        );
     }
 
     #[test]
@@ -238,8 +280,7 @@ mod tests {
                 DiffLine::Context("a".into()),
                 DiffLine::Removed("b".into()),
                 DiffLine::Added("B".into()),
-                DiffLine::Context("c".into()),
-                DiffLine::Context("d".into()),
+                // Past the bound, neither changes nor their context.
                 DiffLine::More(2),
             ]
         );

@@ -118,7 +118,9 @@ impl Editor {
     fn pasted(&mut self, text: Option<Vec<u8>>, size: usize, out: &mut Vec<Fed>) {
         match text {
             Some(text) => {
-                let text = String::from_utf8_lossy(&text).replace("\r\n", "\n").replace('\r', "\n");
+                let text = String::from_utf8_lossy(&text)
+                    .replace("\r\n", "\n")
+                    .replace('\r', "\n");
                 self.text.push_str(&text);
             }
             None => out.push(Fed::Refused(size)),
@@ -208,7 +210,10 @@ mod tests {
         assert_eq!(editor.text(), "hello wörld");
         assert_eq!(editor.feed(b"\x17"), []);
         assert_eq!(editor.text(), "hello ");
-        assert_eq!(editor.feed(b"there\x1b[D\x1bOA\r"), [Fed::Line("hello there".into())]);
+        assert_eq!(
+            editor.feed(b"there\x1b[D\x1bOA\r"),
+            [Fed::Line("hello there".into())]
+        );
         assert_eq!(editor.text(), "");
         assert_eq!(editor.feed(b"x\x15\x04"), [Fed::Leave]);
     }

@@ -167,7 +167,7 @@ impl Person for Interface {
                 armed.set(true);
                 return;
             }
-            std::future::pending().await
+            std::future::pending::<()>().await;
         }
     }
 }
@@ -218,7 +218,10 @@ async fn chock(view: &Shared, args: &[&str], leave: Option<&Started>) {
         Err(err) => {
             view.borrow_mut().step(
                 Tone::Asks,
-                &format!("chock: cannot find this program to run `chock {}`: {err}", args.join(" ")),
+                &format!(
+                    "chock: cannot find this program to run `chock {}`: {err}",
+                    args.join(" ")
+                ),
             );
             return;
         }
@@ -234,13 +237,17 @@ async fn chock(view: &Shared, args: &[&str], leave: Option<&Started>) {
         None => match tokio::process::Command::new(program).args(args).spawn() {
             Ok(mut child) => match child.wait().await {
                 Ok(_) => None,
-                Err(err) => Some(format!("waiting for `chock {}` failed: {err}", args.join(" "))),
+                Err(err) => Some(format!(
+                    "waiting for `chock {}` failed: {err}",
+                    args.join(" ")
+                )),
             },
             Err(err) => Some(format!("cannot run `chock {}`: {err}", args.join(" "))),
         },
     };
     if let Some(said) = said {
-        view.borrow_mut().step(Tone::Asks, &format!("chock: {said}"));
+        view.borrow_mut()
+            .step(Tone::Asks, &format!("chock: {said}"));
     }
 }
 
@@ -252,25 +259,37 @@ fn show(view: &Shared, number: Option<usize>) {
         None if count > 0 => count - 1,
         Some(n) if (1..=count).contains(&n) => n - 1,
         _ => {
-            let line = format!("chock: there is no call {} to show; this session made {count}", number.unwrap_or(0));
+            let line = format!(
+                "chock: there is no call {} to show; this session made {count}",
+                number.unwrap_or(0)
+            );
             view.step(Tone::Asks, &line);
             return;
         }
     };
     let call = view.calls[at].clone();
-    let output = read_after(&view.log, EventId::NONE)
-        .ok()
-        .and_then(|batch| {
-            batch.events.iter().rev().find_map(|raw| match raw.parse().ok()?.body {
+    let output = read_after(&view.log, EventId::NONE).ok().and_then(|batch| {
+        batch
+            .events
+            .iter()
+            .rev()
+            .find_map(|raw| match raw.parse().ok()?.body {
                 EventBody::ToolResult(result) if result.call_id == call.call_id => {
                     Some(result.output)
                 }
                 _ => None,
             })
-        });
+    });
     let what = describe::essential(&call.tool, &call.arguments);
-    view.step(Tone::Bold, &format!("● {} {}", call.tool, clean::visible(&what)));
-    if let Some(content) = call.arguments.get("content").and_then(serde_json::Value::as_str) {
+    view.step(
+        Tone::Bold,
+        &format!("● {} {}", call.tool, clean::visible(&what)),
+    );
+    if let Some(content) = call
+        .arguments
+        .get("content")
+        .and_then(serde_json::Value::as_str)
+    {
         for line in content.lines() {
             view.step(Tone::Added, &format!("    + {}", clean::visible(line)));
         }

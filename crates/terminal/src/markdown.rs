@@ -50,7 +50,10 @@ fn inline(line: &str, looks: Looks) -> String {
     let mut numbers: Vec<Option<u64>> = Vec::new();
     let mut link: Vec<String> = Vec::new();
     let tone = |tones: &[Tone]| tones.last().copied().unwrap_or(Tone::Plain);
-    for event in Parser::new_ext(line, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS) {
+    for event in Parser::new_ext(
+        line,
+        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS,
+    ) {
         match event {
             Event::Start(Tag::Heading { .. } | Tag::Strong) => tones.push(Tone::Bold),
             Event::Start(Tag::Emphasis | Tag::Strikethrough) => tones.push(Tone::Italic),
@@ -132,9 +135,15 @@ mod tests {
         let mut md = Markdown::default();
         assert_eq!(strip(&md.line("## Next steps", COLOUR)), "Next steps");
         assert!(md.line("## Next steps", COLOUR).contains("\x1b[1m"));
-        assert_eq!(strip(&md.line("- run `sh check.sh`", COLOUR)), "• run sh check.sh");
+        assert_eq!(
+            strip(&md.line("- run `sh check.sh`", COLOUR)),
+            "• run sh check.sh"
+        );
         assert_eq!(strip(&md.line("3. third", COLOUR)), "3. third");
-        assert_eq!(strip(&md.line("  - nested **bold**", COLOUR)), "  • nested bold");
+        assert_eq!(
+            strip(&md.line("  - nested **bold**", COLOUR)),
+            "  • nested bold"
+        );
         assert_eq!(
             strip(&md.line("see [docs](https://x.invalid)", COLOUR)),
             "see docs (https://x.invalid)"
@@ -147,7 +156,10 @@ mod tests {
         md.line("```rust", COLOUR);
         let inside = md.line("# not a heading", COLOUR);
         assert_eq!(strip(&inside), "# not a heading");
-        assert!(inside.contains("\x1b[38;5;14m") || inside.contains("\x1b[36m"), "{inside:?}");
+        assert!(
+            inside.contains("\x1b[38;5;14m") || inside.contains("\x1b[36m"),
+            "{inside:?}"
+        );
         md.line("```", COLOUR);
         assert_eq!(strip(&md.line("# a heading", COLOUR)), "a heading");
     }

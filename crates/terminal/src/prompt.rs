@@ -202,7 +202,8 @@ impl Prompt {
             crate::clean::visible(&shown(line, cols))
         );
         if lines > 1 {
-            view.looks.paint(&mut text, Tone::Dim, &format!(" ({lines} lines)"));
+            view.looks
+                .paint(&mut text, Tone::Dim, &format!(" ({lines} lines)"));
         }
         view.screen.redraw(&text);
         view.screen.raw("\n");

@@ -79,7 +79,9 @@ mod tests {
 
     #[test]
     fn help_names_every_command() {
-        for name in ["/help", "/plan", "/usage", "/show", "/diff", "/apply", "/detach"] {
+        for name in [
+            "/help", "/plan", "/usage", "/show", "/diff", "/apply", "/detach",
+        ] {
             assert!(HELP.contains(name), "{name}");
         }
     }

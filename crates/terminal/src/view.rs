@@ -76,7 +76,9 @@ impl Shared {
 
     /// The view, for as long as the guard lives (never across an await).
     pub fn borrow_mut(&self) -> std::sync::MutexGuard<'_, View> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The same, for reading.
@@ -231,13 +233,17 @@ impl View {
                 self.show_plan();
             }
             EventBody::TitleSet(title) => self.title = Some(visible(&title.title).into_owned()),
-            EventBody::Notice(notice) => {
-                if !matches!(notice.subject.as_str(), "context" | "start") {
-                    self.step(Tone::Asks, &format!("  ! {}", visible(&notice.text)));
-                }
+            // What the start read is said by the start itself.
+            EventBody::Notice(notice)
+                if !matches!(notice.subject.as_str(), "context" | "start") =>
+            {
+                self.step(Tone::Asks, &format!("  ! {}", visible(&notice.text)));
             }
             EventBody::Compaction(_) => {
-                self.step(Tone::Dim, "  (the conversation so far was summarised to fit the model's context)");
+                self.step(
+                    Tone::Dim,
+                    "  (the conversation so far was summarised to fit the model's context)",
+                );
             }
             EventBody::TurnEnd(_) => {
                 self.screen.end_text();
@@ -285,7 +291,11 @@ impl View {
 
     fn decided(&mut self, decision: &Decision) {
         let shipped = decision.decision == "allow" && decision.layer == "default";
-        let Some(at) = decision.call_id.as_ref().and_then(|id| self.by_id.get(id).copied()) else {
+        let Some(at) = decision
+            .call_id
+            .as_ref()
+            .and_then(|id| self.by_id.get(id).copied())
+        else {
             // Of the decisions no call owns, only a connection's concern
             // the person (sandbox.jit and the like are read before the
             // first turn and said by the start).
@@ -340,7 +350,8 @@ impl View {
             line.push_str(&visible(&what));
         }
         if let Some(decided) = decided {
-            self.looks.paint(&mut line, Tone::Asks, &format!(" · {decided}"));
+            self.looks
+                .paint(&mut line, Tone::Asks, &format!(" · {decided}"));
         }
         self.screen.line(&line);
         if let Some(lines) = self.write_diff(&shown) {
@@ -366,7 +377,10 @@ impl View {
         let field = |name: &str| shown.arguments.get(name).and_then(Value::as_str);
         let path = field("path")?;
         let (old, new) = match shown.tool.as_str() {
-            "write_file" => (read_beneath(&self.root, path)?, field("content")?.to_owned()),
+            "write_file" => (
+                read_beneath(&self.root, path)?,
+                field("content")?.to_owned(),
+            ),
             "edit_file" => {
                 let (from, to) = (field("old_text")?, field("new_text")?);
                 match read_beneath(&self.root, path) {
@@ -393,7 +407,11 @@ impl View {
             .map(|&at| self.calls[at].tool.clone())
             .unwrap_or_default();
         let mut lines = outcome(&tool, result.ok, &result.output).into_iter();
-        let (mark, tone) = if result.ok { ("✓", Tone::Added) } else { ("✗", Tone::Removed) };
+        let (mark, tone) = if result.ok {
+            ("✓", Tone::Added)
+        } else {
+            ("✗", Tone::Removed)
+        };
         let first = lines.next().unwrap_or_default();
         let mut line = format!("  {} ", self.looks.painted(tone, mark));
         line.push_str(&visible(&first));
@@ -540,7 +558,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read_beneath(root.path(), "a.txt").as_deref(), Some("old\n"));
-        assert_eq!(read_beneath(root.path(), "/workspace/a.txt").as_deref(), Some("old\n"));
+        assert_eq!(
+            read_beneath(root.path(), "/workspace/a.txt").as_deref(),
+            Some("old\n")
+        );
         assert_eq!(read_beneath(root.path(), "new.txt").as_deref(), Some(""));
         assert_eq!(read_beneath(root.path(), "link"), None);
         assert_eq!(read_beneath(root.path(), "fifo"), None);

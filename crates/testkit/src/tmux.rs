@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-
 /// How long a test waits for the screen to show something.
 pub const SCREEN_WAIT: Duration = Duration::from_secs(30);
 
@@ -132,7 +131,10 @@ impl Tmux {
                 return found;
             }
             if std::time::Instant::now() > deadline {
-                panic!("timed out waiting for {what}; the screen:\n{}", self.screen());
+                panic!(
+                    "timed out waiting for {what}; the screen:\n{}",
+                    self.screen()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -148,10 +150,13 @@ impl Tmux {
 
     /// Waits until `text` is shown `times` times; the screen then.
     pub fn wait_for_times(&self, text: &str, times: usize) -> String {
-        self.until(&format!("the screen to show {text:?} {times} times"), || {
-            let screen = self.screen();
-            (screen.matches(text).count() >= times).then_some(screen)
-        })
+        self.until(
+            &format!("the screen to show {text:?} {times} times"),
+            || {
+                let screen = self.screen();
+                (screen.matches(text).count() >= times).then_some(screen)
+            },
+        )
     }
 
     /// The program's pid in the window.
@@ -174,7 +179,13 @@ impl Tmux {
         self.until("the program to exit", || {
             let out = self
                 .command()
-                .args(["display-message", "-p", "-t", "0", "#{pane_dead} #{pane_dead_status}"])
+                .args([
+                    "display-message",
+                    "-p",
+                    "-t",
+                    "0",
+                    "#{pane_dead} #{pane_dead_status}",
+                ])
                 .output()
                 .ok()?;
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
