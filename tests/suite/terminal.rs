@@ -560,3 +560,37 @@ fn a_paste_of_a_megabyte_is_refused_and_the_line_kept() {
     tmux.wait_for("Got it.");
     assert_eq!(last_user_text(&fake, 0), "keep this");
 }
+
+#[test]
+fn slash_diff_and_apply_run_the_workspace_commands_on_the_terminal() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let _fake = fake_model(
+        state.path(),
+        [
+            Turn::text("")
+                .call(
+                    "w1",
+                    "write_file",
+                    &json!({"path": "README.md", "content": "hello from the session\n"}),
+                )
+                .into(),
+            Turn::text("Wrote it.").into(),
+        ],
+    );
+    let tmux = open(state.path(), project.path(), 120, &[]);
+    say(&tmux, "write hello");
+    at_prompt(&tmux, 2);
+    say(&tmux, "/diff");
+    let screen = at_prompt(&tmux, 3);
+    assert!(
+        screen.contains("+hello from the session") && screen.contains("-# test project"),
+        "chock workspace diff ran here: {screen}"
+    );
+    say(&tmux, "/apply");
+    let screen = at_prompt(&tmux, 4);
+    let said = &screen[screen.rfind("› /apply").unwrap()..];
+    assert!(said.contains("chock"), "chock workspace apply ran here: {said}");
+    tmux.keys(&["C-d"]);
+    assert_eq!(tmux.wait_for_exit(), 0, "{screen}");
+}
