@@ -73,16 +73,6 @@ fn the_log(state: &Path) -> PathBuf {
     })
 }
 
-/// Waits until the log at `log` holds an event of `kind`.
-fn wait_for_event(log: &Path, kind: &str) {
-    wait_for(WITHIN, &format!("a {kind} event"), || {
-        log_values(log)
-            .iter()
-            .any(|e| e["type"] == kind)
-            .then_some(())
-    });
-}
-
 /// The screen with what changes from run to run put as words (the
 /// session's id, the state directory) or left out (the notices, which name
 /// the machine's sandbox layers and a commit; tmux's own last line), for
@@ -94,7 +84,9 @@ fn steady(screen: &str, state: &Path, id: &str) -> String {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim_end)
-        .filter(|l| !l.starts_with("  ! ") && !l.starts_with("Pane is dead"))
+        .filter(|l| {
+            !l.starts_with("  ! ") && !l.starts_with("Pane is dead") && !l.starts_with("[exited ")
+        })
         .collect();
     let mut text = lines.join("\n");
     text.truncate(text.trim_end().len());
@@ -232,8 +224,11 @@ fn ctrl_c_cuts_a_slow_command_short_and_the_session_goes_on() {
     let tmux = open(state.path(), project.path(), 100, &[]);
     say(&tmux, "wait");
     let log = the_log(state.path());
-    wait_for_event(&log, "tool.call");
-    tmux.wait_for("running sh -c");
+    // Ctrl-C is SIGINT to the terminal's foreground group: pressed while
+    // the sandbox is being built, it stops the helpers building it too.
+    wait_for(WITHIN, "the command to run", || {
+        running_with(&marker).then_some(())
+    });
     tmux.keys(&["C-c"]);
     let screen = tmux.wait_for("the turn was abandoned and the session goes on");
     assert!(screen.contains("✗ this call was cut short"), "{screen}");
@@ -590,7 +585,53 @@ fn slash_diff_and_apply_run_the_workspace_commands_on_the_terminal() {
     say(&tmux, "/apply");
     let screen = at_prompt(&tmux, 4);
     let said = &screen[screen.rfind("› /apply").unwrap()..];
-    assert!(said.contains("chock"), "chock workspace apply ran here: {said}");
+    assert!(
+        said.contains("chock"),
+        "chock workspace apply ran here: {said}"
+    );
     tmux.keys(&["C-d"]);
     assert_eq!(tmux.wait_for_exit(), 0, "{screen}");
+}
+
+#[test]
+fn two_ctrl_c_in_a_row_during_a_turn_cut_it_and_leave() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let marker = format!("sleep 600 # {}", state.path().display());
+    let _fake = fake_model(
+        state.path(),
+        [Turn::text("")
+            .call(
+                "s1",
+                "run_command",
+                &json!({"command": ["sh", "-c", marker]}),
+            )
+            .into()],
+    );
+    let tmux = open(state.path(), project.path(), 100, &[]);
+    say(&tmux, "wait");
+    let log = the_log(state.path());
+    wait_for(WITHIN, "the command to run", || {
+        running_with(&marker).then_some(())
+    });
+    tmux.keys(&["C-c"]);
+    // The second, as soon as the cut is in the log: whether or not the
+    // prompt is up yet, it is not lost. (Two SIGINTs closer together than
+    // the session takes to see the first are one signal to the kernel.)
+    wait_for(WITHIN, "the cut in the log", || {
+        log_values(&log)
+            .iter()
+            .any(|e| e["type"] == "notice" && e["subject"] == "turn")
+            .then_some(())
+    });
+    tmux.keys(&["C-c"]);
+    assert_eq!(tmux.wait_for_exit(), 0);
+    let events = log_values(&log);
+    assert!(
+        all_of(&events, "tool.result")
+            .iter()
+            .any(|r| r["output"].as_str().unwrap().contains("cut short")),
+        "{events:?}"
+    );
+    assert_ended(&log, EndReason::Done);
 }

@@ -21,6 +21,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod clean;
+mod ctrl_c;
 pub mod describe;
 pub mod editor;
 pub mod markdown;
@@ -37,6 +38,7 @@ use std::rc::Rc;
 use chock_log::{EventBody, EventId, Tap, read_after};
 use chock_runner::person::{Begun, Next, Person};
 
+use crate::ctrl_c::CtrlC;
 use crate::prompt::{Prompt, Read};
 use crate::screen::Screen;
 use crate::slash::{HELP, Slash};
@@ -51,6 +53,7 @@ pub struct Interface {
     prompt: Option<Prompt>,
     /// The last thing the person did was a Ctrl-C.
     armed: Rc<Cell<bool>>,
+    ctrl_c: CtrlC,
     started: Started,
 }
 
@@ -88,6 +91,7 @@ impl Interface {
             view: Shared::new(View::new(screen, looks, false, is_tty(std::io::stdin()))),
             prompt: None,
             armed: Rc::default(),
+            ctrl_c: CtrlC::default(),
             started: Started::default(),
         }
     }
@@ -105,6 +109,7 @@ impl Interface {
             view: Shared::new(View::new(screen, looks, true, true)),
             prompt: Some(prompt),
             armed: Rc::default(),
+            ctrl_c: CtrlC::default(),
             started: Started::default(),
         })
     }
@@ -122,6 +127,11 @@ impl Person for Interface {
     }
 
     fn begin(&mut self, begun: &Begun<'_>) -> Option<Tap> {
+        // Inside the runtime now: Ctrl-C is the person's from here on (a
+        // session that is not interactive leaves it to end the session).
+        if self.prompt.is_some() {
+            self.ctrl_c.listen();
+        }
         self.view
             .borrow_mut()
             .begin(begun.id.as_str(), begun.model, begun.root, begun.log);
@@ -144,7 +154,7 @@ impl Person for Interface {
                 let status = format!("── {}", view.status_text());
                 view.step(Tone::Dim, &status);
             }
-            match prompt.read(&self.view, &self.armed).await {
+            match prompt.read(&self.view, &self.armed, &self.ctrl_c).await {
                 Read::Leave => return Next::Leave,
                 Read::Gone => return Next::Gone,
                 Read::Line(line) => match slash::parse(&line) {
@@ -161,13 +171,10 @@ impl Person for Interface {
 
     fn cut(&self) -> impl Future<Output = ()> + 'static {
         let armed = Rc::clone(&self.armed);
-        let cuts = self.prompt.is_some();
+        let ctrl_c = self.ctrl_c.clone();
         async move {
-            if cuts && tokio::signal::ctrl_c().await.is_ok() {
-                armed.set(true);
-                return;
-            }
-            std::future::pending::<()>().await;
+            ctrl_c.pressed().await;
+            armed.set(true);
         }
     }
 }

@@ -12,11 +12,11 @@
 
 use std::cell::Cell;
 use std::os::fd::{AsFd, OwnedFd};
-use std::rc::Rc;
 
 use rustix::termios::{LocalModes, OptionalActions, SpecialCodeIndex, Termios};
 use tokio::io::unix::AsyncFd;
 
+use crate::ctrl_c::CtrlC;
 use crate::editor::{Editor, Fed, MAX_MESSAGE, shown};
 use crate::screen::width;
 use crate::style::Tone;
@@ -108,7 +108,7 @@ impl Prompt {
     /// Reads one line. `armed` is set when the last thing the person did
     /// was a Ctrl-C (one that cut a turn short counts): a Ctrl-C then, on
     /// an empty line, leaves; any other clears the line and says so.
-    pub(crate) async fn read(&mut self, view: &Shared, armed: &Rc<Cell<bool>>) -> Read {
+    pub(crate) async fn read(&mut self, view: &Shared, armed: &Cell<bool>, ctrl_c: &CtrlC) -> Read {
         let Some(input) = self.input() else {
             return Read::Gone;
         };
@@ -121,10 +121,7 @@ impl Prompt {
                     Some(bytes) => self.editor.feed(&bytes),
                     None => break Read::Gone,
                 },
-                interrupted = tokio::signal::ctrl_c() => {
-                    if interrupted.is_err() {
-                        std::future::pending::<()>().await;
-                    }
+                () = ctrl_c.pressed() => {
                     if armed.get() && self.editor.text().is_empty() {
                         break Read::Leave;
                     }

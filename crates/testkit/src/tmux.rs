@@ -46,7 +46,20 @@ impl Tmux {
         for (name, value) in env {
             command.arg("-e").arg(format!("{name}={}", value.display()));
         }
-        command.arg("--").arg(program).args(args);
+        // The program runs under a shell that says how it exited: tmux,
+        // started from a test, does not always reap its pane's process in
+        // time to say so itself. The shell keeps Ctrl-C (SIGINT to the
+        // whole foreground group) from ending it; the program's own
+        // handling is unchanged (a trapped signal is reset by exec).
+        command
+            .args([
+                "--",
+                "sh",
+                "-c",
+                r#"trap : INT; "$0" "$@"; echo "[exited $?]""#,
+            ])
+            .arg(program)
+            .args(args);
         tmux.check(command.output(), "new-session");
         tmux.run(&["set-option", "-g", "remain-on-exit", "on"]);
         tmux
@@ -159,38 +172,20 @@ impl Tmux {
         )
     }
 
-    /// The program's pid in the window.
-    #[must_use]
-    pub fn pid(&self) -> i32 {
-        let pid = self.run(&["display-message", "-p", "-t", "0", "#{pane_pid}"]);
-        pid.trim()
-            .parse()
-            .unwrap_or_else(|err| panic!("tmux gave no pane pid ({pid:?}): {err}"))
-    }
-
     /// Closes the window as a person closing the terminal does: the
     /// program gets SIGHUP.
     pub fn close(&self) {
         self.run(&["kill-window", "-t", "0"]);
     }
 
-    /// Waits for the program to exit; the exit status tmux saw.
+    /// Waits for the program to exit; its exit status, as the shell it
+    /// runs under says it.
     pub fn wait_for_exit(&self) -> i32 {
         self.until("the program to exit", || {
-            let out = self
-                .command()
-                .args([
-                    "display-message",
-                    "-p",
-                    "-t",
-                    "0",
-                    "#{pane_dead} #{pane_dead_status}",
-                ])
-                .output()
-                .ok()?;
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let mut words = text.split_whitespace();
-            (words.next() == Some("1")).then(|| words.next()?.parse().ok())?
+            let screen = self.screen();
+            let at = screen.rfind("[exited ")?;
+            let rest = &screen[at + "[exited ".len()..];
+            rest[..rest.find(']')?].parse().ok()
         })
     }
 }
