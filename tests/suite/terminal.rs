@@ -635,3 +635,39 @@ fn two_ctrl_c_in_a_row_during_a_turn_cut_it_and_leave() {
     );
     assert_ended(&log, EndReason::Done);
 }
+
+#[test]
+fn ask_user_is_answered_by_typing_in_place() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let fake = fake_model(
+        state.path(),
+        [
+            Turn::text("")
+                .call(
+                    "q1",
+                    "ask_user",
+                    &json!({"question": "Which name should the greeting use?"}),
+                )
+                .into(),
+            Turn::text("Greeting Ada.").into(),
+        ],
+    );
+    let tmux = open(state.path(), project.path(), 120, &[]);
+    say(&tmux, "greet someone");
+    let screen = tmux.wait_for("your answer: ");
+    assert!(
+        screen.contains("Which name should the greeting use?"),
+        "{screen}"
+    );
+    say(&tmux, "Ada");
+    let screen = at_prompt(&tmux, 2);
+    assert!(screen.contains("↳ answered: Ada (by terminal)"), "{screen}");
+    let sent = fake.wait_for_requests(2, WITHIN)[1].json();
+    assert!(
+        sent.to_string().contains("Ada"),
+        "the model reads the answer: {sent}"
+    );
+    tmux.keys(&["C-d"]);
+    assert_eq!(tmux.wait_for_exit(), 0);
+}
