@@ -671,3 +671,37 @@ fn ask_user_is_answered_by_typing_in_place() {
     tmux.keys(&["C-d"]);
     assert_eq!(tmux.wait_for_exit(), 0);
 }
+
+#[test]
+fn chock_approve_from_another_terminal_wins_and_this_one_is_told() {
+    let state = tempfile::tempdir().unwrap();
+    let project = ask_write_project();
+    let _fake = fake_model(
+        state.path(),
+        [
+            super::kit::write_x("w1").into(),
+            Turn::text("Wrote x.").into(),
+        ],
+    );
+    let tmux = open(state.path(), project.path(), 120, &[]);
+    say(&tmux, "write x");
+    tmux.wait_for("allow it? [y/n]");
+    let (id, _, _) = super::kit::wait_for_pending(state.path());
+    let answered = approve(state.path(), id.as_str(), "y\n");
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    let screen = at_prompt(&tmux, 2);
+    assert!(
+        screen.contains("(answered through approve.sock)"),
+        "{screen}"
+    );
+    assert!(screen.contains("↳ allowed (by approve.sock)"), "{screen}");
+    assert!(screen.contains("Wrote x."), "{screen}");
+    tmux.keys(&["C-d"]);
+    assert_eq!(tmux.wait_for_exit(), 0);
+    let events = log_values(&only_log(state.path()));
+    assert_eq!(first_of(&events, "approval.answer")["by"], "approve.sock");
+}
