@@ -236,4 +236,5 @@ mod keepalive;
 mod lsp_edit;
 mod mcp_start;
 mod prompt_cache;
+mod terminal;
 mod tool_calls;

@@ -48,6 +48,7 @@ mod stop_session;
 mod subagents;
 mod style_session;
 mod sync_cli;
+mod terminal;
 mod usage;
 mod web_tools;
 mod workspace;

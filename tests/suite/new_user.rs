@@ -53,7 +53,7 @@ fn a_command_line_that_does_not_say_what_to_do_exits_2() {
     for (args, says) in [
         (
             &["run", "."][..],
-            "give the project directory and the message",
+            "give the message, or run `chock run <project dir>` on a terminal",
         ),
         (&["serve", "--daemon", "bogus::"], "is not a daemon address"),
         (

@@ -60,7 +60,7 @@ fn a_session_edits_a_file_and_its_log_folds_to_done() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "Changing the greeting.The greeting now says hello, world.\n"
+        "Changing the greeting.\nThe greeting now says hello, world.\n"
     );
     assert!(stderr.contains("ended: done"), "{stderr}");
     // The edit is made in the session's workspace, not in the project.
@@ -208,7 +208,7 @@ fn a_script_provider_runs_a_whole_session_offline() {
     assert_success(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "Writing hello.txt.hello.txt says hello.\n"
+        "Writing hello.txt.\nhello.txt says hello.\n"
     );
     let folded = fold_log(&only_log(state.path())).unwrap();
     // Written in the session's workspace, not in the project.

@@ -42,4 +42,4 @@ pub use paths::{FindError, PathError, StateDir};
 pub use reader::{ReadBatch, ReadError, ReadProblem, read_after, read_page};
 pub use row::{RowStatus, SessionRow};
 pub use time::Timestamp;
-pub use writer::{LogWriter, WriteError};
+pub use writer::{LogWriter, Tap, WriteError};

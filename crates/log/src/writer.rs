@@ -99,6 +99,24 @@ pub struct LogWriter {
     last_id: EventId,
     len: u64,
     buf: Vec<u8>,
+    tap: Option<Tap>,
+}
+
+/// Told each event once it is in the log, in order: what a terminal shows
+/// of a session is what the log records, the moment it records it.
+pub struct Tap(Box<dyn FnMut(&Event) + Send>);
+
+impl Tap {
+    /// A tap that hands each appended event to `see`.
+    pub fn new(see: impl FnMut(&Event) + Send + 'static) -> Tap {
+        Tap(Box::new(see))
+    }
+}
+
+impl std::fmt::Debug for Tap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tap")
+    }
 }
 
 impl LogWriter {
@@ -169,12 +187,18 @@ impl LogWriter {
             last_id,
             len: complete,
             buf: Vec::with_capacity(4096),
+            tap: None,
         })
     }
 
     /// The log's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Hands every event appended from now on to `tap`, once it is written.
+    pub fn set_tap(&mut self, tap: Tap) {
+        self.tap = Some(tap);
     }
 
     /// The id of the last event in the log (0 when it is empty).
@@ -203,6 +227,9 @@ impl LogWriter {
             self.sync()?;
         }
         crate::unsettled::after_append(&self.path, &event.body);
+        if let Some(Tap(see)) = &mut self.tap {
+            see(&event);
+        }
         Ok(event)
     }
 

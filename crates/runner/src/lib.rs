@@ -18,6 +18,7 @@ mod compact;
 pub mod config;
 pub mod context;
 pub mod devices;
+mod converse;
 mod guard;
 mod handover;
 mod history;
@@ -26,6 +27,7 @@ mod lsp;
 mod mcp;
 mod net;
 mod plugins;
+pub mod person;
 /// The model wire formats, a crate of their own (`chock-providers`).
 pub use chock_providers as provider;
 /// The tools, a crate of their own (`chock-tools`).

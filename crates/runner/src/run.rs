@@ -12,6 +12,7 @@ use chock_log::{SessionId, StateDir};
 use crate::compact;
 use crate::config::{Config, ConfigError, ProviderConfig};
 use crate::context::{Sources, StartContext};
+use crate::person::Person;
 use crate::provider::{Provider, ProviderError};
 use crate::review::Reviewer;
 use crate::session::{SessionError, SessionOutcome, SessionSetup};
@@ -92,8 +93,10 @@ pub enum RunError {
     Style(chock_style::CompileError),
 }
 
-/// Runs one session to its end, handing streamed text to `on_text`.
-pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOutcome, RunError> {
+/// Runs one session to its end for `person`: shown the streamed text and,
+/// when it asks, every event; asked for each next message when it is
+/// interactive.
+pub fn run(options: &RunOptions, person: impl Person) -> Result<SessionOutcome, RunError> {
     let lineage = match &options.parent {
         Some(parent) => Some(crate::subagent::Lineage::resolve(
             &options.state,
@@ -203,8 +206,8 @@ pub fn run(options: &RunOptions, on_text: impl FnMut(&str)) -> Result<SessionOut
     // removed. A failure to install a handler leaves that signal with its
     // default effect (the process dies, and the log shows no ending): the
     // session is still worth running.
-    let interrupt = interrupted();
-    let session = start(&setup, options, carried.as_ref(), on_text, interrupt);
+    let interrupt = interrupted(!person.interactive());
+    let session = start(&setup, options, carried.as_ref(), person, interrupt);
     Ok(runtime.block_on(session)?)
 }
 
@@ -229,9 +232,10 @@ async fn dev_shell_of(
     }
 }
 
-/// Completes when the person presses Ctrl-C or the process gets SIGTERM or
-/// SIGHUP, saying which.
-async fn interrupted() -> crate::turn::Interruption {
+/// Completes when the process gets SIGTERM or SIGHUP, or, when `ctrl_c`
+/// (a session that is not interactive, where Ctrl-C ends the session
+/// rather than its turn), when the person presses Ctrl-C; saying which.
+async fn interrupted(ctrl_c: bool) -> crate::turn::Interruption {
     use crate::turn::Interruption;
     use tokio::signal::unix::{SignalKind, signal};
     let wait = |kind| async move {
@@ -240,8 +244,14 @@ async fn interrupted() -> crate::turn::Interruption {
             Err(_) => std::future::pending().await,
         }
     };
+    let person = async {
+        match ctrl_c {
+            true => tokio::signal::ctrl_c().await,
+            false => std::future::pending().await,
+        }
+    };
     tokio::select! {
-        Ok(()) = tokio::signal::ctrl_c() => Interruption::Person,
+        Ok(()) = person => Interruption::Person,
         _ = wait(SignalKind::terminate()) => Interruption::Signal("SIGTERM"),
         _ = wait(SignalKind::hangup()) => Interruption::Signal("SIGHUP"),
     }
@@ -308,11 +318,14 @@ async fn start(
     setup: &SessionSetup<'_>,
     options: &RunOptions,
     carried: Option<&crate::workspace::session::Resolved>,
-    on_text: impl FnMut(&str),
+    person: impl Person,
     interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<SessionOutcome, crate::workspace::session::StartError> {
     if let Some(lineage) = setup.agents.and_then(|a| a.lineage.as_ref()) {
+        // A subagent is never interactive: its one task, then its answer.
+        let mut person = person;
         let id = options.session_id.clone().unwrap_or_default();
+        let on_text = |delta: &str| person.text(delta);
         let outcome =
             crate::subagent::run_child(setup, lineage, id, &options.message, on_text, interrupt)
                 .await?;
@@ -325,7 +338,7 @@ async fn start(
                 adopt: c.adopt,
                 message: (!options.message.is_empty()).then_some(options.message.as_str()),
             };
-            crate::workspace::session::run_carried_on(setup, &carry, on_text, interrupt)
+            crate::workspace::session::run_carried_on(setup, &carry, person, interrupt)
                 .await?
                 .0
         }
@@ -335,7 +348,7 @@ async fn start(
                 &options.message,
                 options.allow_dirty,
                 options.session_id.clone(),
-                on_text,
+                person,
                 interrupt,
             )
             .await?

@@ -33,10 +33,11 @@ use crate::judge::{Judge, decision_event};
 use chock_tools::net::NetSetup;
 
 use crate::net;
+use crate::person::{Begun, Person};
 use crate::provider::{AssistantTurn, Message, Provider, ToolCall};
 use crate::review::Reviewer;
 use crate::stop::StopCheck;
-use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits, run_turn};
+use crate::turn::{Gate, Interruption, TurnContext, TurnEnd, TurnHooks, TurnLimits};
 use crate::workspace::{Opened, Pending, WorkspaceError};
 use chock_tools::{
     Call, Commands, Decide, Effect, LspServers, McpTools, Offered, PlanStatus, SessionTools,
@@ -133,7 +134,7 @@ pub enum SessionError {
     Checkout(WorkspaceError),
 }
 
-/// Starts a new session with `message` and runs it to its end. `on_text`
+/// Starts a new session with `message` and runs it to its end. `person`
 /// sees the model's text as it streams. When `interrupt` completes (Ctrl-C,
 /// for `chock run`) the turn is abandoned at its next wait and the session
 /// ends `interrupted`; tools run between waits, so a tool call is never left
@@ -141,7 +142,7 @@ pub enum SessionError {
 pub async fn run_new(
     setup: &SessionSetup<'_>,
     message: &str,
-    on_text: impl FnMut(&str),
+    person: impl Person,
     interrupt: impl Future<Output = impl Into<Interruption>>,
 ) -> Result<SessionOutcome, SessionError> {
     let workspace = Workspace::new(setup.project).map_err(|err| SessionError::Workspace {
@@ -172,7 +173,7 @@ pub async fn run_new(
             checkout: Checkout::Ready(None),
             conversation,
         },
-        on_text,
+        person,
         interrupt,
     )
     .await?;
@@ -248,16 +249,26 @@ impl Checkout {
 pub(crate) async fn drive(
     setup: &SessionSetup<'_>,
     opening: Opening,
-    on_text: impl FnMut(&str),
+    person: impl Person,
     interrupt: impl Future<Output = impl Into<Interruption>>,
 ) -> Result<(SessionOutcome, Option<Opened>), SessionError> {
     let Opening {
-        writer,
+        mut writer,
         id,
         root,
         checkout,
         mut conversation,
     } = opening;
+    let mut person = person;
+    let begun = Begun {
+        id: &id,
+        model: setup.model_label,
+        root: &root,
+        log: writer.path(),
+    };
+    if let Some(tap) = person.begin(&begun) {
+        writer.set_tap(tap);
+    }
     let workspace = checkout.workspace(root)?;
     // sandbox.jit is read before the first turn, where nobody can be asked:
     // only allow turns write-xor-execute off.
@@ -355,7 +366,7 @@ pub(crate) async fn drive(
             setup.context_tokens,
         ),
         checkout,
-        on_text,
+        person,
         say: setup.say,
         thought: 0,
         said_unknown: std::collections::BTreeSet::new(),
@@ -376,6 +387,7 @@ pub(crate) async fn drive(
     // the session ends interrupted; tools run between waits, so no call is
     // half recorded. The network's records are appended as they come, and
     // handover asks taken, beside the turn (answered at its boundaries).
+    let mut turn_closed = false;
     let end = match start_servers(
         setup,
         &mut hooks,
@@ -387,14 +399,15 @@ pub(crate) async fn drive(
     {
         Err(err) => return Err(settled_after(&mut hooks, err)),
         Ok(Some(end)) => Ok(Some(end)),
-        Ok(None) => tokio::select! {
-            end = run_turn(&cx, &mut conversation, &mut hooks) => end.map(Some),
-            why = &mut interrupt => Ok(Some(TurnEnd::Interrupted(why))),
-            recorded = net::record(&mut net_records, &writer, &judge) => {
-                recorded.map(|()| None).map_err(SessionError::from)
-            }
-            never = handover.serve() => match never {},
-        },
+        Ok(None) => {
+            let talk = crate::converse::Talk {
+                cx: &cx,
+                net_records: &mut net_records,
+                turn_closed: &mut turn_closed,
+            };
+            talk.run(&mut conversation, &mut hooks, interrupt.as_mut())
+                .await
+        }
     };
     let (end, opened) = hooks.settled(end)?;
     drop(hooks);
@@ -408,7 +421,15 @@ pub(crate) async fn drive(
     if !matches!(end, Ok(Some(TurnEnd::HandOver))) {
         beside.end(&mut writer.borrow_mut())?;
     }
-    let outcome = close(writer.into_inner(), id, end, approvals, handover).await?;
+    let outcome = close(
+        writer.into_inner(),
+        id,
+        end,
+        approvals,
+        handover,
+        turn_closed,
+    )
+    .await?;
     Ok((outcome, opened))
 }
 
@@ -626,16 +647,20 @@ fn judge_for<'s>(
     )
 }
 
-/// Ends the turn in the log and the session with its reason, or hands it
-/// over when a client confirmed.
+/// Ends the turn in the log (unless `turn_closed`: an interactive session
+/// ended its last turn already, and the person left at the prompt) and the
+/// session with its reason, or hands it over when a client confirmed.
 async fn close(
     mut writer: LogWriter,
     id: SessionId,
     end: TurnOrCheckout,
     approvals: ApproveSocket,
     handover: HandoverSocket,
+    turn_closed: bool,
 ) -> Result<SessionOutcome, SessionError> {
-    writer.append(LogTurnEnd {})?;
+    if !turn_closed {
+        writer.append(LogTurnEnd {})?;
+    }
     let end = match end {
         Ok(end) => end,
         Err(err) => {
@@ -785,7 +810,7 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) compaction: Compactor<'w>,
     /// The workspace's checkout, waited for before anything depends on it.
     pub(crate) checkout: Checkout,
-    pub(crate) on_text: F,
+    pub(crate) person: F,
     /// Where sentences for the person at the terminal go.
     pub(crate) say: fn(&str),
     /// Characters of thinking streamed in the current model call.
@@ -849,11 +874,11 @@ impl<F> LogHooks<'_, F> {
     }
 }
 
-impl<F: FnMut(&str)> TurnHooks for LogHooks<'_, F> {
+impl<F: Person> TurnHooks for LogHooks<'_, F> {
     type Error = SessionError;
 
     fn text(&mut self, delta: &str) {
-        (self.on_text)(delta);
+        self.person.text(delta);
     }
 
     fn thinking(&mut self, delta: &str) {

@@ -25,6 +25,7 @@ mod other_user;
 mod project;
 mod rerun;
 mod site;
+mod tmux;
 mod wait;
 
 pub use background::{Serving, Stopped, serve_in_background};
@@ -42,6 +43,7 @@ pub use other_user::{OTHER_USER, exchange_as_other_user, other_uid};
 pub use project::{TempProject, git, git_repo};
 pub use rerun::{NoRerun, Rerun};
 pub use site::{Page, Site};
+pub use tmux::{SCREEN_WAIT, Tmux};
 pub use wait::{wait_for, wait_for_async, wait_for_async_probe};
 
 /// Runs `command` to its end and returns its stdout; panics naming `what`

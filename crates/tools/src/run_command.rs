@@ -581,13 +581,14 @@ impl Commands {
             }
             started
         } else {
+            let mut child = Foreground(child);
             let ran = match &push {
                 // The sockets answer while the push runs, and only then.
                 Some(push) => tokio::select! {
-                    ran = collect(&mut child, args.timeout()) => ran,
+                    ran = collect(&mut child.0, args.timeout()) => ran,
                     never = push.serve() => match never {},
                 },
-                None => collect(&mut child, args.timeout()).await,
+                None => collect(&mut child.0, args.timeout()).await,
             };
             drop(router);
             let mut output = match ran {
@@ -623,6 +624,20 @@ impl Commands {
             });
         }
         output
+    }
+}
+
+/// A command the call waits for. A call dropped before the command ends
+/// (the person cut the turn short) kills it and reaps it, so nothing the
+/// abandoned call started goes on changing the workspace.
+struct Foreground(SandboxChild);
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 }
 

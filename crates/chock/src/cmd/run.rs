@@ -1,6 +1,5 @@
 //! `chock run`: one session, in the foreground.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,6 +8,7 @@ use chock_log::event::EndReason;
 use chock_log::{SessionId, StateDir};
 use chock_runner::workspace::kept_notes;
 use chock_runner::{CarryOn, RunOptions, default_config_path, run as run_session};
+use chock_terminal::Interface;
 
 use crate::exit;
 
@@ -24,9 +24,18 @@ use crate::exit;
 ///
 /// The model comes from the operator config,
 /// `$XDG_CONFIG_HOME/chock/config.zon` (`.model = "instance/model"`, see
-/// docs/providers.md), unless --model names one. The model's text is printed
-/// as it arrives; the session's id and how it ended go to stderr. Ctrl-C
-/// abandons the turn and ends the session as interrupted. Exit code 0 when
+/// docs/providers.md), unless --model names one.
+///
+/// With no message, on a terminal, the session is interactive: a prompt
+/// for each message, the model's text rendered as it streams, each tool
+/// call a line with its outcome, questions answered in place, slash
+/// commands (/help lists them); Ctrl-C interrupts the turn and the session
+/// stays; Ctrl-D, or Ctrl-C twice at the prompt, leaves (see
+/// docs/terminal.md).
+///
+/// With a message, it runs that one task: the model's text is printed on
+/// stdout as it arrives, each step and the session's id on stderr, and
+/// Ctrl-C abandons the turn and ends the session as interrupted. Exit code 0 when
 /// the session ended done, 8 when it handed itself over to the daemon
 /// (`chock detach`), 1 when it ended otherwise (the log and stderr say how).
 #[derive(Debug, clap::Args)]
@@ -35,7 +44,8 @@ pub(crate) struct Args {
     /// branch checked out). With --continue or --adopt, leave it out: the
     /// one word given is the message.
     project: Option<PathBuf>,
-    /// What to ask the agent.
+    /// What to ask the agent. Leave it out, on a terminal, for an
+    /// interactive session.
     message: Option<String>,
     /// Copy your uncommitted files (tracked changes and untracked files git
     /// does not ignore) into the new session's workspace. Refused with
@@ -90,6 +100,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .into());
         }
         (None, Some(project), Some(message)) => (project, message),
+        (None, Some(project), None) => (project, String::new()),
         (_, _, _) => {
             return Err(exit::Usage(
                 "give the project directory and the message: chock run <project dir> <message>"
@@ -105,6 +116,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("chock: note: {note}");
         }
     }
+    let person = if message.is_empty() && carry.is_none() {
+        Interface::interactive().ok_or_else(|| {
+            exit::Usage(
+                "give the message, or run `chock run <project dir>` on a terminal for an interactive session: chock run <project dir> <message>"
+                    .to_owned(),
+            )
+        })?
+    } else {
+        Interface::one_shot()
+    };
     let session_id = args
         .session_id
         .as_deref()
@@ -131,18 +152,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         say: say_on_stderr,
         on_note: Some(|note| eprintln!("chock: note: {note}")),
     };
-    let mut stdout = std::io::stdout().lock();
-    let mut ends_in_newline = true;
-    let outcome = run_session(&options, |delta| {
-        // A closed stdout must not end the session: the log is the record.
-        let _ = stdout.write_all(delta.as_bytes());
-        let _ = stdout.flush();
-        ends_in_newline = delta.ends_with('\n');
-    })?;
-    if !ends_in_newline {
-        let _ = writeln!(stdout);
-    }
-    drop(stdout);
+    let started = person.started();
+    let outcome = run_session(&options, person);
+    started.wait();
+    let outcome = outcome?;
     eprintln!(
         "chock: the session's workspace is {}: see `chock workspace show {}`",
         options.state.workspace_dir(&outcome.id).display(),

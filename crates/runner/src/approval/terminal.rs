@@ -47,9 +47,13 @@ impl TerminalSlot {
         wants: Wants,
     ) -> (Given, &'static str) {
         let socket = approvals.wait_for_kind(request, wants);
-        // Taken, not borrowed: no RefCell borrow lives across the await.
-        let taken = self.0.borrow_mut().take();
-        let Some(mut terminal) = taken else {
+        // Taken, not borrowed: no RefCell borrow lives across the await;
+        // and put back however the wait ends, a turn cut short included.
+        let mut held = Held {
+            slot: self,
+            terminal: self.0.borrow_mut().take(),
+        };
+        let Some(terminal) = held.terminal.as_mut() else {
             return (socket.await, "approve.sock");
         };
         let first = tokio::select! {
@@ -59,8 +63,20 @@ impl TerminalSlot {
         if first.1 == "approve.sock" {
             terminal.say("\n(answered through approve.sock)\n");
         }
-        *self.0.borrow_mut() = Some(terminal);
         first
+    }
+}
+
+/// The terminal while a question holds it; given back to its slot when
+/// dropped.
+struct Held<'s> {
+    slot: &'s TerminalSlot,
+    terminal: Option<Terminal>,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        *self.slot.0.borrow_mut() = self.terminal.take();
     }
 }
 
@@ -155,6 +171,12 @@ impl Terminal {
                 self.closed = true;
                 continue;
             };
+            // Readiness left over from the last read must not block the
+            // thread in a read with nothing to read.
+            if !crate::person::has_input(self.input.get_ref()) {
+                guard.clear_ready();
+                continue;
+            }
             let mut buf = [0u8; 1024];
             match guard.try_io(|fd| rustix::io::read(fd, &mut buf).map_err(std::io::Error::from)) {
                 Ok(Ok(0)) | Ok(Err(_)) => {

@@ -67,7 +67,7 @@ pub async fn run_new_in_workspace(
     message: &str,
     allow_dirty: bool,
     id: Option<SessionId>,
-    on_text: impl FnMut(&str),
+    person: impl crate::person::Person,
     interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<(SessionOutcome, Opened), StartError> {
     let integrate = integrate_decision(setup.policy);
@@ -104,12 +104,16 @@ pub async fn run_new_in_workspace(
         }
     };
     writer.append(crate::session::open_event(setup, &id, setup.project))?;
-    writer.append(UserMessage {
-        text: message.to_owned(),
-    })?;
-    let conversation = vec![Message::User {
-        text: message.to_owned(),
-    }];
+    // An interactive session begins with no message: it asks for one.
+    let mut conversation = Vec::new();
+    if !message.is_empty() {
+        writer.append(UserMessage {
+            text: message.to_owned(),
+        })?;
+        conversation.push(Message::User {
+            text: message.to_owned(),
+        });
+    }
     let (outcome, opened) = drive(
         setup,
         Opening {
@@ -123,7 +127,7 @@ pub async fn run_new_in_workspace(
             },
             conversation,
         },
-        on_text,
+        person,
         interrupt,
     )
     .await?;
@@ -140,7 +144,7 @@ pub async fn run_new_in_workspace(
 pub async fn run_carried_on(
     setup: &SessionSetup<'_>,
     carry: &Carry<'_>,
-    on_text: impl FnMut(&str),
+    person: impl crate::person::Person,
     interrupt: impl Future<Output = impl Into<crate::turn::Interruption>>,
 ) -> Result<(SessionOutcome, PathBuf), StartError> {
     let (id, log) = setup
@@ -189,7 +193,7 @@ pub async fn run_carried_on(
         binds: super::binds::recorded(setup.policy, &project, &tools_root(&project, &taken.dir)),
     })?;
     writer.append(integrate_decision(setup.policy))?;
-    answer_cut_calls(&mut writer, &mut conversation, cut)?;
+    answer_cut_calls(&mut writer, &mut conversation, cut, INTERRUPTED)?;
     if let Some(text) = carry.message {
         writer.append(UserMessage {
             text: text.to_owned(),
@@ -211,7 +215,7 @@ pub async fn run_carried_on(
             checkout: Checkout::Ready(paths.map(|paths| (paths, taken.commit.clone()))),
             conversation,
         },
-        on_text,
+        person,
         interrupt,
     )
     .await?;
@@ -285,24 +289,25 @@ fn recorded_paths(
     paths.ensure_view(branch).is_ok().then_some(paths)
 }
 
-/// The calls cut off with the previous owner get their result: not run
-/// again, because their effect is unknown.
-fn answer_cut_calls(
+/// The calls cut off (with the previous owner, or by the person) get their
+/// result, `text`: not run again, because their effect is unknown.
+pub(crate) fn answer_cut_calls(
     writer: &mut LogWriter,
     conversation: &mut Vec<Message>,
     cut: Vec<(String, String)>,
+    text: &str,
 ) -> Result<(), WriteError> {
     for (call_id, name) in cut {
         writer.append(ToolResult {
             call_id: call_id.clone(),
             ok: false,
-            output: INTERRUPTED.to_owned(),
+            output: text.to_owned(),
             truncated: false,
         })?;
         conversation.push(Message::ToolResult {
             call_id,
             name,
-            content: INTERRUPTED.to_owned(),
+            content: text.to_owned(),
             is_error: true,
         });
     }
@@ -414,7 +419,7 @@ fn read_events(log: &Path) -> Result<Vec<Event>, StartError> {
 }
 
 /// The calls of the newest assistant message that have no result.
-fn unanswered_calls(conversation: &[Folded]) -> Vec<(String, String)> {
+pub(crate) fn unanswered_calls(conversation: &[Folded]) -> Vec<(String, String)> {
     let Some(at) = conversation
         .iter()
         .rposition(|m| matches!(m, Folded::Assistant { .. }))

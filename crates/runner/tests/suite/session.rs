@@ -60,7 +60,7 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
     let outcome = run_new(
         &setup,
         "write hello.txt",
-        |delta| shown.push_str(delta),
+        |delta: &str| shown.push_str(delta),
         interrupt,
     )
     .await
