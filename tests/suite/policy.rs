@@ -186,11 +186,6 @@ fn check_reports_each_block_chock_does_not_act_on_and_validates_the_ones_it_does
         .lines()
         .map(str::to_owned)
         .collect();
-    let not_acted = |line: u32, name: &str| {
-        format!(
-            "chock.zon:{line}:5: the .{name} block is not acted on by this version of Chock: nothing in it applies; remove it, or keep it for a version that reads it"
-        )
-    };
     // .devices, .workspace (lines 3 and 4), .lsp and .style (lines 5 and 6)
     // and .plugins (line 7) are read, and empty ones are fine.
     assert_eq!(lines.len(), 2, "{lines:#?}");

@@ -130,7 +130,9 @@ impl FileKind {
                 "the .{name} block belongs in a project's chock.zon: it names what one project's sessions are given, and nothing reads it here"
             )),
             FileKind::Org
-                if matches!(name, "secrets" | "mcp" | "plugins" | "lsp" | "style") || config || project =>
+                if matches!(name, "secrets" | "mcp" | "plugins" | "lsp" | "style")
+                    || config
+                    || project =>
             {
                 Some(format!(
                     "an org bundle's .{name} block is not read: the bundle holds .policy, a ceiling over the other files"

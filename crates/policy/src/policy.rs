@@ -62,6 +62,10 @@ impl RuleSet {
 
 /// The org bundle as the session found it.
 #[derive(Debug, Clone, Default)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value a session, read once at its start: boxing the rules would buy nothing"
+)]
 pub enum Org {
     /// There is no bundle: no ceiling.
     #[default]

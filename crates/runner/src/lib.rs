@@ -17,8 +17,8 @@ mod beside;
 mod compact;
 pub mod config;
 pub mod context;
-pub mod devices;
 mod converse;
+pub mod devices;
 mod guard;
 mod handover;
 mod history;
@@ -26,8 +26,8 @@ mod judge;
 mod lsp;
 mod mcp;
 mod net;
-mod plugins;
 pub mod person;
+mod plugins;
 /// The model wire formats, a crate of their own (`chock-providers`).
 pub use chock_providers as provider;
 /// The tools, a crate of their own (`chock-tools`).
@@ -38,8 +38,8 @@ mod secret_use;
 pub mod secrets;
 pub mod session;
 mod stop;
-pub mod subagent;
 pub mod style;
+pub mod subagent;
 pub mod turn;
 pub mod workspace;
 
