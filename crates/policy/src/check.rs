@@ -75,6 +75,8 @@ pub const KNOWN_BLOCKS: &[&str] = &[
     "skills_dir",
     "devshell",
     "subagents",
+    "max_model_calls",
+    "max_session_model_calls",
 ];
 
 /// The blocks only config.zon holds (the runner reads them from there).
@@ -87,6 +89,8 @@ const CONFIG_BLOCKS: &[&str] = &[
     "skills_dir",
     "devshell",
     "subagents",
+    "max_model_calls",
+    "max_session_model_calls",
 ];
 
 /// The blocks only a project's chock.zon holds: what one project's

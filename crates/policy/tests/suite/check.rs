@@ -206,3 +206,14 @@ fn the_dev_shell_block_is_read_from_config_zon_and_refused_in_a_project() {
         "{said:?}"
     );
 }
+
+#[test]
+fn the_model_call_bounds_are_config_zon_keys_and_not_unknown_blocks() {
+    let config = check_file(
+        ".{ .max_model_calls = 20, .max_session_model_calls = 200 }",
+        None,
+        FileKind::Operator,
+    );
+    assert!(config.problems.is_empty(), "{:?}", config.problems);
+    assert!(config.unread.is_empty(), "{:?}", config.unread);
+}
