@@ -5,8 +5,9 @@
 //! session's own turns and a session continued from its log sending the
 //! same conversation.
 
-use chock_log::event::{Json, Reasoning as LogReasoning, ToolCall as LogCall};
+use chock_log::event::{Json, Reasoning as LogReasoning, ToolCall as LogCall, ToolResult};
 use chock_log::fold::Message as Folded;
+use chock_log::{LogWriter, WriteError};
 
 use crate::provider::{Message, Reasoning, ReasoningKind, ToolCall};
 use chock_tools::{MODEL_LIMIT_CHARS, truncate};
@@ -143,9 +144,95 @@ fn tool_name(so_far: &[Message], call_id: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The calls cut off (with the previous owner, or by the person) get their
+/// result, `text`: not run again, because their effect is unknown.
+pub(crate) fn answer_cut_calls(
+    writer: &mut LogWriter,
+    conversation: &mut Vec<Message>,
+    cut: Vec<(String, String)>,
+    text: &str,
+) -> Result<(), WriteError> {
+    for (call_id, name) in cut {
+        writer.append(ToolResult {
+            call_id: call_id.clone(),
+            ok: false,
+            output: text.to_owned(),
+            truncated: false,
+        })?;
+        conversation.push(Message::ToolResult {
+            call_id,
+            name,
+            content: text.to_owned(),
+            is_error: true,
+        });
+    }
+    Ok(())
+}
+
+/// The calls of the newest assistant message that have no result.
+pub(crate) fn unanswered_calls(conversation: &[Folded]) -> Vec<(String, String)> {
+    let Some(at) = conversation
+        .iter()
+        .rposition(|m| matches!(m, Folded::Assistant { .. }))
+    else {
+        return Vec::new();
+    };
+    let Folded::Assistant { tool_calls, .. } = &conversation[at] else {
+        return Vec::new();
+    };
+    tool_calls
+        .iter()
+        .filter(|call| {
+            !conversation[at..]
+                .iter()
+                .any(|m| matches!(m, Folded::ToolResult { call_id, .. } if *call_id == call.id))
+        })
+        .map(|call| (call.id.clone(), call.name.clone()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chock_log::EventId;
+
+    fn call(id: &str) -> LogCall {
+        LogCall {
+            id: id.to_owned(),
+            name: "write_file".to_owned(),
+            arguments: Json::default(),
+        }
+    }
+
+    #[test]
+    fn only_the_newest_calls_without_a_result_were_cut_off() {
+        let conversation = vec![
+            Folded::User {
+                event_id: EventId(1),
+                text: "go".into(),
+            },
+            Folded::Assistant {
+                event_id: EventId(2),
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b"), call("c")],
+                reasoning: vec![],
+            },
+            Folded::ToolResult {
+                event_id: EventId(3),
+                call_id: "a".into(),
+                ok: true,
+                output: String::new(),
+            },
+        ];
+        assert_eq!(
+            unanswered_calls(&conversation),
+            vec![
+                ("b".to_owned(), "write_file".to_owned()),
+                ("c".to_owned(), "write_file".to_owned())
+            ]
+        );
+        assert!(unanswered_calls(&conversation[..1]).is_empty());
+    }
 
     #[test]
     fn arguments_that_are_not_json_survive_the_log() {

@@ -17,7 +17,6 @@ mod beside;
 mod compact;
 pub mod config;
 pub mod context;
-mod converse;
 pub mod devices;
 mod guard;
 mod handover;

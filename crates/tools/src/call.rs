@@ -129,14 +129,7 @@ pub struct External {
     pub arguments: serde_json::Value,
 }
 
-/// Where a run-time tool comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// An MCP server, by its name in the configuration.
-    Mcp(String),
-    /// A plugin, by its name.
-    Plugin(String),
-}
+pub use crate::source::Source;
 
 impl External {
     /// The action the call is decided at.

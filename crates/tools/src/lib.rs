@@ -56,6 +56,7 @@ mod server_process;
 mod session_tools;
 mod set_title;
 pub mod skills;
+mod source;
 mod spawn_agent;
 mod tool;
 mod update_plan;

@@ -241,13 +241,13 @@ impl<'a> SessionTools<'a> {
 
     /// Where a model's tool name that is no built-in tool comes from: an
     /// MCP server's tool or a plugin's, when one offered has the name.
-    pub fn find_external(&self, model_name: &str) -> Option<(crate::Source, String)> {
+    pub fn find_external(&self, model_name: &str) -> Option<(crate::source::Source, String)> {
         if let Some((server, tool)) = self.mcp.and_then(|mcp| mcp.find(model_name)) {
-            return Some((crate::Source::Mcp(server), tool));
+            return Some((crate::source::Source::Mcp(server), tool));
         }
         self.plugins
             .and_then(|plugins| plugins.find(model_name))
-            .map(|(plugin, tool)| (crate::Source::Plugin(plugin), tool))
+            .map(|(plugin, tool)| (crate::source::Source::Plugin(plugin), tool))
     }
 
     /// A decided call of a plugin's tool.

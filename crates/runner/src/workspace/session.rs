@@ -13,13 +13,12 @@
 
 use std::path::{Path, PathBuf};
 
-use chock_log::event::{EndReason, Event, SessionEnd, ToolResult, UserMessage};
-use chock_log::fold::Message as Folded;
+use chock_log::event::{EndReason, Event, SessionEnd, UserMessage};
 use chock_log::{EventId, LogWriter, SessionId, WriteError, fold_log, read_after};
 
 use super::takeover::{Takeover, TakeoverError, check_takeover};
 use super::{CreateOptions, GitPaths, Opened, WorkspaceError, check, toplevel};
-use crate::history;
+use crate::history::{self, answer_cut_calls, unanswered_calls};
 use crate::provider::Message;
 use crate::session::{Checkout, Opening, SessionError, SessionOutcome, SessionSetup, drive};
 use chock_policy::Action;
@@ -289,31 +288,6 @@ fn recorded_paths(
     paths.ensure_view(branch).is_ok().then_some(paths)
 }
 
-/// The calls cut off (with the previous owner, or by the person) get their
-/// result, `text`: not run again, because their effect is unknown.
-pub(crate) fn answer_cut_calls(
-    writer: &mut LogWriter,
-    conversation: &mut Vec<Message>,
-    cut: Vec<(String, String)>,
-    text: &str,
-) -> Result<(), WriteError> {
-    for (call_id, name) in cut {
-        writer.append(ToolResult {
-            call_id: call_id.clone(),
-            ok: false,
-            output: text.to_owned(),
-            truncated: false,
-        })?;
-        conversation.push(Message::ToolResult {
-            call_id,
-            name,
-            content: text.to_owned(),
-            is_error: true,
-        });
-    }
-    Ok(())
-}
-
 /// Handed over at a turn boundary with nothing asked since: the new owner
 /// records that it holds the session and the workspace, and ends, so the
 /// next message starts a turn from here.
@@ -418,28 +392,6 @@ fn read_events(log: &Path) -> Result<Vec<Event>, StartError> {
         .collect())
 }
 
-/// The calls of the newest assistant message that have no result.
-pub(crate) fn unanswered_calls(conversation: &[Folded]) -> Vec<(String, String)> {
-    let Some(at) = conversation
-        .iter()
-        .rposition(|m| matches!(m, Folded::Assistant { .. }))
-    else {
-        return Vec::new();
-    };
-    let Folded::Assistant { tool_calls, .. } = &conversation[at] else {
-        return Vec::new();
-    };
-    tool_calls
-        .iter()
-        .filter(|call| {
-            !conversation[at..]
-                .iter()
-                .any(|m| matches!(m, Folded::ToolResult { call_id, .. } if *call_id == call.id))
-        })
-        .map(|call| (call.id.clone(), call.name.clone()))
-        .collect()
-}
-
 fn ends_with_answer(conversation: &[Message]) -> bool {
     matches!(conversation.last(), Some(Message::Assistant { calls, .. }) if calls.is_empty())
 }
@@ -507,49 +459,4 @@ pub fn resolve_carry(
         model: folded.state.model,
         project: folded.state.project,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use chock_log::event::{Json, ToolCall as LogCall};
-
-    use super::*;
-
-    fn call(id: &str) -> LogCall {
-        LogCall {
-            id: id.to_owned(),
-            name: "write_file".to_owned(),
-            arguments: Json::default(),
-        }
-    }
-
-    #[test]
-    fn only_the_newest_calls_without_a_result_were_cut_off() {
-        let conversation = vec![
-            Folded::User {
-                event_id: EventId(1),
-                text: "go".into(),
-            },
-            Folded::Assistant {
-                event_id: EventId(2),
-                text: String::new(),
-                tool_calls: vec![call("a"), call("b"), call("c")],
-                reasoning: vec![],
-            },
-            Folded::ToolResult {
-                event_id: EventId(3),
-                call_id: "a".into(),
-                ok: true,
-                output: String::new(),
-            },
-        ];
-        assert_eq!(
-            unanswered_calls(&conversation),
-            vec![
-                ("b".to_owned(), "write_file".to_owned()),
-                ("c".to_owned(), "write_file".to_owned())
-            ]
-        );
-        assert!(unanswered_calls(&conversation[..1]).is_empty());
-    }
 }
