@@ -120,7 +120,7 @@ pub fn recorded(policy: &Policy, project: &Path, workspace: &Path) -> Vec<BoundP
 }
 
 /// Decides and prepares every bind `policy`'s project block names (see
-/// [`plan`]), copying into `session_dir` what its mode copies.
+/// `plan`), copying into `session_dir` what its mode copies.
 pub fn decide(policy: &Policy, project: &Path, workspace: &Path, session_dir: &Path) -> Decided {
     let mut decided = Decided::default();
     for planned in plan(policy, project, workspace) {

@@ -16,10 +16,10 @@ use crate::ToolError;
 use crate::tool::Tool;
 
 /// The default and largest time an evaluation may take.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
-pub const MAX_TIMEOUT_SECS: u64 = 120;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 10;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 120;
 /// The longest expression taken.
-pub const MAX_EXPRESSION: usize = 16 * 1024;
+pub(crate) const MAX_EXPRESSION: usize = 16 * 1024;
 
 /// Evaluate a Nix expression purely and answer its value as JSON: no network, nothing
 /// written to the store, no derivation built. Files of the workspace can be read as
@@ -136,7 +136,7 @@ fn is_attr_path(text: &str) -> bool {
 /// whose path resolves into the store (a channel is a link into it), each
 /// as its store path. What the host's variable says is the person's, and a
 /// store path is immutable.
-pub fn store_search_path() -> Vec<(String, PathBuf)> {
+pub(crate) fn store_search_path() -> Vec<(String, PathBuf)> {
     let Some(var) = std::env::var_os("NIX_PATH") else {
         return Vec::new();
     };

@@ -5,10 +5,10 @@
 //! person's account of all three.
 
 pub mod devshell;
-pub mod eval;
+pub(crate) mod eval;
 pub mod host;
 pub mod programs;
-pub mod provide;
+pub(crate) mod provide;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -44,7 +44,7 @@ impl NixTools {
     /// `nix.build.<key>`: evaluate (offline), read what the build would
     /// fetch and decide each host, build with the caches allowed, then put
     /// the package's `bin` first on PATH.
-    pub async fn provide(&self, args: provide::Args, commands: &Commands) -> ToolOutput {
+    pub(crate) async fn provide(&self, args: provide::Args, commands: &Commands) -> ToolOutput {
         match self.try_provide(&args, commands).await {
             Ok(text) => ToolOutput::ok(text),
             Err(text) => ToolOutput::error(text),

@@ -29,8 +29,8 @@ use super::host::NixCommand;
 use crate::ToolError;
 use crate::tool::{Decide, Offered, Tool};
 
-pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
-pub const MAX_TIMEOUT_SECS: u64 = 3600;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 600;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 3600;
 
 /// Have one package built or substituted on the person's machine (outside the sandbox)
 /// and put its bin/ first on the PATH of every later command: ".#name" for the project's
@@ -47,7 +47,7 @@ pub struct Args {
 
 /// Which flake an attribute is of.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Flake {
+pub(crate) enum Flake {
     /// The project's own `flake.nix`.
     Project,
     /// A flake of the machine's registry, by name.
@@ -56,14 +56,14 @@ pub enum Flake {
 
 /// An attribute as the tool reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Installable {
+pub(crate) struct Installable {
     pub flake: Flake,
     /// The attribute path as given after `#`.
     pub attr: String,
 }
 
 impl Installable {
-    pub fn parse(text: &str) -> Result<Installable, String> {
+    pub(crate) fn parse(text: &str) -> Result<Installable, String> {
         let (flake, attr) = text.trim().split_once('#').ok_or_else(|| {
             format!("'{text}' names no flake: write .#<attribute> for the project's flake or nixpkgs#<attribute>")
         })?;
@@ -91,7 +91,7 @@ impl Installable {
     }
 
     /// The attribute's name under `nix.build`.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         match &self.flake {
             Flake::Project if !self.attr.contains('.') => {
                 format!("packages.{}.{}", system(), self.attr)
@@ -115,7 +115,7 @@ impl Installable {
 }
 
 /// The Nix system of this machine, `x86_64-linux`.
-pub fn system() -> String {
+pub(crate) fn system() -> String {
     format!("{}-linux", std::env::consts::ARCH)
 }
 
@@ -161,7 +161,7 @@ impl Args {
 
 /// What a build will fetch, read before it runs.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Fetches {
+pub(crate) struct Fetches {
     /// Each host a fixed-output derivation still to be built names, with
     /// one of its URLs.
     pub hosts: Vec<(String, String)>,
@@ -173,7 +173,7 @@ pub struct Fetches {
 
 /// The derivation `installable` evaluates to (offline: evaluation fetches
 /// nothing).
-pub async fn instantiate(
+pub(crate) async fn instantiate(
     installable: &Installable,
     project: &Path,
     timeout: Duration,
@@ -212,7 +212,7 @@ pub async fn instantiate(
 /// What building `drv` would fetch: the closure of derivations, as
 /// `nix show-derivation --recursive` prints it, less the outputs already
 /// in the store.
-pub async fn fetches(drv: &Path, timeout: Duration) -> Result<Fetches, String> {
+pub(crate) async fn fetches(drv: &Path, timeout: Duration) -> Result<Fetches, String> {
     let args = [
         "show-derivation".to_owned(),
         "--recursive".to_owned(),
@@ -230,7 +230,7 @@ pub async fn fetches(drv: &Path, timeout: Duration) -> Result<Fetches, String> {
 }
 
 /// [`fetches`] from `nix show-derivation`'s JSON.
-pub fn parse_fetches(text: &str) -> Result<Fetches, String> {
+pub(crate) fn parse_fetches(text: &str) -> Result<Fetches, String> {
     let all: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|err| format!("nix show-derivation printed {err}"))?;
     let mut fetches = Fetches::default();
@@ -282,7 +282,7 @@ pub fn parse_fetches(text: &str) -> Result<Fetches, String> {
 }
 
 /// The host of an http, https or ftp URL.
-pub fn host_of(url: &str) -> Option<String> {
+pub(crate) fn host_of(url: &str) -> Option<String> {
     let parsed = reqwest::Url::parse(url).ok()?;
     if !matches!(parsed.scheme(), "http" | "https" | "ftp") {
         return None;
@@ -293,7 +293,7 @@ pub fn host_of(url: &str) -> Option<String> {
 }
 
 /// The binary caches this machine's Nix would substitute from.
-pub async fn substituters(timeout: Duration) -> Vec<String> {
+pub(crate) async fn substituters(timeout: Duration) -> Vec<String> {
     let args = ["show-config".to_owned(), "--json".to_owned()];
     let Ok(ran) = NixCommand::nix(&args).timeout(timeout).run().await else {
         return Vec::new();
@@ -315,7 +315,11 @@ pub async fn substituters(timeout: Duration) -> Vec<String> {
 }
 
 /// Realises `drv` with only the `caches` allowed, and answers its output.
-pub async fn realise(drv: &Path, caches: &[String], timeout: Duration) -> Result<PathBuf, String> {
+pub(crate) async fn realise(
+    drv: &Path,
+    caches: &[String],
+    timeout: Duration,
+) -> Result<PathBuf, String> {
     let args = [
         "--realise".to_owned(),
         drv.display().to_string(),
@@ -338,7 +342,7 @@ pub async fn realise(drv: &Path, caches: &[String], timeout: Duration) -> Result
 }
 
 /// The `bin` entries of `out`, for the result.
-pub fn programs_of(out: &Path) -> Vec<String> {
+pub(crate) fn programs_of(out: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(out.join("bin"))
         .into_iter()
         .flatten()
