@@ -50,7 +50,7 @@ mod style;
 mod verdict;
 
 pub use action::label::is_label;
-pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer};
+pub use action::{Action, ActionError, ExecClass, ExecContext, SkillLayer, is_store_hash};
 pub use binds::{BindMode, WorkspaceBind};
 pub use check::{Checked, FileKind, KNOWN_BLOCKS, NOT_ACTED_ON, Problem, check_file, check_text};
 pub use decision::{Decision, UnknownDecision};

@@ -40,7 +40,9 @@ pub struct ExecContext {
     pub path_dirs: Vec<PathBuf>,
 }
 
-fn is_store_hash(s: &str) -> bool {
+/// Whether `s` is a store hash: 32 characters of Nix's base 32 (digits and
+/// lower-case letters but e, o, u and t).
+pub fn is_store_hash(s: &str) -> bool {
     s.len() == 32
         && s.bytes().all(|b| {
             b.is_ascii_digit()

@@ -18,7 +18,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use error::ActionError;
-pub use exec::{ExecClass, ExecContext};
+pub use exec::{ExecClass, ExecContext, is_store_hash};
 
 /// A validated action name such as `net.fetch.org.ziglang.docs`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

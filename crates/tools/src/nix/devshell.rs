@@ -19,6 +19,8 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use chock_policy::is_store_hash;
+
 use super::host::{NixCommand, Ran};
 
 /// A closure file or environment file larger than this is refused: a dev
@@ -406,14 +408,6 @@ pub fn store_hash(path: &Path) -> Option<String> {
     let first = rest.components().next()?.as_os_str().to_str()?;
     let hash = first.split('-').next()?;
     is_store_hash(hash).then(|| hash.to_owned())
-}
-
-fn is_store_hash(s: &str) -> bool {
-    s.len() == 32
-        && s.bytes().all(|b| {
-            b.is_ascii_digit()
-                || (b.is_ascii_lowercase() && !matches!(b, b'e' | b'o' | b'u' | b't'))
-        })
 }
 
 /// The exported string variables of `nix print-dev-env --json`'s output

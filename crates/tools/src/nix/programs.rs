@@ -101,11 +101,17 @@ impl Programs {
 
     fn classify_store(&self, found: &Path) -> Option<Action> {
         let hash = store_hash(found)?;
-        if self.hashes().contains(&hash) {
+        if self.in_dev_shell(&hash) {
             Action::exec(ExecClass::DevShell, found.file_name()?.to_str()?).ok()
         } else {
             Action::exec(ExecClass::NixStore, &hash).ok()
         }
+    }
+
+    fn in_dev_shell(&self, hash: &str) -> bool {
+        self.dev_shell
+            .as_ref()
+            .is_some_and(|shell| shell.hashes.contains(hash))
     }
 
     fn hashes(&self) -> HashSet<String> {
