@@ -133,6 +133,7 @@ fn generate(path: &Path) -> u64 {
                 ok: !turn.is_multiple_of(3),
                 output,
                 truncated: false,
+                diff: None,
             }
             .into(),
             &mut out,

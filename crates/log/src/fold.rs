@@ -192,6 +192,9 @@ pub struct SessionState {
     pub status: Status,
     /// Its title.
     pub title: Option<String>,
+    /// The start of the person's first message: what an untitled session
+    /// is listed by ([`preview`]).
+    pub preview: Option<String>,
     /// The latest plan.
     pub plan: Vec<PlanItem>,
     /// Tokens over all model calls.
@@ -253,10 +256,15 @@ impl SessionState {
                 self.pending_approvals.clear();
                 self.background.clear();
             }
-            EventBody::UserMessage(m) => self.conversation.push(Message::User {
-                event_id: event.id,
-                text: m.text,
-            }),
+            EventBody::UserMessage(m) => {
+                if self.preview.is_none() && !m.text.trim().is_empty() {
+                    self.preview = Some(preview(&m.text));
+                }
+                self.conversation.push(Message::User {
+                    event_id: event.id,
+                    text: m.text,
+                });
+            }
             EventBody::AssistantMessage(m) => {
                 self.usage.add(m.usage);
                 self.model_calls.push(ModelCall {
@@ -413,11 +421,37 @@ pub fn fold_row(path: &Path) -> Result<FoldedLog, ReadError> {
     Ok(folded)
 }
 
+/// The most characters of a message a preview keeps.
+pub const PREVIEW_CHARS: usize = 120;
+
+/// The start of `text` as one line: whitespace runs (newlines too) become
+/// one space, and past [`PREVIEW_CHARS`] it is cut with `…`.
+pub fn preview(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        if chars > 0 {
+            out.push(' ');
+            chars += 1;
+        }
+        for c in word.chars() {
+            if chars == PREVIEW_CHARS {
+                out.push('…');
+                return out;
+            }
+            out.push(if c.is_control() { ' ' } else { c });
+            chars += 1;
+        }
+    }
+    out
+}
+
 /// [`parse_for_fold`], with the text of messages and results dropped too.
 fn parse_for_row(line: &[u8]) -> serde_json::Result<Event> {
     let mut event = parse_for_fold(line)?;
     match &mut event.body {
-        EventBody::UserMessage(m) => m.text = String::new(),
+        // What the row keeps of a message is its preview's length.
+        EventBody::UserMessage(m) => m.text = preview(&m.text),
         EventBody::AssistantMessage(m) => {
             m.text = String::new();
             m.tool_calls = Vec::new();

@@ -30,7 +30,7 @@ use crate::row::{RowStatus, SessionRow};
 use crate::time::Timestamp;
 
 /// The first line of an index this version writes.
-const HEADER: &str = r#"{"chock_index":2}"#;
+const HEADER: &str = r#"{"chock_index":3}"#;
 
 /// What identifies one state of a log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +95,10 @@ struct Compact {
     #[serde(skip_serializing_if = "Option::is_none")]
     title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    preview: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    question: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<String>,
     #[serde(skip_serializing_if = "is_zero")]
     events: u64,
@@ -124,6 +128,8 @@ impl Compact {
             reason: row.reason.as_ref().map(|r| r.as_str().to_owned()),
             detail: row.detail.clone(),
             title: row.title.clone(),
+            preview: row.preview.clone(),
+            question: row.question.clone(),
             model: row.model.clone(),
             events: row.events,
             input: row.input_tokens,
@@ -147,6 +153,8 @@ impl Compact {
                 reason: self.reason.as_deref().map(EndReason::from_word),
                 detail: self.detail,
                 title: self.title,
+                preview: self.preview,
+                question: self.question,
                 model: self.model,
                 events: self.events,
                 input_tokens: self.input,

@@ -43,6 +43,14 @@ pub struct SessionRow {
     pub detail: Option<String>,
     /// Its title.
     pub title: Option<String>,
+    /// The start of the person's first message, on one line (at most 120
+    /// characters): what a listing shows for an untitled session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// The question of the oldest approval request waiting for a person,
+    /// on one line (at most 120 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
     /// Its model.
     pub model: Option<String>,
     /// The id of its newest event (the number of events in a sound log).
@@ -155,6 +163,11 @@ impl SessionRow {
             reason,
             detail,
             title: state.title.clone(),
+            preview: state.preview.clone(),
+            question: state
+                .pending_approvals
+                .first()
+                .map(|p| crate::fold::preview(&p.question)),
             model: state.model.clone(),
             events: state.last_event_id.0,
             input_tokens: state.usage.input_tokens,
@@ -200,5 +213,37 @@ mod tests {
         };
         let text = serde_json::to_string(&row).unwrap();
         assert_eq!(serde_json::from_str::<SessionRow>(&text).unwrap(), row);
+    }
+
+    #[test]
+    fn a_row_previews_the_first_message_and_the_waiting_question_on_one_line() {
+        let long = "word ".repeat(60);
+        let log = format!(
+            "{}\n{}\n{}\n{}\n",
+            r#"{"id":1,"at":"2026-11-29T19:27:36.123Z","type":"user.message","text":"Tidy\n  the\tgreeting\u001b[2J"}"#,
+            format_args!(
+                r#"{{"id":2,"at":"2026-11-29T19:27:37.000Z","type":"user.message","text":"{long}"}}"#
+            ),
+            r#"{"id":3,"at":"2026-11-29T19:27:38.000Z","type":"approval.request","request_id":"3","action":"call.ask_user","question":"Which\ngreeting?","kind":"question"}"#,
+            r#"{"id":4,"at":"2026-11-29T19:27:39.000Z","type":"approval.request","request_id":"4","action":"call.edit_file","question":"Edit?"}"#,
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, log).unwrap();
+        let id = SessionId::parse("20261129-192736-123-7f3a9c1e").unwrap();
+        // The row fold (what a listing uses) and the whole fold agree.
+        for state in [
+            crate::fold::fold_row(&path).unwrap().state,
+            crate::fold::fold_log(&path).unwrap().state,
+        ] {
+            let row = SessionRow::from_state(&id, &state);
+            assert_eq!(row.preview.as_deref(), Some("Tidy the greeting [2J"));
+            assert_eq!(row.question.as_deref(), Some("Which greeting?"));
+        }
+        assert_eq!(
+            crate::fold::preview(&long).chars().count(),
+            crate::fold::PREVIEW_CHARS + 1
+        );
+        assert!(crate::fold::preview(&long).ends_with('…'));
     }
 }

@@ -158,6 +158,7 @@ pub(crate) fn answer_cut_calls(
             ok: false,
             output: text.to_owned(),
             truncated: false,
+            diff: None,
         })?;
         conversation.push(Message::ToolResult {
             call_id,

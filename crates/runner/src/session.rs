@@ -1064,6 +1064,7 @@ impl<F: Person> TurnHooks for LogHooks<'_, F> {
             ok: !output.is_error,
             output: output.text.clone(),
             truncated: output.is_truncated(),
+            diff: output.diff.clone(),
         })?;
         match &output.effect {
             None | Some(Effect::Decisions(_)) => {}

@@ -69,5 +69,6 @@ pub(super) fn plan(workspace: &Workspace, args: Args) -> Result<Pending, ToolErr
         shown,
         content: edited,
         said,
+        before: Some(text),
     })
 }

@@ -58,6 +58,9 @@ pub struct ToolOutput {
     /// An image for the model to see beside the text (read_image); the
     /// log keeps the text only.
     pub image: Option<Image>,
+    /// What a write changed, as a unified diff (write_file, edit_file);
+    /// kept on the `tool.result` event for readers of the log.
+    pub diff: Option<String>,
 }
 
 /// An image a tool hands the model, ready for the wire.
@@ -76,6 +79,7 @@ impl ToolOutput {
             is_error: false,
             effect: None,
             image: None,
+            diff: None,
         }
     }
 
@@ -85,6 +89,7 @@ impl ToolOutput {
             is_error: true,
             effect: None,
             image: None,
+            diff: None,
         }
     }
 

@@ -31,6 +31,7 @@ pub(super) fn plan(workspace: &Workspace, args: Args) -> Result<Pending, ToolErr
         return Err(ToolError::Failed(format!("'{}' is a directory", args.path)));
     }
     let shown = workspace.display(&path);
+    let before = crate::write::before(&path);
     let said = format!(
         "{} {shown} ({}, {})",
         if path.exists() { "replaced" } else { "created" },
@@ -42,6 +43,7 @@ pub(super) fn plan(workspace: &Workspace, args: Args) -> Result<Pending, ToolErr
         shown,
         content: args.content,
         said,
+        before,
     })
 }
 

@@ -125,6 +125,7 @@ fn every_known_type_round_trips() {
             ok: true,
             output: "a\nb".into(),
             truncated: false,
+            diff: None,
         }
         .into(),
         PlanUpdate {

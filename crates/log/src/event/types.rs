@@ -377,6 +377,11 @@ pub struct ToolResult {
     /// Whether `output` was cut short.
     #[serde(default)]
     pub truncated: bool,
+    /// What a write changed (write_file, edit_file), as a unified diff
+    /// headed `--- a/<path>` / `+++ b/<path>` and cut at 64 KiB with a
+    /// last line saying how many lines were left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// Where a plan item stands.
