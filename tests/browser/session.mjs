@@ -50,7 +50,7 @@ await runPage({ viewport: { width: 412, height: 915 }, deviceScaleFactor: 1 }, a
   await page.screenshot({ path: screenshot.replace(/\.png$/, '-question.png'), fullPage: true });
 
   // Log text is text.
-  const said = await page.locator('#events li.user-message .text').innerText();
+  const said = await page.locator('#events li.card.you .text').innerText();
   check(said === hostile, 'the message shows as typed: ' + said);
   check(await page.locator('#events img, #events b').count() === 0, 'no markup from the log');
   check(await page.evaluate(() => window.pwned) === undefined, 'no script from the log ran');
@@ -58,25 +58,26 @@ await runPage({ viewport: { width: 412, height: 915 }, deviceScaleFactor: 1 }, a
   await yes.click();
   await page.locator('#ended').waitFor({ state: 'visible' });
   await page.locator('#question').waitFor({ state: 'hidden' });
-  const rows = await page.locator('#events li .kind').allInnerTexts();
-  const ids = rows.map((t) => Number(t.split(' ')[0].slice(1)));
-  const kinds = rows.map((t) => t.split(' ')[1]);
-  console.log('events: ' + kinds.join(', '));
-  check(JSON.stringify(ids) === JSON.stringify(ids.map((_, i) => i + 1)),
-    'every event once, in order, no gap: ' + ids.join(', '));
-  // The events a person must see, in this order (the real run writes
-  // decisions and notices between them; the checkout is recorded once the
-  // model's first answer is in, after the person's message).
-  const want = ['session.open', 'user.message', 'workspace.open', 'title.set', 'approval.request',
-    'approval.answer', 'approval.request', 'approval.answer', 'tool.call', 'tool.result', 'turn.end',
-    'session.end'];
+  // Every event is one element with its id: a card, a line in a card, or
+  // a line in a fold of quiet events.
+  const ids = await page.locator('#events [data-id]').evaluateAll((items) => items.map((e) => Number(e.dataset.id)));
+  const sorted = ids.slice().sort((a, b) => a - b);
+  check(JSON.stringify(sorted) === JSON.stringify(sorted.map((_, i) => i + 1)),
+    'every event once, no gap: ' + sorted.join(', '));
+  // The steps a person must see, in this order.
+  const cards = await page.locator('#events > li.card').evaluateAll((items) =>
+    items.map((li) => (li.dataset.tool ? 'step:' + li.dataset.tool : li.className.replace(/^card /, ''))));
+  console.log('cards: ' + cards.join(', '));
+  const want = ['you', 'step:set_title', 'step:ask_user', 'step:write_file', 'reply', 'turn-end', 'end done'];
   let at = 0;
-  for (const kind of kinds) if (kind === want[at]) at += 1;
-  check(at === want.length, 'the session\'s events in order: missing ' + want[at] + ' in ' + kinds.join(', '));
-  const answers = await page.locator('#events li.approval-answer .text').allInnerTexts();
+  for (const c of cards) if (c.startsWith(want[at])) at += 1;
+  check(at === want.length, 'the session\'s steps in order: missing ' + want[at] + ' in ' + cards.join(', '));
+  const answers = await page.locator('#events .answered').allInnerTexts();
   check(answers.length === 2, 'two answers: ' + answers.join(' | '));
-  check(answers[0].startsWith('"note.txt, please" to '), 'the reply is recorded: ' + answers[0]);
-  check(answers[1].startsWith('yes to '), 'the yes is recorded: ' + answers[1]);
+  check(answers[0].startsWith('answered "note.txt, please"'), 'the reply is recorded: ' + answers[0]);
+  check(answers[1].startsWith('answered yes'), 'the yes is recorded: ' + answers[1]);
+  const write = page.locator('#events li.card.step[data-tool=write_file]');
+  check((await write.locator('.diff .dl.add').allInnerTexts()).includes('+written after a yes'), 'the write shows its diff');
   check((await page.locator('#title').innerText()) === 'Write the note', 'the title is shown');
   check((await page.locator('#status').innerText()) === 'ended: done', 'the ending is shown');
   check(errors.length === 0, 'no script errors: ' + errors.join('; '));

@@ -10,7 +10,7 @@ import { check, runPage } from './chromium.mjs';
 const [url, project, session, thought] = process.argv.slice(2);
 await runPage({}, async (page) => {
   await page.goto(url + '/#/session/' + encodeURIComponent(project) + '/' + encodeURIComponent(session));
-  const folded = page.locator('#events li.assistant-message details.thinking').first();
+  const folded = page.locator('#events li.card.reply details.thinking').first();
   await folded.waitFor({ state: 'attached' });
   check(!(await folded.evaluate((d) => d.open)), 'the thinking starts folded');
   const summary = await folded.locator('summary').innerText();

@@ -171,3 +171,149 @@ fn a_models_thinking_shows_folded_on_the_session_page() {
     drop(serve);
     drop(daemon);
 }
+
+/// The project the work test's session edits: a greeting, and a policy
+/// that asks before every edit.
+fn greeting_project() -> chock_testkit::TempProject {
+    let project = chock_testkit::TempProject::git();
+    project.write("greeting.txt", "Hi\n");
+    project.write_chock_zon(
+        ".{\n    .policy = .{\n        .rules = .{\n            .{ .action = \"call.edit_file\", .decision = .ask },\n        },\n    },\n}\n",
+    );
+    project.commit_all("a greeting");
+    project
+}
+
+#[test]
+fn a_person_works_through_a_session_in_the_browser_and_the_home_follows_live() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir()
+            && Path::new("/usr/bin/chromium").exists(),
+        "this test needs Debian's chromium and `npm ci` in tests/browser (.ci/run installs both)"
+    );
+    let state = tempfile::tempdir().unwrap();
+    let project = greeting_project();
+    let reply = "## Plan\n\nI'll **edit** the file, then check it:\n\n- read it\n- change it\n\n\
+                 ```sh\nsh check.sh\n```\n\nA model may write <img src=x onerror=\"window.pwned=1\"> too.";
+    let fake = FakeModel::with([
+        Turn::text(reply)
+            .call(
+                "p1",
+                "update_plan",
+                &json!({"items": [
+                    {"step": "Edit the greeting", "status": "in_progress"},
+                    {"step": "Check it", "status": "pending"},
+                ]}),
+            )
+            .into(),
+        Turn::text("")
+            .call(
+                "q1",
+                "ask_user",
+                &json!({"question": "Which greeting should it say?"}),
+            )
+            .into(),
+        Turn::text("")
+            .call(
+                "e1",
+                "edit_file",
+                &json!({"path": "greeting.txt", "old_text": "Hi", "new_text": "Hello, world"}),
+            )
+            .into(),
+        Turn::text("")
+            .call(
+                "c1",
+                "run_command",
+                &json!({"command": ["sh", "-c", "printf '<b>bold</b><img src=x onerror=window.pwned=2>\\n'"]}),
+            )
+            .into(),
+        Turn::text("Done: the greeting **now** says hello.").into(),
+        // The reply's turn: a slow command the person interrupts.
+        Turn::text("")
+            .call("s1", "run_command", &json!({"command": ["sleep", "30"]}))
+            .into(),
+        // The second session.
+        Turn::text("Second task done.").into(),
+    ]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+
+    let mut daemon = chock(state.path());
+    daemon.arg("daemon");
+    let mut daemon = Running::spawn(daemon);
+    let daemon_address = daemon.listening_on();
+    let mut serve = chock(state.path());
+    serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
+    serve.arg(&daemon_address);
+    let mut serve = Running::spawn(serve);
+    let url = format!("http://{}", serve.listening_on());
+
+    // CHOCK_WRITE_SCREENSHOTS=1 saves them in docs/ (what docs/serve.md
+    // shows); otherwise beside the build.
+    let shots = if std::env::var_os("CHOCK_WRITE_SCREENSHOTS").is_some() {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs")
+    } else {
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+    };
+    let out = Command::new("node")
+        .arg(dir.join("work.mjs"))
+        .arg(&url)
+        .arg(project.path())
+        .arg(&shots)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("worked through session"), "{stdout}");
+    for name in ["serve-approval", "serve-session", "serve-home"] {
+        for width in [1280, 390] {
+            let png = shots.join(format!("{name}-{width}.png"));
+            assert!(std::fs::metadata(&png).unwrap().len() > 1000, "{png:?}");
+        }
+    }
+
+    // The log agrees: the first session carried on in the same log, its
+    // edit's result holds the diff, its reply's turn ended interrupted,
+    // and the apply brought the edit to the project.
+    let sessions = super::kit::sessions(state.path());
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    let first = sessions
+        .iter()
+        .map(|id| log_values(&chock_log::StateDir::at(state.path()).log_path(id)))
+        .find(|events| {
+            events
+                .iter()
+                .any(|e| e["type"] == "user.message" && e["text"] == "Tidy the greeting")
+        })
+        .expect("the first session's log");
+    let messages: Vec<_> = first
+        .iter()
+        .filter(|e| e["type"] == "user.message")
+        .map(|e| e["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        messages,
+        ["Tidy the greeting", "Now wait for the slow check"]
+    );
+    let edit = first
+        .iter()
+        .find(|e| e["type"] == "tool.result" && e["call_id"] == "e1")
+        .expect("the edit's result");
+    assert_eq!(
+        edit["diff"],
+        "--- a/greeting.txt\n+++ b/greeting.txt\n@@ -1 +1 @@\n-Hi\n+Hello, world\n"
+    );
+    let ends: Vec<_> = first
+        .iter()
+        .filter(|e| e["type"] == "session.end")
+        .map(|e| e["reason"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(ends, ["done", "interrupted"]);
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("greeting.txt")).unwrap(),
+        "Hello, world\n"
+    );
+    drop(serve);
+    drop(daemon);
+}

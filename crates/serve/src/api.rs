@@ -5,13 +5,21 @@
 //! | route | daemon verb |
 //! |---|---|
 //! | `GET /api/status` | the greeting alone |
-//! | `GET /api/sessions?project=` | `list` |
+//! | `GET /api/sessions?project=` | `list` (`all` without a project) |
+//! | `GET /api/live?project=` | `rows`, as server-sent events |
 //! | `POST /api/sessions` `{"project","message"}` | `start` |
 //! | `GET /api/sessions/{id}?project=` | `list`, that session's row |
 //! | `GET /api/sessions/{id}/events?after=\|before=&limit=` | `read` |
 //! | `GET /api/sessions/{id}/watch?project=&after=` | `watch`, as server-sent events |
 //! | `POST /api/sessions/{id}/answer` `{"project","request","answer"}` | `answer` |
 //! | `POST /api/sessions/{id}/reply` `{"project","request","text"}` | `reply` |
+//! | `POST /api/sessions/{id}/continue` `{"project","message"}` | `continue` |
+//! | `POST /api/sessions/{id}/interrupt` `{"project"}` | `interrupt` |
+//! | `POST /api/sessions/{id}/detach` `{"project"}` | `detach` |
+//! | `GET /api/sessions/{id}/diff?project=[&full=1]` | `diff` |
+//! | `POST /api/sessions/{id}/apply` `{"project"}` | `apply` |
+//! | `POST /api/sessions/{id}/discard` `{"project"}` | `discard` |
+//! | `POST /api/stop` `{"project","reason"}` | `stop` |
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,7 +35,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::ApiError;
-use crate::{PAGE, Shared, page, watch};
+use crate::{PAGE, Shared, control, live, page, watch};
 
 /// The state every handler takes: the one way to the daemon.
 pub(crate) type St = State<Arc<Shared>>;
@@ -36,6 +44,7 @@ pub(crate) fn router(shared: Arc<Shared>, hosts: Arc<crate::guard::Hosts>) -> Ro
     Router::new()
         .route("/", get(page::index))
         .route("/app.js", get(page::script))
+        .route("/render.js", get(page::render))
         .route("/style.css", get(page::style))
         .route("/api/status", get(status))
         .route("/api/sessions", get(list).post(start))
@@ -44,6 +53,14 @@ pub(crate) fn router(shared: Arc<Shared>, hosts: Arc<crate::guard::Hosts>) -> Ro
         .route("/api/sessions/{id}/watch", get(watch::watch))
         .route("/api/sessions/{id}/answer", post(answer))
         .route("/api/sessions/{id}/reply", post(reply))
+        .route("/api/sessions/{id}/continue", post(control::carry_on))
+        .route("/api/sessions/{id}/interrupt", post(control::interrupt))
+        .route("/api/sessions/{id}/detach", post(control::detach))
+        .route("/api/sessions/{id}/diff", get(control::diff))
+        .route("/api/sessions/{id}/apply", post(control::apply))
+        .route("/api/sessions/{id}/discard", post(control::discard))
+        .route("/api/stop", post(control::stop))
+        .route("/api/live", get(live::live))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared)
@@ -102,7 +119,7 @@ pub(crate) fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, Api
         .map_err(|rejection| ApiError::bad_request(format!("bad query string: {rejection}")))
 }
 
-fn body<T>(body: Result<Json<T>, JsonRejection>, shape: &str) -> Result<T, ApiError> {
+pub(crate) fn body<T>(body: Result<Json<T>, JsonRejection>, shape: &str) -> Result<T, ApiError> {
     body.map(|Json(b)| b).map_err(|rejection| {
         ApiError::new(
             rejection.status(),
@@ -120,8 +137,11 @@ async fn list(
     q: Result<Query<ProjectQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
-    let project = project(q.project)?;
-    let rows = shared.client.list(&project).await?;
+    // Without a project: every session of every project the daemon knows.
+    let rows = match q.project.filter(|p| !p.is_empty()) {
+        Some(p) => shared.client.list(std::path::Path::new(&p)).await?,
+        None => shared.client.list_all().await?,
+    };
     let rows: Vec<_> = rows.into_iter().map(|r| r.row).collect();
     Ok(Json(json!({ "sessions": rows })).into_response())
 }

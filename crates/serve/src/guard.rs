@@ -58,7 +58,10 @@ fn body_bound(method: &Method, path: &str) -> usize {
     if *method != Method::POST {
         return 0;
     }
-    if path.ends_with("/answer") {
+    if ["/answer", "/interrupt", "/detach", "/apply", "/discard"]
+        .iter()
+        .any(|verb| path.ends_with(verb))
+    {
         ANSWER_BODY
     } else {
         TEXT_BODY

@@ -13,9 +13,11 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod api;
+mod control;
 mod error;
 pub mod guard;
 mod listen;
+mod live;
 pub mod page;
 mod watch;
 

@@ -1,4 +1,4 @@
-//! The page: one HTML file, one script and one stylesheet, embedded in the
+//! The page: one HTML file, two scripts and one stylesheet, embedded in the
 //! binary so there is no build step and nothing to install beside `chock`.
 //! The script renders every value from a log with `textContent`, never as
 //! markup, so text from a session cannot become HTML.
@@ -7,10 +7,11 @@ use axum::response::IntoResponse;
 
 const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
+const RENDER: &str = include_str!("../assets/render.js");
 const STYLE: &str = include_str!("../assets/style.css");
 
 /// Bytes a browser downloads on the first load of the page.
-pub const FIRST_LOAD_BYTES: usize = INDEX.len() + SCRIPT.len() + STYLE.len();
+pub const FIRST_LOAD_BYTES: usize = INDEX.len() + SCRIPT.len() + RENDER.len() + STYLE.len();
 
 /// Every asset is revalidated: a new `chock` serves a new page at once.
 const NO_CACHE: (&str, &str) = ("cache-control", "no-cache");
@@ -33,6 +34,13 @@ pub(crate) async fn script() -> impl IntoResponse {
     (
         [("content-type", "text/javascript; charset=utf-8"), NO_CACHE],
         SCRIPT,
+    )
+}
+
+pub(crate) async fn render() -> impl IntoResponse {
+    (
+        [("content-type", "text/javascript; charset=utf-8"), NO_CACHE],
+        RENDER,
     )
 }
 

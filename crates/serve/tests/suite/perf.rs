@@ -97,10 +97,73 @@ async fn perf_time_to_first_event_in_the_browser() {
         .map(|v| v.as_u64().unwrap())
         .collect();
     ms.sort_unstable();
+    let mut last: Vec<u64> = result["last_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    last.sort_unstable();
     println!(
         "browser: navigation to first event on screen, 10 runs: median {} ms, max {} ms; \
+         to the last card: median {} ms, max {} ms; \
          {} events shown; page transferred {} bytes",
-        ms[5], ms[9], result["shown"], result["page_bytes"]
+        ms[5], ms[9], last[5], last[9], result["shown"], result["page_bytes"]
+    );
+    drop(log);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement, not a check: run by hand for docs/performance.md"]
+async fn perf_append_to_card_with_twenty_pages_open() {
+    use tokio::io::AsyncBufReadExt;
+    let mut h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    let text = "x".repeat(200);
+    for _ in 1..1_000 {
+        log.say(&text);
+    }
+    let chock_control::Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/browser/append-latency.mjs");
+    const PAGES: usize = 20;
+    const EVENTS: usize = 100;
+    let mut child = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(S1)
+        .arg(PAGES.to_string())
+        .arg(EVENTS.to_string())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = lines.next_line().await.unwrap().expect("the script's ready line");
+    assert!(ready.starts_with("ready "), "{ready}");
+    // One append every 20 ms, as a busy session writes them.
+    for _ in 0..EVENTS {
+        log.say(&text);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let result = lines.next_line().await.unwrap().expect("the script's figures");
+    assert!(child.wait().await.unwrap().success());
+    let result: serde_json::Value = serde_json::from_str(&result).unwrap();
+    let ms: Vec<i64> = result["ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(ms.len(), PAGES * EVENTS);
+    let at = |q: f64| ms[((ms.len() - 1) as f64 * q) as usize];
+    println!(
+        "append to card on screen, {PAGES} pages x {EVENTS} appends: p50 {} ms, p99 {} ms, max {} ms",
+        at(0.5),
+        at(0.99),
+        ms[ms.len() - 1]
     );
     drop(log);
 }
