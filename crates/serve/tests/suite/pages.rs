@@ -23,10 +23,18 @@ async fn the_page_and_its_assets_are_served_from_the_binary() {
     assert_eq!(script.status.as_u16(), 200);
     assert_eq!(script.content_type, "text/javascript; charset=utf-8");
     assert!(script.body.contains("new EventSource("));
+    assert!(
+        page.body
+            .contains(r#"<script src="render.js" defer></script>"#)
+    );
+    let render = h.get("/render.js").await;
+    assert_eq!(render.status.as_u16(), 200);
+    assert_eq!(render.content_type, "text/javascript; charset=utf-8");
+    assert!(render.body.contains("function markdown("));
     let style = h.get("/style.css").await;
     assert_eq!(style.content_type, "text/css; charset=utf-8");
     assert_eq!(
-        page.body.len() + script.body.len() + style.body.len(),
+        page.body.len() + script.body.len() + render.body.len() + style.body.len(),
         chock_serve::page::FIRST_LOAD_BYTES
     );
 }
@@ -34,14 +42,20 @@ async fn the_page_and_its_assets_are_served_from_the_binary() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_script_never_writes_log_text_as_markup() {
     let h = Harness::boot().await;
-    let script = h.get("/app.js").await.body;
-    for sink in [
-        "innerHTML",
-        "outerHTML",
-        "insertAdjacentHTML",
-        "document.write",
-    ] {
-        assert!(!script.contains(sink), "app.js uses {sink}");
+    for asset in ["/app.js", "/render.js"] {
+        let script = h.get(asset).await.body;
+        for sink in [
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "DOMParser",
+            "createContextualFragment",
+            "eval(",
+            "new Function",
+        ] {
+            assert!(!script.contains(sink), "{asset} uses {sink}");
+        }
     }
 }
 
