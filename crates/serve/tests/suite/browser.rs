@@ -160,3 +160,49 @@ async fn the_page_names_both_protocol_numbers() {
         "{stdout}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_models_markdown_renders_and_every_tag_from_a_log_stays_text() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "this test needs `npm ci` in tests/browser (.ci/run does it)"
+    );
+    let mut h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    let reply = serde_json::json!(
+        "## Summary\n\nThis **adds** a <img src=x onerror=\"window.pwned=1\"> check:\n\n- one\n- two\n\n\
+         ```html\n<script>window.pwned=3</script>\n```\n\nSee [the note](https://example.org/x) \
+         and [click](javascript:window.pwned=4)."
+    );
+    log.append(
+        "assistant.message",
+        &format!(
+            r#""text":{reply},"tool_calls":[{{"id":"c1","name":"run_command","arguments":{{"command":["sh","-c","echo hi"]}}}},{{"id":"w1","name":"write_file","arguments":{{"path":"a.html","content":"x"}}}}]"#
+        ),
+    );
+    log.append(
+        "tool.result",
+        r#""call_id":"c1","ok":true,"output":"exit status: 0\n--- stdout ---\n<b>bold</b><script>window.pwned=2</script>\n--- stderr ---\n""#,
+    );
+    log.append(
+        "tool.result",
+        r#""call_id":"w1","ok":true,"output":"created a.html","diff":"--- /dev/null\n+++ b/a.html\n@@ -0,0 +1,2 @@\n+<iframe src=\"https://evil.example\"></iframe>\n+<b>x</b>\n... (3 more lines of the diff left out)\n""#,
+    );
+    log.append("session.end", r#""reason":"done","detail":"finished""#);
+    let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
+        panic!("serve listens on TCP when a host is named")
+    };
+    let out = tokio::process::Command::new("node")
+        .arg(dir.join("hostile.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(h.project_text())
+        .arg(S1)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("hostile text shown as text"), "{stdout}");
+}
