@@ -44,7 +44,8 @@ pub struct SessionRow {
     /// Its title.
     pub title: Option<String>,
     /// The start of the person's first message, on one line (at most 120
-    /// characters): what a listing shows for an untitled session.
+    /// characters), while the session has no title: what a listing shows
+    /// for an untitled session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
     /// The question of the oldest approval request waiting for a person,
@@ -163,7 +164,9 @@ impl SessionRow {
             reason,
             detail,
             title: state.title.clone(),
-            preview: state.preview.clone(),
+            // A titled session is listed by its title: the preview would
+            // only make every listing read more.
+            preview: state.preview.clone().filter(|_| state.title.is_none()),
             question: state
                 .pending_approvals
                 .first()
