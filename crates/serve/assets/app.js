@@ -684,7 +684,11 @@ function sessionView(project, id) {
       source.close();
       ending.textContent = 'The session has ended. Reply below to carry it on.';
       ending.hidden = false;
-      setStanding();
+      // A session whose process died wrote no ending: the daemon's row
+      // says how it stands (crashed).
+      if (row.status !== 'ended') {
+        api(sessionApi(id, '?project=' + encodeURIComponent(project))).then(setRow, () => setStanding());
+      } else setStanding();
     });
     source.addEventListener('failure', (e) => {
       source.close();
