@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::{Harness, HasTestDirs};
+use super::{Harness, HasTestDirs, S1};
 
 /// Serve on TCP (127.0.0.1, a free port) with its config adjusted.
 async fn tcp_serve(h: &mut Harness, adjust: impl FnOnce(&mut chock_serve::Config)) -> String {
@@ -184,6 +184,36 @@ async fn a_request_that_acts_from_another_origin_is_refused() {
         text.starts_with("HTTP/1.1 201"),
         "its own page may act: {text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_control_route_refuses_another_origin_before_the_daemon_hears_of_it() {
+    let mut h = Harness::boot().await;
+    let addr = tcp_serve(&mut h, |_| {}).await;
+    let mut log = h.live_log(S1);
+    log.say("hello");
+    let project = h.project_text();
+    let routes = [
+        (format!("/api/sessions/{S1}/continue"), serde_json::json!({"project": project, "message": "go on"})),
+        (format!("/api/sessions/{S1}/interrupt"), serde_json::json!({"project": project})),
+        (format!("/api/sessions/{S1}/detach"), serde_json::json!({"project": project})),
+        (format!("/api/sessions/{S1}/apply"), serde_json::json!({"project": project})),
+        (format!("/api/sessions/{S1}/discard"), serde_json::json!({"project": project})),
+        ("/api/stop".to_owned(), serde_json::json!({"project": project, "reason": "x"})),
+    ];
+    for (path, body) in &routes {
+        let body = body.to_string();
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nhost: {addr}\r\norigin: http://evil.example\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let text = raw(&addr, &request).await;
+        assert!(text.starts_with("HTTP/1.1 403"), "{path}: {text}");
+        assert!(text.contains("refused_origin"), "{path}: {text}");
+    }
+    // Nothing reached the session or the repository.
+    assert!(!h.project().join(".chock/stop.json").exists());
+    assert_eq!(log.say("still here"), 3);
 }
 
 #[tokio::test(flavor = "multi_thread")]
