@@ -1129,16 +1129,21 @@ mod converse {
     //! open is answered no, a `notice` says the turn was interrupted, and the
     //! turn ends. The conversation is then read back from the log, the one
     //! account of what happened.
+    //!
+    //! At the prompt the person may also switch the model for the next
+    //! turns (`/model`, decided as at the start: `crate::models`) or compact
+    //! the conversation now (`/compact`); neither is a turn, and the person
+    //! is told what came of it and asked again. The model switched to is
+    //! owned here, and each later turn's context names it.
 
     use std::cell::RefCell;
+    use std::rc::Rc;
 
     use chock_log::event::{Answer, ApprovalAnswer, Notice, TurnEnd as LogTurnEnd, UserMessage};
     use chock_log::{LogWriter, fold_log};
 
     use super::{LogHooks, SessionError, ending};
     use crate::history;
-    use std::rc::Rc;
-
     use crate::models::{Models, Switched};
     use crate::person::{Next, Person, Told};
     use crate::provider::Message;
