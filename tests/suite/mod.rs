@@ -49,6 +49,7 @@ mod style_session;
 mod subagents;
 mod sync_cli;
 mod terminal;
+mod terminal_commands;
 mod usage;
 mod web_tools;
 mod workspace;

@@ -18,12 +18,12 @@ use super::kit::{
     only_log, sessions, start_daemon, start_session,
 };
 
-const WITHIN: Duration = Duration::from_secs(30);
+pub(super) const WITHIN: Duration = Duration::from_secs(30);
 
 /// `chock run <project>` with no message in a tmux window of `cols`
 /// columns, as a person opens it; `extra` environment besides the state
 /// directory and config.
-fn open(state: &Path, project: &Path, cols: u16, extra: &[(&str, &Path)]) -> Tmux {
+pub(super) fn open(state: &Path, project: &Path, cols: u16, extra: &[(&str, &Path)]) -> Tmux {
     let config = state.join("config");
     let mut env = vec![
         ("CHOCK_STATE_DIR", state),
@@ -38,7 +38,7 @@ fn open(state: &Path, project: &Path, cols: u16, extra: &[(&str, &Path)]) -> Tmu
 
 /// Waits until the prompt is up for the `n`th time (a person types once
 /// they see it; what is typed before is the terminal's, not the prompt's).
-fn at_prompt(tmux: &Tmux, n: usize) -> String {
+pub(super) fn at_prompt(tmux: &Tmux, n: usize) -> String {
     tmux.until(&format!("prompt number {n}"), || {
         let screen = tmux.screen();
         let prompts = screen.lines().filter(|l| l.starts_with("── ")).count();
@@ -48,7 +48,7 @@ fn at_prompt(tmux: &Tmux, n: usize) -> String {
 }
 
 /// Types `message` and Enter at the prompt.
-fn say(tmux: &Tmux, message: &str) {
+pub(super) fn say(tmux: &Tmux, message: &str) {
     tmux.type_text(message);
     tmux.keys(&["Enter"]);
 }

@@ -15,6 +15,7 @@ use crate::approval::{self, Answer, Given, Wants};
 use crate::compact;
 use crate::history;
 use crate::judge::{Refusal, Subject};
+use crate::person::Told;
 use crate::provider::{Message, ModelRequest, ToolCall, ToolSpec};
 use crate::session::{LogHooks, SessionError};
 use crate::turn::Gate;
@@ -331,13 +332,13 @@ impl<F> LogHooks<'_, F> {
             return Ok(());
         };
         let folded = fold_log(&self.log_path())?.state.conversation;
-        let Some(start) = compact::split(&folded, self.compaction.window) else {
+        let Some(start) = compact::split(&folded, self.compaction.window()) else {
             return Ok(());
         };
         let up_to = folded[start - 1].event_id();
         let older = history::from_fold(&folded[..start]);
         let summary =
-            compact::summarise(self.compaction.provider, self.compaction.model, &older).await;
+            compact::summarise(self.compaction.provider(), self.compaction.model(), &older).await;
         match summary {
             Ok((summary, usage)) if !summary.trim().is_empty() => {
                 self.append(Compaction {
@@ -361,7 +362,7 @@ impl<F> LogHooks<'_, F> {
                     subject: "compaction".to_owned(),
                     text: format!(
                         "the conversation nears the context window ({tokens} of {} tokens) but could not be summarised, so it is sent whole: {why}",
-                        self.compaction.window
+                        self.compaction.window()
                     ),
                 })?;
             }
@@ -386,29 +387,21 @@ impl<F> LogHooks<'_, F> {
         tools: &[ToolSpec],
     ) -> Result<Option<(u64, &'static str)>, SessionError> {
         let compactor = &self.compaction;
-        let (tokens, how) = match compactor.last_usage {
-            Some((reported, upto)) => {
-                let after = conversation
-                    .get(upto.min(conversation.len())..)
-                    .unwrap_or_default();
-                (reported + compact::estimate(after), "usage")
-            }
-            None => (compact::estimate(conversation), "estimate"),
-        };
-        if !compact::needed(tokens, compactor.window) {
+        let (tokens, how) = self.figure(conversation);
+        if !compact::needed(tokens, compactor.window()) {
             return Ok(None);
         }
-        if !compactor.provider.counts_tokens() || compactor.count_failed {
+        if !compactor.provider().counts_tokens() || compactor.count_failed {
             return Ok(Some((tokens, how)));
         }
         let request = ModelRequest {
-            model: compactor.model,
+            model: compactor.model(),
             system: compactor.system,
             messages: conversation,
             tools,
         };
-        match compactor.provider.count_tokens(&request).await {
-            Ok(Some(counted)) if compact::needed(counted, compactor.window) => {
+        match compactor.provider().count_tokens(&request).await {
+            Ok(Some(counted)) if compact::needed(counted, compactor.window()) => {
                 Ok(Some((counted, "count_tokens")))
             }
             Ok(Some(_)) => Ok(None),
@@ -424,6 +417,79 @@ impl<F> LogHooks<'_, F> {
                 Ok(Some((tokens, how)))
             }
         }
+    }
+}
+
+impl<F> LogHooks<'_, F> {
+    /// The conversation's size as the last call's usage says, plus an
+    /// estimate of what came after it; an estimate of all of it when there
+    /// is no usage to go by. And how it was had.
+    fn figure(&self, conversation: &[Message]) -> (u64, &'static str) {
+        match self.compaction.last_usage {
+            Some((reported, upto)) => {
+                let after = conversation
+                    .get(upto.min(conversation.len())..)
+                    .unwrap_or_default();
+                (reported + compact::estimate(after), "usage")
+            }
+            None => (compact::estimate(conversation), "estimate"),
+        }
+    }
+
+    /// `/compact`: everything before the last answer summarised now, by
+    /// the model the session talks to, and recorded as automatic
+    /// compaction is (a `compaction` event, then a `notice` saying the
+    /// person asked for it). Refused, with nothing changed, when there is
+    /// too little to summarise or the summary cannot be had.
+    pub(crate) async fn compact_now(
+        &mut self,
+        conversation: &mut Vec<Message>,
+    ) -> Result<Told, SessionError> {
+        let folded = fold_log(&self.log_path())?.state.conversation;
+        let Some(start) = compact::split_now(&folded) else {
+            return Ok(Told::Refused(format!(
+                "there is too little to compact: the conversation holds {} messages and /compact keeps the last answer whole, which leaves less than two to summarise; go on talking and /compact later",
+                folded.len()
+            )));
+        };
+        let up_to = folded[start - 1].event_id();
+        let older = history::from_fold(&folded[..start]);
+        let summarised = compact::estimate(&older);
+        let (tokens, counted_by) = self.figure(conversation);
+        let summary =
+            compact::summarise(self.compaction.provider(), self.compaction.model(), &older).await;
+        let (summary, usage) = match summary {
+            Ok((summary, usage)) if !summary.trim().is_empty() => (summary, usage),
+            other => {
+                let why = match other {
+                    Err(err) => err.to_string(),
+                    Ok(_) => "the summary came back empty".to_owned(),
+                };
+                return Ok(Told::Refused(format!(
+                    "the conversation could not be summarised, so nothing was compacted: {why}; try /compact again, or go on as it is"
+                )));
+            }
+        };
+        self.append(Compaction {
+            summary,
+            up_to,
+            usage: Some(history::to_log_usage(usage)),
+            tokens: Some(tokens),
+            counted_by: Some(counted_by.to_owned()),
+        })?;
+        self.append(Notice {
+            subject: "compaction".to_owned(),
+            text: format!(
+                "compacted at the person's /compact: {start} messages (about {summarised} tokens) were summarised"
+            ),
+        })?;
+        let folded = fold_log(&self.log_path())?.state.conversation;
+        *conversation = history::from_fold(&folded);
+        self.compaction.last_usage = None;
+        Ok(Told::Compacted {
+            messages: start,
+            tokens: summarised,
+        })
     }
 }
 

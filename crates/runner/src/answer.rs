@@ -29,7 +29,7 @@ impl<F> LogHooks<'_, F> {
             text: turn.text.clone(),
             tool_calls: turn.calls.iter().map(history::to_log_call).collect(),
             usage: history::to_log_usage(usage),
-            model: None,
+            model: self.answering.clone(),
             reasoning: turn
                 .reasoning
                 .iter()

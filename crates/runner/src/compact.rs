@@ -12,8 +12,11 @@
 //! the newest quarter whole; the kept part always starts at an assistant
 //! message, so no tool result is separated from the call it answers.
 
+use std::rc::Rc;
+
 use chock_log::fold::Message as Folded;
 
+use crate::models::Switched;
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, Usage};
 
 /// The context window assumed for an Anthropic model config.zon says
@@ -47,19 +50,50 @@ impl<'w> Compactor<'w> {
             model,
             system,
             window,
+            switched: None,
             last_usage: None,
             sent: 0,
             failed: false,
             count_failed: false,
         }
     }
+
+    /// The model the session talks to now: the one it switched to last
+    /// (`/model`), else its own.
+    pub(crate) fn provider(&self) -> &Provider {
+        self.switched
+            .as_ref()
+            .map_or(self.provider, |s| &s.provider)
+    }
+
+    pub(crate) fn model(&self) -> &str {
+        self.switched.as_ref().map_or(self.model, |s| &s.model)
+    }
+
+    /// The context window of the model the session talks to now.
+    pub(crate) fn window(&self) -> u64 {
+        self.switched.as_ref().map_or(self.window, |s| s.window)
+    }
+
+    /// The next turns go to `switched`: its window counts from now, and
+    /// the last call's usage (another model's tokens) no longer does. A
+    /// summary that failed on the old model may be tried on the new.
+    pub(crate) fn switch(&mut self, switched: Rc<Switched>) {
+        self.switched = Some(switched);
+        self.last_usage = None;
+        self.failed = false;
+        self.count_failed = false;
+    }
 }
 
 /// What compaction needs: the model that summarises and the window.
 pub(crate) struct Compactor<'w> {
-    pub(crate) provider: &'w Provider,
-    pub(crate) model: &'w str,
-    pub(crate) window: u64,
+    /// The session's own model, and its window.
+    provider: &'w Provider,
+    model: &'w str,
+    window: u64,
+    /// The model `/model` switched to, which summarises in its place.
+    switched: Option<Rc<Switched>>,
     /// The session's system prompt, for counting a request.
     pub(crate) system: &'w str,
     /// Tokens the last model call reported (input and output), and how many
@@ -124,6 +158,21 @@ pub(crate) fn split(folded: &[Folded], window: u64) -> Option<usize> {
     let older = &folded[..start];
     let worth = older.iter().any(|m| !matches!(m, Folded::Summary { .. }));
     (start > 0 && worth).then_some(start)
+}
+
+/// Where `/compact` cuts the folded conversation: at the last answer,
+/// which is kept whole with what follows it, everything before it
+/// summarised. `None` when fewer than two messages besides an earlier
+/// summary would be.
+pub(crate) fn split_now(folded: &[Folded]) -> Option<usize> {
+    let start = folded
+        .iter()
+        .rposition(|m| matches!(m, Folded::Assistant { .. }))?;
+    let worth = folded[..start]
+        .iter()
+        .filter(|m| !matches!(m, Folded::Summary { .. }))
+        .count();
+    (worth >= 2).then_some(start)
 }
 
 fn folded_chars(message: &Folded) -> u64 {
@@ -245,6 +294,31 @@ mod tests {
         }];
         assert_eq!(split(&summary_only, 400), None);
         assert_eq!(split(&[], 400), None);
+    }
+
+    #[test]
+    fn compact_now_keeps_the_last_answer_and_wants_two_messages_before_it() {
+        let conversation = [
+            user(1, "fix it"),
+            assistant(2, ""),
+            result(3, "read"),
+            assistant(4, "done"),
+        ];
+        assert_eq!(split_now(&conversation), Some(3));
+        // One exchange: only the person's message would be summarised.
+        assert_eq!(split_now(&conversation[..2]), None);
+        // An earlier summary does not count towards the two.
+        let after_summary = [
+            Folded::Summary {
+                event_id: EventId(5),
+                text: "so far".into(),
+            },
+            user(6, "go on"),
+            assistant(7, "ok"),
+        ];
+        assert_eq!(split_now(&after_summary), None);
+        assert_eq!(split_now(&[]), None);
+        assert_eq!(split_now(&[user(1, "hi")]), None);
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod history;
 mod judge;
 mod lsp;
 mod mcp;
+pub mod models;
 mod net;
 pub mod person;
 mod plugins;

@@ -28,10 +28,31 @@ pub struct Begun<'a> {
 pub enum Next {
     /// The next message: a new turn of the same session.
     Message(String),
+    /// `/model <instance>/<model>`: the model for the next turns, decided
+    /// at model.select as at the session's start. The session answers with
+    /// [`Person::told`] and asks again.
+    Model(String),
+    /// `/compact`: compact the conversation now. The session answers with
+    /// [`Person::told`] and asks again.
+    Compact,
     /// The person is done: the session ends.
     Leave,
     /// The person's terminal went away: the session ends interrupted.
     Gone,
+}
+
+/// What the session made of a command the person gave at the prompt
+/// ([`Next::Model`], [`Next::Compact`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Told {
+    /// The next turns go to this model (`instance/model`).
+    Model(String),
+    /// The conversation was compacted: `messages` of it, about `tokens`
+    /// tokens, are now one summary.
+    Compacted { messages: usize, tokens: u64 },
+    /// The command was refused or failed, and nothing changed: one
+    /// sentence saying what happened and what to do.
+    Refused(String),
 }
 
 /// The person a session runs for.
@@ -56,6 +77,9 @@ pub trait Person {
     fn next(&mut self) -> impl Future<Output = Next> {
         std::future::ready(Next::Leave)
     }
+
+    /// What came of the command the person last gave at the prompt.
+    fn told(&mut self, _told: &Told) {}
 
     /// Completes when the person cuts the current turn short (Ctrl-C in
     /// an interactive session); never, for one that is not.

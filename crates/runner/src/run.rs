@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use chock_log::{SessionId, StateDir};
 
-use crate::compact;
-use crate::config::{Config, ConfigError, ProviderConfig};
+use crate::config::{Config, ConfigError};
 use crate::context::{Sources, StartContext};
 use crate::person::Person;
 use crate::provider::{Provider, ProviderError};
@@ -144,12 +143,8 @@ pub fn run(options: &RunOptions, person: impl Person) -> Result<SessionOutcome, 
         model,
         label,
     });
-    let context_tokens = config
-        .context_window(chosen.instance)
-        .unwrap_or(match chosen.provider {
-            ProviderConfig::Anthropic(_) => compact::DEFAULT_ANTHROPIC_WINDOW,
-            _ => compact::DEFAULT_WINDOW,
-        });
+    let context_tokens = crate::models::window(&config, &chosen);
+    let models = crate::models::Models::new(config.clone(), &options.config, &project);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -200,6 +195,7 @@ pub fn run(options: &RunOptions, person: impl Person) -> Result<SessionOutcome, 
         dev_shell: dev_shell.as_ref(),
         agents: Some(&agents),
         style: Some(&style),
+        models: Some(&models),
     };
     // Ctrl-C, SIGTERM (`timeout`, a service manager) and SIGHUP (a closed
     // terminal) end the session interrupted, its log ended and its sockets

@@ -86,6 +86,9 @@ pub struct SessionSetup<'a> {
     /// What the start settled about the project's style rules (`None`: no
     /// rule is checked, and nothing is said).
     pub style: Option<&'a crate::style::StyleStart>,
+    /// What `/model` may switch to in an interactive session (`None`: the
+    /// session keeps its model, and `/model` says so).
+    pub models: Option<&'a crate::models::Models>,
 }
 
 impl SessionSetup<'_> {
@@ -371,6 +374,7 @@ pub(crate) async fn drive(
         thought: 0,
         said_unknown: std::collections::BTreeSet::new(),
         children: &children,
+        answering: None,
     };
     // A subagent starts from its parent's promises and grants; promises and
     // grants made earlier in a carried-on session bind this process too.
@@ -402,6 +406,8 @@ pub(crate) async fn drive(
         Ok(None) => {
             let talk = converse::Talk {
                 cx: &cx,
+                models: setup.models,
+                label: setup.model_label,
                 net_records: &mut net_records,
                 turn_closed: &mut turn_closed,
             };
@@ -819,6 +825,9 @@ pub(crate) struct LogHooks<'w, F> {
     pub(crate) said_unknown: std::collections::BTreeSet<String>,
     /// The subagents this session started.
     pub(crate) children: &'w crate::subagent::Children<'w>,
+    /// The model that answers now, when `/model` switched from the
+    /// session's own (`instance/model`, for `assistant.message`'s `model`).
+    pub(crate) answering: Option<String>,
 }
 
 impl<F> LogHooks<'_, F> {
@@ -1120,15 +1129,23 @@ mod converse {
     //! open is answered no, a `notice` says the turn was interrupted, and the
     //! turn ends. The conversation is then read back from the log, the one
     //! account of what happened.
+    //!
+    //! At the prompt the person may also switch the model for the next
+    //! turns (`/model`, decided as at the start: `crate::models`) or compact
+    //! the conversation now (`/compact`); neither is a turn, and the person
+    //! is told what came of it and asked again. The model switched to is
+    //! owned here, and each later turn's context names it.
 
     use std::cell::RefCell;
+    use std::rc::Rc;
 
     use chock_log::event::{Answer, ApprovalAnswer, Notice, TurnEnd as LogTurnEnd, UserMessage};
     use chock_log::{LogWriter, fold_log};
 
     use super::{LogHooks, SessionError, ending};
     use crate::history;
-    use crate::person::{Next, Person};
+    use crate::models::{Models, Switched};
+    use crate::person::{Next, Person, Told};
     use crate::provider::Message;
     use crate::turn::{Boundary, Interruption, TurnContext, TurnEnd, TurnHooks, run_turn};
 
@@ -1137,7 +1154,13 @@ mod converse {
 
     /// What the turns of one session share besides the conversation and hooks.
     pub(crate) struct Talk<'a, 'c> {
+        /// The first turn's context; a model `/model` switched to replaces
+        /// its provider and model for the turns after.
         pub(crate) cx: &'a TurnContext<'c>,
+        /// What `/model` chooses from (`None`: the session keeps its model).
+        pub(crate) models: Option<&'a Models>,
+        /// The session's own model, `instance/model`.
+        pub(crate) label: &'a str,
         pub(crate) net_records:
             &'a mut tokio::sync::mpsc::UnboundedReceiver<chock_tools::net::Record>,
         /// Set once a turn's end is in the log and no turn has begun since.
@@ -1177,6 +1200,8 @@ mod converse {
             // Before the first turn the person is asked only when the session
             // began without a message; after every turn, always.
             let mut ask = interactive && !matches!(conversation.last(), Some(Message::User { .. }));
+            // The model `/model` switched to last, owned here for the turns.
+            let mut switched: Option<Rc<Switched>> = None;
             loop {
                 if ask {
                     let said = tokio::select! {
@@ -1195,6 +1220,35 @@ mod converse {
                             conversation.push(Message::User { text });
                             *self.turn_closed = false;
                         }
+                        Said::Next(Next::Model(name)) => {
+                            let current = switched.as_ref().map_or(self.label, |s| &s.label);
+                            let told = match self.switch(hooks, &name, current)? {
+                                Ok(chosen) => {
+                                    let chosen = Rc::new(chosen);
+                                    hooks.compaction.switch(Rc::clone(&chosen));
+                                    hooks.answering =
+                                        (chosen.label != self.label).then(|| chosen.label.clone());
+                                    let told = Told::Model(chosen.label.clone());
+                                    switched = Some(chosen);
+                                    told
+                                }
+                                Err(refused) => Told::Refused(refused),
+                            };
+                            hooks.person.told(&told);
+                            continue;
+                        }
+                        Said::Next(Next::Compact) => {
+                            let cut = hooks.person.cut();
+                            let told = tokio::select! {
+                                told = hooks.compact_now(conversation) => told?,
+                                () = cut => Told::Refused(
+                                    "the compaction was cut short (Ctrl-C), so nothing was compacted; /compact tries again".to_owned(),
+                                ),
+                                why = interrupt.as_mut() => return Ok(Some(TurnEnd::Interrupted(why))),
+                            };
+                            hooks.person.told(&told);
+                            continue;
+                        }
                         Said::Next(Next::Leave) => return Ok(Some(TurnEnd::Done)),
                         Said::Next(Next::Gone) => {
                             return Ok(Some(TurnEnd::Interrupted(Interruption::Signal("SIGHUP"))));
@@ -1210,7 +1264,15 @@ mod converse {
                     }
                 }
                 ask = true;
-                let cx = TurnContext { limits, ..*self.cx };
+                let cx = match &switched {
+                    Some(chosen) => TurnContext {
+                        provider: &chosen.provider,
+                        model: &chosen.model,
+                        limits,
+                        ..*self.cx
+                    },
+                    None => TurnContext { limits, ..*self.cx },
+                };
                 let cut = hooks.person.cut();
                 let ran = tokio::select! {
                     end = run_turn(&cx, conversation, hooks) => Ran::Ended(end?),
@@ -1251,6 +1313,39 @@ mod converse {
             }
         }
     }
+
+    impl Talk<'_, '_> {
+        /// `/model <name>`: the model chosen and allowed as at the start,
+        /// and the switch recorded (a `notice`); or the sentence saying why
+        /// not, with nothing recorded and the model kept.
+        fn switch<P>(
+            &self,
+            hooks: &LogHooks<'_, P>,
+            name: &str,
+            current: &str,
+        ) -> Result<Result<Switched, String>, SessionError> {
+            let Some(models) = self.models else {
+                return Ok(Err(format!(
+                    "this session cannot switch models (it was not started by chock run); it keeps {current}"
+                )));
+            };
+            let chosen = match models.switch(hooks.policy, name, current) {
+                Ok(chosen) => chosen,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            hooks.append(Notice {
+                subject: MODEL_NOTICE.to_owned(),
+                text: format!(
+                    "the model is now {} (was {current}), switched by the person with /model; {}",
+                    chosen.label, chosen.rule
+                ),
+            })?;
+            Ok(Ok(chosen))
+        }
+    }
+
+    /// The subject of the `notice` that records a switch of model.
+    pub(crate) const MODEL_NOTICE: &str = "model";
 
     /// Whether a turn's end ends an interactive session too: a handover, a
     /// stop, a signal, the session's budget spent. Anything else (the answer,

@@ -36,7 +36,7 @@ use std::os::fd::AsFd;
 use std::rc::Rc;
 
 use chock_log::{EventBody, EventId, Tap, read_after};
-use chock_runner::person::{Begun, Next, Person};
+use chock_runner::person::{Begun, Next, Person, Told};
 
 use crate::ctrl_c::CtrlC;
 use crate::prompt::{Prompt, Read};
@@ -163,9 +163,36 @@ impl Person for Interface {
                         self.view.borrow_mut().waiting = Waiting::Model;
                         return Next::Message(message);
                     }
+                    Ok(Slash::Model(Some(name))) => return Next::Model(name),
+                    Ok(Slash::Compact) => {
+                        self.view.borrow_mut().step(
+                            Tone::Dim,
+                            "  compacting: the model summarises the conversation so far",
+                        );
+                        self.view.borrow_mut().waiting = Waiting::Model;
+                        return Next::Compact;
+                    }
                     Ok(command) => run_command(&self.view, &self.started, command).await,
                 },
             }
+        }
+    }
+
+    fn told(&mut self, told: &Told) {
+        let mut view = self.view.borrow_mut();
+        match told {
+            Told::Model(label) => {
+                label.clone_into(&mut view.model);
+                let line = format!("  the next turns go to {label}");
+                view.step(Tone::Plain, &line);
+            }
+            Told::Compacted { messages, tokens } => {
+                let line = format!(
+                    "  compacted: {messages} messages (about {tokens} tokens) are now one summary; the last answer is kept whole"
+                );
+                view.step(Tone::Plain, &line);
+            }
+            Told::Refused(why) => view.step(Tone::Asks, &format!("chock: {why}")),
         }
     }
 
@@ -200,6 +227,16 @@ async fn run_command(view: &Shared, started: &Started, command: Slash) {
             view.step(Tone::Plain, &line);
         }
         Slash::Show(number) => show(view, number),
+        Slash::Model(_) => {
+            let mut view = view.borrow_mut();
+            let line = format!(
+                "  the model is {}; /model <instance>/<model> switches the next turns to another that config.zon names",
+                view.model
+            );
+            view.step(Tone::Plain, &line);
+        }
+        // Carried out by the session (`Next::Compact`).
+        Slash::Compact => {}
         Slash::Diff => chock(view, &["workspace", "diff", &id], None).await,
         Slash::Apply => chock(view, &["workspace", "apply", &id], None).await,
         Slash::Detach => {

@@ -19,6 +19,11 @@ pub enum Slash {
     Detach,
     /// A call's whole result: the last call's, or call `n`'s.
     Show(Option<usize>),
+    /// The model for the next turns (`instance/model`), or, with none
+    /// named, the current one and how to switch.
+    Model(Option<String>),
+    /// Compact the conversation now.
+    Compact,
     /// A word that is no command.
     Unknown(String),
 }
@@ -32,6 +37,8 @@ pub const HELP: &str = "\
 /diff        everything the session changed in its workspace (chock workspace diff)
 /apply       carry the session's commits into your project (chock workspace apply)
 /detach      hand the session to the daemon (chock detach) and leave it running
+/model [m]   the model for the next turns (<instance>/<model> from config.zon); alone, the current one
+/compact     summarise the conversation so far now, keeping the last answer whole
 Ctrl-C interrupts the turn; at the prompt, Ctrl-C twice or Ctrl-D leaves.
 A line beginning with // is sent as a message beginning with /.";
 
@@ -53,6 +60,15 @@ pub fn parse(line: &str) -> Result<Slash, String> {
         "diff" => Slash::Diff,
         "apply" => Slash::Apply,
         "detach" => Slash::Detach,
+        "compact" => match words.next() {
+            None => Slash::Compact,
+            Some(_) => Slash::Unknown(command.to_owned()),
+        },
+        "model" => match (words.next(), words.next()) {
+            (None, _) => Slash::Model(None),
+            (Some(name), None) => Slash::Model(Some(name.to_owned())),
+            (Some(_), Some(_)) => Slash::Unknown(command.to_owned()),
+        },
         "show" => match words.next().map(str::parse::<usize>) {
             None => Slash::Show(None),
             Some(Ok(n)) => Slash::Show(Some(n)),
@@ -78,9 +94,36 @@ mod tests {
     }
 
     #[test]
+    fn model_takes_one_name_or_none() {
+        assert_eq!(parse("/model"), Ok(Slash::Model(None)));
+        assert_eq!(
+            parse("/model second/m"),
+            Ok(Slash::Model(Some("second/m".into())))
+        );
+        assert_eq!(
+            parse("  /model   fake/m  "),
+            Ok(Slash::Model(Some("fake/m".into())))
+        );
+        assert_eq!(
+            parse("/model a/b c/d"),
+            Ok(Slash::Unknown("model a/b c/d".into()))
+        );
+        assert_eq!(parse("//model x"), Err("/model x".into()));
+    }
+
+    #[test]
+    fn compact_takes_no_argument() {
+        assert_eq!(parse("/compact"), Ok(Slash::Compact));
+        assert_eq!(
+            parse("/compact now"),
+            Ok(Slash::Unknown("compact now".into()))
+        );
+    }
+
+    #[test]
     fn help_names_every_command() {
         for name in [
-            "/help", "/plan", "/usage", "/show", "/diff", "/apply", "/detach",
+            "/help", "/plan", "/usage", "/show", "/diff", "/apply", "/detach", "/model", "/compact",
         ] {
             assert!(HELP.contains(name), "{name}");
         }

@@ -55,6 +55,7 @@ async fn session_until(fake: &FakeModel, kind: Kind, interrupt: impl Future<Outp
         dev_shell: None,
         agents: None,
         style: None,
+        models: None,
     };
     let mut shown = String::new();
     let outcome = run_new(
