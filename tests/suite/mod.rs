@@ -7,6 +7,7 @@ mod cli;
 mod completions;
 mod daemon;
 mod daemon_run;
+mod daemon_workspace;
 mod detach;
 mod devices;
 mod gateway;

@@ -5,6 +5,8 @@
 //! `watch` stays open and streams until the session ends. Every call greets
 //! first and sends nothing else until the numbers match.
 
+mod workspace;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,6 +17,8 @@ use crate::greeting::{GreetingError, check_greeting_reply};
 use crate::lines::{LineError, LineReader, MAX_REPLY_LINE};
 use crate::reply::{EventLine, RowLine, error_message};
 use crate::{Address, Answer, Greeting, PROTOCOL, Request, RequestError, sanitize};
+
+pub use workspace::{DiffFile, RowFeed, WorkspaceDiff};
 
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}

@@ -35,7 +35,7 @@ pub use address::{Address, AddressError, DAEMON_ENV};
 /// row, so it says what every other view says. Every field has a default and
 /// unknown fields are ignored. The daemon adds `child` (see docs/protocol.md).
 pub use chock_log::SessionRow;
-pub use client::{Client, ClientError, Started, Watch};
+pub use client::{Client, ClientError, DiffFile, RowFeed, Started, Watch, WorkspaceDiff};
 pub use greeting::{Greeting, GreetingError, check_greeting_reply};
 pub use lines::{LineError, LineReader, MAX_REPLY_LINE, MAX_REQUEST_LINE};
 pub use listen::{ListenError, Listener};

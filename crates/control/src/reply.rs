@@ -31,6 +31,13 @@ pub enum Reply {
     Event(String),
     /// `error <message>`: the request failed; the connection closes after it.
     Error(String),
+    // The workspace and row-feed verbs' own lines.
+    /// `ok <JSON object>`: the reply to `diff`.
+    Diff(String),
+    /// `ok <sentence>`: what `apply` or `discard` did.
+    Done(String),
+    /// `ok live`: a `rows` feed has sent every row and now sends changes.
+    Live,
 }
 
 impl Reply {
@@ -58,6 +65,9 @@ impl Reply {
             }
             Reply::Event(event) => one_line(event),
             Reply::Error(message) => format!("error {}", one_line(message)),
+            Reply::Diff(json) => format!("ok {}", one_line(json)),
+            Reply::Done(sentence) => format!("ok {}", one_line(sentence)),
+            Reply::Live => "ok live".to_owned(),
         };
         line.push('\n');
         line

@@ -78,10 +78,28 @@ pub enum Request {
         request: String,
         text: String,
     },
+    // The workspace and row-feed verbs, for `chock serve`.
+    /// `diff <project directory>\t<session id>\t<byte limit>`
+    Diff {
+        project: String,
+        session: String,
+        limit: u64,
+    },
+    /// `apply <project directory>\t<session id>`
+    Apply { project: String, session: String },
+    /// `discard <project directory>\t<session id>`
+    Discard { project: String, session: String },
+    /// `all`: every session of every project the daemon's state knows.
+    All,
+    /// `rows <project directory, or empty>`: the rows, then their changes.
+    Rows { project: Option<String> },
 }
 
 /// The verbs: the specification's, in its order, then `reply`.
-pub const VERBS: [&str; 7] = ["start", "adopt", "read", "list", "watch", "answer", "reply"];
+pub const VERBS: [&str; 12] = [
+    "start", "adopt", "read", "list", "watch", "answer", "reply", "diff", "apply", "discard",
+    "all", "rows",
+];
 
 /// Why a line is not a request. Each message is what the daemon sends back
 /// after `error `, so it names the offending text and the expected shape.
@@ -117,6 +135,11 @@ impl Request {
             Request::Watch { .. } => "watch",
             Request::Answer { .. } => "answer",
             Request::Reply { .. } => "reply",
+            Request::Diff { .. } => "diff",
+            Request::Apply { .. } => "apply",
+            Request::Discard { .. } => "discard",
+            Request::All => "all",
+            Request::Rows { .. } => "rows",
         }
     }
 
@@ -127,8 +150,15 @@ impl Request {
             | Request::Read { session, .. }
             | Request::Watch { session, .. }
             | Request::Answer { session, .. }
-            | Request::Reply { session, .. } => Some(session),
-            Request::Hello { .. } | Request::Start { .. } | Request::List { .. } => None,
+            | Request::Reply { session, .. }
+            | Request::Diff { session, .. }
+            | Request::Apply { session, .. }
+            | Request::Discard { session, .. } => Some(session),
+            Request::Hello { .. }
+            | Request::Start { .. }
+            | Request::List { .. }
+            | Request::All
+            | Request::Rows { .. } => None,
         }
     }
 
@@ -245,6 +275,48 @@ impl Request {
                     text: text.to_owned(),
                 })
             }
+            "diff" => {
+                let usage = "diff <project directory>\\t<session id>\\t<byte limit>";
+                let [project, session, limit] =
+                    fields(rest).ok_or_else(|| malformed("diff", usage))?;
+                let limit = parse_number(limit).ok_or_else(|| malformed("diff", usage))?;
+                Ok(Request::Diff {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                    limit,
+                })
+            }
+            "apply" => {
+                let usage = "apply <project directory>\\t<session id>";
+                let [project, session] = fields(rest).ok_or_else(|| malformed("apply", usage))?;
+                Ok(Request::Apply {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                })
+            }
+            "discard" => {
+                let usage = "discard <project directory>\\t<session id>";
+                let [project, session] = fields(rest).ok_or_else(|| malformed("discard", usage))?;
+                Ok(Request::Discard {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                })
+            }
+            "all" => {
+                if line != "all" {
+                    return Err(malformed("all", "all"));
+                }
+                Ok(Request::All)
+            }
+            "rows" => {
+                let usage = "rows <project directory, or nothing for every project>";
+                if rest.contains('\t') {
+                    return Err(malformed("rows", usage));
+                }
+                Ok(Request::Rows {
+                    project: (!rest.is_empty()).then(|| rest.to_owned()),
+                })
+            }
             other => Err(RequestError::UnknownVerb {
                 verb: sanitize(other),
             }),
@@ -305,6 +377,31 @@ impl Request {
                 check("request id", request)?;
                 check("reply", text)?;
                 format!("reply {project}\t{session}\t{request}\t{text}")
+            }
+            Request::Diff {
+                project,
+                session,
+                limit,
+            } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                format!("diff {project}\t{session}\t{limit}")
+            }
+            Request::Apply { project, session } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                format!("apply {project}\t{session}")
+            }
+            Request::Discard { project, session } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                format!("discard {project}\t{session}")
+            }
+            Request::All => "all".to_owned(),
+            Request::Rows { project } => {
+                let project = project.as_deref().unwrap_or("");
+                check("project directory", project)?;
+                format!("rows {project}")
             }
         };
         // A tab inside a field, or an empty one, would shift or drop fields:

@@ -16,6 +16,7 @@ mod children;
 mod conn;
 mod feed;
 mod prune;
+mod rows;
 mod store;
 mod verbs;
 
@@ -35,6 +36,8 @@ use crate::store::Store;
 pub const DEFAULT_PORT: u16 = 7780;
 /// Connections open at once, past which a new one is refused as busy.
 pub const MAX_CONNECTIONS: usize = 1024;
+/// The most diff one `diff` reply carries, whatever the client asks.
+pub const MAX_DIFF: u64 = 32 << 20;
 /// How long a reply may wait on a client that reads nothing.
 pub const WRITE_STALL: Duration = Duration::from_secs(60);
 
@@ -129,6 +132,8 @@ pub(crate) struct Shared {
     pub(crate) store: Store,
     pub(crate) feeds: Arc<Feeds>,
     pub(crate) children: Arc<Children>,
+    /// The watcher `rows` feeds share.
+    pub(crate) rows: rows::RowHub,
     pub(crate) chock_exe: PathBuf,
     pub(crate) uid: u32,
     pub(crate) start_timeout: Duration,
@@ -191,6 +196,7 @@ impl Daemon {
             store: Store::new(config.state_dir),
             feeds: Arc::default(),
             children: Arc::default(),
+            rows: rows::RowHub::default(),
             chock_exe: config.chock_exe,
             uid: chock_control::own_uid(),
             start_timeout: config.start_timeout,

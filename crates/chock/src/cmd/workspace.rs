@@ -5,13 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use chock_log::Status;
-use chock_log::event::{EndReason, SessionEnd};
-use chock_log::{LogWriter, StateDir, fold_log};
-use chock_policy::{Action, Decision, Policy};
-use chock_runner::workspace::{
-    self, ApplyMode, ApplyPlan, Entry, Landing, bind_apply, recorded_integrate,
-};
+use chock_log::event::EndReason;
+use chock_log::{StateDir, Status};
+use chock_runner::workspace::{self, Entry};
 
 use crate::exit;
 
@@ -115,12 +111,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Verb::Discard { session } => {
             let entry = workspace::find(&state, &session)?;
             let done = workspace::discard(&state, &entry)?;
-            let mut text = format!("removed the workspace {}\n", done.dir.display());
-            if let Some(branch) = done.kept_branch {
-                text.push_str(&format!(
-                    "kept branch {branch}: it has commits not merged anywhere else; delete it with `git branch -D {branch}` if you do not want them\n"
-                ));
-            }
+            let text = done.sentence() + "\n";
             print(&text)
         }
     }
@@ -254,112 +245,32 @@ fn apply(state: &StateDir, session: &str, yes: bool) -> anyhow::Result<ExitCode>
     let entry: Entry = workspace::find(state, session)?;
     workspace::require_exists(&entry)?;
     caught_up(state, &entry);
-    let log = state.log_path(&entry.session);
-    let project = entry
-        .project
-        .clone()
-        .context("the session's log names no project")?;
-    let policy = Policy::load(&project)?;
-    // Read once at session start and recorded in the log; a log from
-    // before that was recorded is answered by the policy as it is now.
-    let permitted = recorded_integrate(&log)
-        .unwrap_or_else(|| policy.decision(&Action::workspace_integrate()) != Decision::Deny);
-    let mode = ApplyMode::for_project(&project)?;
-    let repo = workspace::repo_of(&entry)?;
-    // The copy binds' changes are named by the same prompt, and carried
-    // back only when it is permitted (docs/workspaces.md, "Binds").
-    let copies = bind_apply::pending(&policy, &project, &state.session_dir(&entry.session));
-    let plan = match ApplyPlan::new(
-        entry.session.as_str(),
-        &repo,
-        &entry.paths(state)?,
-        &entry.branch,
-        &entry.commit,
-        Landing::new(mode, permitted),
-    ) {
-        Ok(plan) => Some(plan),
-        Err(err) if !copies.is_empty() => {
-            eprintln!("chock: {err}; the copy binds' changes are applied alone");
-            None
+    let carry = workspace::prepare(state, &entry)?;
+    for note in &carry.notes {
+        eprintln!("chock: {note}");
+    }
+    if let Some(refusal) = carry.denied() {
+        return Err(refusal.into());
+    }
+    eprintln!("{}", carry.description);
+    if carry.asks() && !yes {
+        if !std::io::stdin().is_terminal() {
+            anyhow::bail!(
+                "workspace.apply asks, and nobody is at a terminal to answer: pass --yes to answer yes; nothing was applied"
+            );
         }
-        Err(err) => return Err(err.into()),
-    };
-    let description = format!(
-        "{}{}",
-        plan.as_ref().map_or_else(String::new, ApplyPlan::describe),
-        bind_apply::describe(&copies)
-    );
-    let description = description.trim_end();
-    let outside_links = plan.as_ref().is_some_and(|p| !p.outside_links.is_empty());
-    let verdict = policy.decide(&Action::workspace_apply());
-    match verdict.decision {
-        Decision::Deny => anyhow::bail!(
-            "workspace.apply is refused by the policy: {}\nnothing was applied",
-            verdict.render()
-        ),
-        // A link out of the repository is asked about whatever the rule.
-        Decision::Allow if !outside_links => eprintln!("{description}"),
-        _ if yes => eprintln!("{description}"),
-        _ => {
-            eprintln!("{description}");
-            if !std::io::stdin().is_terminal() {
-                anyhow::bail!(
-                    "workspace.apply asks, and nobody is at a terminal to answer: pass --yes to answer yes; nothing was applied"
-                );
-            }
-            eprint!("Apply? [y/N] ");
-            let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line)?;
-            if !matches!(line.trim(), "y" | "Y" | "yes") {
-                eprintln!("chock: not applied");
-                return Ok(ExitCode::from(exit::FAILURE));
-            }
+        eprint!("Apply? [y/N] ");
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            eprintln!("chock: not applied");
+            return Ok(ExitCode::from(exit::FAILURE));
         }
     }
-    // Take the log before moving anything, so a running session is never
-    // written behind its back.
-    let mut writer = LogWriter::open(&log)?;
-    let before = fold_log(&log)?.state.status;
-    let mut targets = Vec::new();
-    if let Some(plan) = plan {
-        let applied = plan.carry_out()?;
-        targets.push(applied.target.clone());
-        writer.append(applied)?;
+    let carried = carry.carry_out()?;
+    for sentence in &carried.said {
+        eprintln!("chock: {sentence}");
     }
-    for back in &copies {
-        let n = bind_apply::carry_back(back).map_err(|err| {
-            anyhow::anyhow!(
-                "the copy bind {} was not carried back whole: {err}; what was written so far stays in {}, and the copy is kept in {}",
-                back.name,
-                back.original.display(),
-                back.copy.display()
-            )
-        })?;
-        writer.append(chock_log::event::WorkspaceApply {
-            commit: None,
-            target: back.original.display().to_string(),
-        })?;
-        eprintln!(
-            "chock: carried {n} change{} of the copy bind {} back to {}",
-            if n == 1 { "" } else { "s" },
-            back.name,
-            back.original.display()
-        );
-        targets.push(back.original.display().to_string());
-    }
-    let target = targets.join(" and ");
-    // An apply is not a new owner carrying the session on: the ending
-    // is written again so readers still see the session as ended.
-    if let Status::Ended { reason, .. } = before {
-        writer.append(SessionEnd {
-            // A reason a newer writer wrote is kept as it was written.
-            reason,
-            detail: format!("the workspace was applied to {target} by `chock workspace apply`"),
-        })?;
-    }
-    eprintln!(
-        "chock: applied session {} to {target}",
-        entry.session.as_str()
-    );
+    eprintln!("chock: {}", carried.sentence);
     Ok(ExitCode::from(exit::SUCCESS))
 }

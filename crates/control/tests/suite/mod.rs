@@ -2,3 +2,4 @@ mod client;
 mod golden;
 mod lines;
 mod row;
+mod workspace_verbs;

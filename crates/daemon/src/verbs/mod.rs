@@ -7,8 +7,16 @@ mod list;
 mod read;
 mod spawn;
 mod watch;
+// The workspace and row-feed verbs.
+mod all;
+mod apply;
+mod diff;
+mod discard;
+mod rows;
+mod workspace;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chock_control::{LineReader, Reply, Request};
@@ -82,7 +90,7 @@ impl From<String> for VerbError {
 }
 
 pub(crate) async fn dispatch(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     request: Request,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
@@ -117,6 +125,17 @@ pub(crate) async fn dispatch(
             let reply = answer::Delivery::Reply(&text);
             answer::deliver(shared, &project, &session, &request, reply, conn).await
         }
+        Request::Diff {
+            project,
+            session,
+            limit,
+        } => diff::diff(shared, &project, &session, limit, conn).await,
+        Request::Apply { project, session } => apply::apply(shared, &project, &session, conn).await,
+        Request::Discard { project, session } => {
+            discard::discard(shared, &project, &session, conn).await
+        }
+        Request::All => all::all(shared, conn).await,
+        Request::Rows { project } => rows::rows(shared, project.as_deref(), conn).await,
     }
 }
 

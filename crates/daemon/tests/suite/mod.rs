@@ -11,6 +11,9 @@ mod protocol;
 mod read_list;
 mod spawn;
 mod watch;
+// The workspace and row-feed verbs.
+mod rows;
+mod workspace;
 
 pub(crate) use chock_testkit::{
     GREETING, HasTestDirs, LiveLog, S1, S2, S3, StandIn, TestDaemon, eventually, read_all,

@@ -259,6 +259,47 @@ pub fn diff(state: &StateDir, entry: &Entry) -> Result<String, WorkspaceError> {
     ])
 }
 
+/// One file of [`diff`]: its path and how many lines it gained and lost
+/// (0 and 0 for a binary file, which has no lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffStat {
+    pub path: String,
+    pub added: u64,
+    pub removed: u64,
+}
+
+/// The files of [`diff`], each with its counts, in git's order.
+pub fn diff_files(state: &StateDir, entry: &Entry) -> Result<Vec<DiffStat>, WorkspaceError> {
+    if !entry.exists {
+        return Err(missing(entry));
+    }
+    let paths = entry.paths(state)?;
+    paths.ensure_view(&entry.branch)?;
+    let out = paths.run(&[
+        "diff",
+        "--numstat",
+        "-z",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=all",
+        &entry.commit,
+    ])?;
+    Ok(out
+        .split('\0')
+        .filter_map(|record| {
+            let mut fields = record.splitn(3, '\t');
+            let (added, removed, path) = (fields.next()?, fields.next()?, fields.next()?);
+            Some(DiffStat {
+                path: path.to_owned(),
+                added: added.parse().unwrap_or(0),
+                removed: removed.parse().unwrap_or(0),
+            })
+        })
+        .collect())
+}
+
 /// Brings back commits a session's commands made in its private git
 /// directory that its process did not (it crashed, or is from before
 /// imports), only while no process holds the session: the tip now on the
@@ -302,6 +343,19 @@ pub struct Discarded {
     pub dir: PathBuf,
     /// The branch, when it was kept because its commits are merged nowhere.
     pub kept_branch: Option<String>,
+}
+
+impl Discarded {
+    /// What was removed and what was kept, as `chock workspace discard` says it.
+    pub fn sentence(&self) -> String {
+        let mut text = format!("removed the workspace {}", self.dir.display());
+        if let Some(branch) = &self.kept_branch {
+            text.push_str(&format!(
+                "\nkept branch {branch}: it has commits not merged anywhere else; delete it with `git branch -D {branch}` if you do not want them"
+            ));
+        }
+        text
+    }
 }
 
 /// Removes a workspace's directory and, when merged, its branch.

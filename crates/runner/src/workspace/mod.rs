@@ -18,6 +18,7 @@ pub mod apply;
 mod beneath;
 pub mod bind_apply;
 pub mod binds;
+pub mod carry;
 pub mod create;
 mod git_binds;
 pub mod host_git;
@@ -32,11 +33,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 pub use apply::{ApplyMode, ApplyPlan, Landing};
+pub use carry::{Carried, Carry, CarryError, prepare};
 pub use create::{Checked, CreateOptions, Opened, Pending, check, create};
 pub use host_git::GitPaths;
 pub use manage::{
-    Discarded, Entry, catch_up, diff, discard, find, kept_notes, list, repo_of, require_exists,
-    show,
+    DiffStat, Discarded, Entry, catch_up, diff, diff_files, discard, find, kept_notes, list,
+    repo_of, require_exists, show,
 };
 pub use prune::{PruneOptions, PruneReport, Pruned, prune};
 pub use sandbox_git::{BringBack, SandboxGit};
