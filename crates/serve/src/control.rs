@@ -16,12 +16,12 @@ use crate::error::ApiError;
 
 /// The most of a diff the page is sent as JSON; past it the page links to
 /// the whole diff as text.
-pub const DIFF_SHOWN: usize = 256 << 10;
+pub(crate) const DIFF_SHOWN: usize = 256 << 10;
 /// The most of a diff the full-text link sends.
-pub const DIFF_FULL: usize = 32 << 20;
+pub(crate) const DIFF_FULL: usize = 32 << 20;
 
 /// Who a stop made from the page names as the person who made it.
-pub const STOP_WHO: &str = "a person at the browser (chock serve)";
+pub(crate) const STOP_WHO: &str = "a person at the browser (chock serve)";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

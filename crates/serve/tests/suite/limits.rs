@@ -194,12 +194,30 @@ async fn every_control_route_refuses_another_origin_before_the_daemon_hears_of_i
     log.say("hello");
     let project = h.project_text();
     let routes = [
-        (format!("/api/sessions/{S1}/continue"), serde_json::json!({"project": project, "message": "go on"})),
-        (format!("/api/sessions/{S1}/interrupt"), serde_json::json!({"project": project})),
-        (format!("/api/sessions/{S1}/detach"), serde_json::json!({"project": project})),
-        (format!("/api/sessions/{S1}/apply"), serde_json::json!({"project": project})),
-        (format!("/api/sessions/{S1}/discard"), serde_json::json!({"project": project})),
-        ("/api/stop".to_owned(), serde_json::json!({"project": project, "reason": "x"})),
+        (
+            format!("/api/sessions/{S1}/continue"),
+            serde_json::json!({"project": project, "message": "go on"}),
+        ),
+        (
+            format!("/api/sessions/{S1}/interrupt"),
+            serde_json::json!({"project": project}),
+        ),
+        (
+            format!("/api/sessions/{S1}/detach"),
+            serde_json::json!({"project": project}),
+        ),
+        (
+            format!("/api/sessions/{S1}/apply"),
+            serde_json::json!({"project": project}),
+        ),
+        (
+            format!("/api/sessions/{S1}/discard"),
+            serde_json::json!({"project": project}),
+        ),
+        (
+            "/api/stop".to_owned(),
+            serde_json::json!({"project": project, "reason": "x"}),
+        ),
     ];
     for (path, body) in &routes {
         let body = body.to_string();

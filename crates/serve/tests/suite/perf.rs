@@ -141,14 +141,22 @@ async fn perf_append_to_card_with_twenty_pages_open() {
         .spawn()
         .unwrap();
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let ready = lines.next_line().await.unwrap().expect("the script's ready line");
+    let ready = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("the script's ready line");
     assert!(ready.starts_with("ready "), "{ready}");
     // One append every 20 ms, as a busy session writes them.
     for _ in 0..EVENTS {
         log.say(&text);
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let result = lines.next_line().await.unwrap().expect("the script's figures");
+    let result = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("the script's figures");
     assert!(child.wait().await.unwrap().success());
     let result: serde_json::Value = serde_json::from_str(&result).unwrap();
     let ms: Vec<i64> = result["ms"]
