@@ -252,7 +252,7 @@ async fn row_of(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rows_feed_sees_a_daemon_session_start_and_end() {
-    let mut w = World::new([Turn::text("Hello.").into()]);
+    let mut w = World::new([Turn::text("Hello.").into(), Turn::text("Again.").into()]);
     let first = w.session("first");
     let c = w.client();
     let p = w.project.path().to_owned();
