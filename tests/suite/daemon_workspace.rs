@@ -252,7 +252,7 @@ async fn row_of(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rows_feed_sees_a_daemon_session_start_and_end() {
-    let mut w = World::new([Turn::text("Hello.").into()]);
+    let mut w = World::new([Turn::text("Hello.").into(), Turn::text("Again.").into()]);
     let first = w.session("first");
     let c = w.client();
     let p = w.project.path().to_owned();
@@ -272,4 +272,27 @@ async fn a_rows_feed_sees_a_daemon_session_start_and_end() {
     let all = c.list_all().await.unwrap();
     assert_eq!(all.len(), 2);
     assert_eq!(all[0].row["id"], started.session.as_str(), "newest first");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_merge_that_conflicts_is_refused_in_the_clis_own_words_and_moves_nothing() {
+    let zon = ".{ .apply = .{ .mode = .merge } }\n";
+    let mut w = World::with_zon(writes("notes.txt", "from the agent\n"), Some(zon));
+    let id = w.session("write notes");
+    w.project.write("notes.txt", "mine\n");
+    w.project.commit_all("my own notes");
+    let head = w.project.head();
+    let c = w.client();
+    let p = w.project.path().to_owned();
+    let message = refusal(c.apply(&p, id.as_str()).await.unwrap_err());
+    assert_eq!(w.project.head(), head, "nothing moved");
+    assert_eq!(w.project.read("notes.txt"), "mine\n");
+    assert_eq!(w.project.run_git(&["status", "--porcelain"]), "");
+    let cli = w.run(&["workspace", "apply", "--yes", id.as_str()]);
+    assert!(!cli.status.success());
+    assert!(
+        stderr(&cli).replace('\n', " ").contains(&message),
+        "the CLI said {} and the daemon {message}",
+        stderr(&cli)
+    );
 }

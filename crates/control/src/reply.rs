@@ -1,10 +1,10 @@
 //! Replies: what the daemon writes back, and how a client reads it.
 //!
 //! Every reply line either begins `ok `, begins `error `, is a session row
-//! (`<started at>\t<row as JSON>`, from `list`) or is an event exactly as the
-//! log holds it (from `read` and `watch`). An event is a JSON object and a
-//! row starts with a timestamp, so the `error ` prefix can never be mistaken
-//! for either. A connection carries one verb; its end is the end of the reply.
+//! (`<started at>\t<row as JSON>`, from `list`, `all` and `rows`) or is an
+//! event exactly as the log holds it (from `read` and `watch`). An event is
+//! a JSON object and a row starts with a timestamp, so the `error ` prefix
+//! can never be mistaken for either. A connection carries one verb; its end is the end of the reply.
 
 use serde::Deserialize;
 

@@ -1,5 +1,6 @@
-//! Requests: the greeting and the six verbs, parsed from and formatted to
-//! one line each.
+//! Requests: the greeting and the verbs (the specification's six, `reply`,
+//! and the workspace and row-feed verbs), parsed from and formatted to one
+//! line each.
 //!
 //! The verb is separated from its fields by one space; the fields are
 //! separated by tabs, except `read`, whose two fields the specification

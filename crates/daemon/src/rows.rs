@@ -136,14 +136,16 @@ fn scan(
                         row: row.json(),
                     }));
                 }
-                Err(err) => {
-                    tracing::warn!(session_id = %id.as_str(), ?err, "cannot fold a changed row")
-                }
+                Err(err) => warn_unfolded(&id, &err),
             }
         }
         now.insert(id, stamp);
     }
     *seen = now;
+}
+
+fn warn_unfolded(id: &SessionId, err: &crate::verbs::VerbError) {
+    tracing::warn!(session_id = %id.as_str(), ?err, "cannot fold a changed row");
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

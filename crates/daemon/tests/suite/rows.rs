@@ -140,3 +140,25 @@ async fn rows_of_a_project_that_is_not_there_is_refused() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rows_feed_sees_a_daemon_child_crash() {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
+    let doomed = h
+        .client()
+        .start(&h.project(), "behave:crash")
+        .await
+        .unwrap();
+    let mut feed = h.client().rows(Some(&h.project())).await.unwrap();
+    let pid = feed.initial()[0].row["child"]["pid"].as_i64().unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let row = next_row_where(&mut feed, &doomed.session, "ended", Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!(field(&row, "reason"), "crashed");
+    assert_eq!(field(&row, "child")["ended"], "signal 9");
+}
