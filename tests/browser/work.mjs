@@ -79,7 +79,7 @@ await runPage({ viewport: wide, deviceScaleFactor: 1 }, async (page) => {
   const command = page.locator('#events li.card.step[data-tool=run_command]').first();
   check((await command.locator('.arg').innerText()).startsWith('sh -c'), 'the command line is shown');
   const out = await command.locator('.outcome').innerText();
-  check(out.includes('exit status: 0'), 'the exit status is shown: ' + out);
+  check(out.includes('exit status 0'), 'the exit status is shown: ' + out);
   check(out.includes('<b>bold</b><img src=x onerror=window.pwned=2>'), 'the output is shown as text: ' + out);
 
   // The reply: markdown rendered, HTML from the model shown as text.

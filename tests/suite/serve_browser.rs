@@ -309,7 +309,17 @@ fn a_person_works_through_a_session_in_the_browser_and_the_home_follows_live() {
         .filter(|e| e["type"] == "session.end")
         .map(|e| e["reason"].as_str().unwrap_or_default().to_owned())
         .collect();
-    assert_eq!(ends, ["done", "interrupted"]);
+    let kinds: Vec<_> = first
+        .iter()
+        .map(|e| format!("{} {}", e["type"], e["reason"]))
+        .collect();
+    // The apply records `workspace.apply` and the ending again after it,
+    // as `chock workspace apply` does.
+    assert_eq!(ends, ["done", "interrupted", "interrupted"], "{kinds:?}");
+    assert!(
+        kinds.iter().any(|k| k.starts_with("\"workspace.apply\"")),
+        "{kinds:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(project.path().join("greeting.txt")).unwrap(),
         "Hello, world\n"

@@ -7,6 +7,7 @@
 // essential() and outcome() say the same as the terminal's
 // crates/terminal/src/describe.rs, so the page and `chock run` show a step
 // the same way.
+(() => {
 'use strict';
 
 function el(tag, props, ...children) {
@@ -242,3 +243,4 @@ function tokens(n) {
 }
 
 window.render = { el, markdown, inline, diffView, proposedDiff, essential, outcome, shorten, tokens };
+})();
