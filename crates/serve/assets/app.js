@@ -280,6 +280,16 @@ function said(d) {
   return d.decision + ' · ' + d.action + (d.layer ? ' · ' + d.layer : '') + (d.rule ? ' rule ' + d.rule : '');
 }
 
+// A question in two parts: what it asks (up to its first question mark),
+// and the rest (what the call would do, the rule that made it ask), which
+// the card shows on its own and the panel folds.
+function asking(question) {
+  const text = String(question || '');
+  const at = text.indexOf('?');
+  if (at < 0 || at === text.length - 1) return [text, ''];
+  return [text.slice(0, at + 1), text.slice(at + 1).trim()];
+}
+
 function usageText(u) {
   return tokens(u.input_tokens || 0) + ' in · ' + tokens(u.output_tokens || 0) + ' out';
 }
@@ -462,8 +472,10 @@ function sessionView(project, id) {
       if (proposed) shows = diffView(proposed);
       else if (card.tool !== 'ask_user') shows = el('pre', { class: 'command', text: card.tool + ' ' + essential(card.tool, card.args) });
     }
+    const [head, why] = asking(request.question || request.action);
     question.append(el('h2', { text: request.kind === 'question' ? 'The session asks you' : 'Allow this?' }),
-      el('div', { class: 'text', text: request.question || request.action }), shows,
+      el('div', { class: 'text', text: head }), shows,
+      why ? el('details', { class: 'why' }, el('summary', { text: 'why it asks' }), el('div', { class: 'meta', text: why })) : null,
       el('div', { class: 'meta', text: request.action + ' · request ' + request.request_id }));
     if (request.kind === 'question') {
       const field = el('input', { id: 'reply', type: 'text', 'aria-label': 'Your answer', autocomplete: 'off' });
@@ -570,7 +582,7 @@ function sessionView(project, id) {
       case 'approval.request': {
         let step = lastDecision && cards.get(lastDecision);
         if (event.kind === 'question') step = [...cards.values()].reverse().find((c) => c.tool === 'ask_user' && !c.done) || step;
-        const asked = el('div', { class: 'asks', 'data-id': String(event.id), 'data-request': event.request_id, text: 'asked you: ' + (event.question || event.action) });
+        const asked = el('div', { class: 'asks', 'data-id': String(event.id), 'data-request': event.request_id, text: 'asked you: ' + asking(event.question || event.action)[0] });
         if (step) { step.body.append(asked); step.state.textContent = 'waiting for you'; } else card('asks', event, into, asked);
         if (!into) pending.set(event.request_id, { request: event, card: step });
         return;
