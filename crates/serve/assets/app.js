@@ -583,7 +583,7 @@ function sessionView(project, id) {
         let step = lastDecision && cards.get(lastDecision);
         if (event.kind === 'question') step = [...cards.values()].reverse().find((c) => c.tool === 'ask_user' && !c.done) || step;
         const asked = el('div', { class: 'asks', 'data-id': String(event.id), 'data-request': event.request_id, text: 'asked you: ' + asking(event.question || event.action)[0] });
-        if (step) { step.body.append(asked); step.state.textContent = 'waiting for you'; } else card('asks', event, into, asked);
+        if (step) { step.body.append(asked); step.state.textContent = 'waiting for you'; } else card('asks', null, into, asked);
         if (!into) pending.set(event.request_id, { request: event, card: step });
         return;
       }
@@ -591,13 +591,13 @@ function sessionView(project, id) {
         const asked = (into || events).querySelector('[data-request="' + CSS.escape(String(event.request_id)) + '"]');
         const text = (event.text != null ? '"' + event.text + '"' : event.answer) + (event.by ? ', by ' + event.by : '');
         const answered = el('div', { class: 'answered ' + (event.answer === 'no' ? 'no' : 'yes'), 'data-id': String(event.id), text: 'answered ' + text });
-        if (asked) asked.after(answered); else card('asks', event, into, answered);
+        if (asked) asked.after(answered); else card('asks', null, into, answered);
         pending.delete(event.request_id);
         return;
       }
       case 'tool.call': {
-        const step = cards.get(event.call_id);
-        if (!step) { quietLine(event, into); return; }
+        // A call whose answer is on an older page gets its card here.
+        const step = cards.get(event.call_id) || stepCard({ id: event.call_id, name: event.tool, arguments: event.arguments }, event, into);
         step.state.textContent = 'running';
         step.body.append(el('span', { class: 'hidden-event', 'data-id': String(event.id) }));
         if (typeof event.session === 'string' && event.session) {

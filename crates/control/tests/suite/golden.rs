@@ -196,15 +196,15 @@ fn malformed_fields_are_refused_naming_the_expected_shape() {
 fn unknown_and_empty_verbs_are_refused_listing_the_verbs() {
     assert_eq!(
         Request::parse("frobnicate x").unwrap_err().to_string(),
-        "unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer, reply, diff, apply, discard, all, rows"
+        "unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer, reply, diff, apply, discard, all, rows, continue, interrupt, stop, detach"
     );
     assert_eq!(
         Request::parse("").unwrap_err().to_string(),
-        "empty request: send one of start, adopt, read, list, watch, answer, reply, diff, apply, discard, all, rows"
+        "empty request: send one of start, adopt, read, list, watch, answer, reply, diff, apply, discard, all, rows, continue, interrupt, stop, detach"
     );
     assert_eq!(
         Request::parse("\u{1b}[2J\u{7}").unwrap_err().to_string(),
-        "unknown verb '?[2J?': the verbs are start, adopt, read, list, watch, answer, reply, diff, apply, discard, all, rows"
+        "unknown verb '?[2J?': the verbs are start, adopt, read, list, watch, answer, reply, diff, apply, discard, all, rows, continue, interrupt, stop, detach"
     );
 }
 
