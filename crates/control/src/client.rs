@@ -5,7 +5,6 @@
 //! `watch` stays open and streams until the session ends. Every call greets
 //! first and sends nothing else until the numbers match.
 
-mod control;
 mod workspace;
 
 use std::path::Path;

@@ -94,47 +94,12 @@ pub enum Request {
     All,
     /// `rows <project directory, or empty>`: the rows, then their changes.
     Rows { project: Option<String> },
-    // The control verbs, for `chock serve`.
-    /// `continue <project directory>\t<session id>\t<message>`: carry an
-    /// ended session on (the message is the rest of the line, tabs and all).
-    Continue {
-        project: String,
-        session: String,
-        message: String,
-    },
-    /// `interrupt <project directory>\t<session id>`: end the current turn.
-    Interrupt { project: String, session: String },
-    /// `stop <project directory>\t<who>\t<reason>`: the stop `chock stop`
-    /// makes for the project's repository (the reason is the rest of the
-    /// line).
-    Stop {
-        project: String,
-        who: String,
-        reason: String,
-    },
-    /// `detach <project directory>\t<session id>`: hand a session the
-    /// daemon does not own over to it.
-    Detach { project: String, session: String },
 }
 
 /// The verbs: the specification's, in its order, then `reply`.
-pub const VERBS: [&str; 16] = [
-    "start",
-    "adopt",
-    "read",
-    "list",
-    "watch",
-    "answer",
-    "reply",
-    "diff",
-    "apply",
-    "discard",
-    "all",
-    "rows",
-    "continue",
-    "interrupt",
-    "stop",
-    "detach",
+pub const VERBS: [&str; 12] = [
+    "start", "adopt", "read", "list", "watch", "answer", "reply", "diff", "apply", "discard",
+    "all", "rows",
 ];
 
 /// Why a line is not a request. Each message is what the daemon sends back
@@ -176,10 +141,6 @@ impl Request {
             Request::Discard { .. } => "discard",
             Request::All => "all",
             Request::Rows { .. } => "rows",
-            Request::Continue { .. } => "continue",
-            Request::Interrupt { .. } => "interrupt",
-            Request::Stop { .. } => "stop",
-            Request::Detach { .. } => "detach",
         }
     }
 
@@ -193,12 +154,8 @@ impl Request {
             | Request::Reply { session, .. }
             | Request::Diff { session, .. }
             | Request::Apply { session, .. }
-            | Request::Discard { session, .. }
-            | Request::Continue { session, .. }
-            | Request::Interrupt { session, .. }
-            | Request::Detach { session, .. } => Some(session),
-            Request::Stop { .. }
-            | Request::Hello { .. }
+            | Request::Discard { session, .. } => Some(session),
+            Request::Hello { .. }
             | Request::Start { .. }
             | Request::List { .. }
             | Request::All
@@ -361,46 +318,6 @@ impl Request {
                     project: (!rest.is_empty()).then(|| rest.to_owned()),
                 })
             }
-            "continue" => {
-                let usage = "continue <project directory>\\t<session id>\\t<message>";
-                let [project, session, message] =
-                    last_whole(rest).ok_or_else(|| malformed("continue", usage))?;
-                if !is_token(session) {
-                    return Err(malformed("continue", usage));
-                }
-                Ok(Request::Continue {
-                    project: project.to_owned(),
-                    session: session.to_owned(),
-                    message: message.to_owned(),
-                })
-            }
-            "interrupt" => {
-                let usage = "interrupt <project directory>\\t<session id>";
-                let [project, session] =
-                    fields(rest).ok_or_else(|| malformed("interrupt", usage))?;
-                Ok(Request::Interrupt {
-                    project: project.to_owned(),
-                    session: session.to_owned(),
-                })
-            }
-            "stop" => {
-                let usage = "stop <project directory>\\t<who>\\t<reason>";
-                let [project, who, reason] =
-                    last_whole(rest).ok_or_else(|| malformed("stop", usage))?;
-                Ok(Request::Stop {
-                    project: project.to_owned(),
-                    who: who.to_owned(),
-                    reason: reason.to_owned(),
-                })
-            }
-            "detach" => {
-                let usage = "detach <project directory>\\t<session id>";
-                let [project, session] = fields(rest).ok_or_else(|| malformed("detach", usage))?;
-                Ok(Request::Detach {
-                    project: project.to_owned(),
-                    session: session.to_owned(),
-                })
-            }
             other => Err(RequestError::UnknownVerb {
                 verb: sanitize(other),
             }),
@@ -487,36 +404,6 @@ impl Request {
                 check("project directory", project)?;
                 format!("rows {project}")
             }
-            Request::Continue {
-                project,
-                session,
-                message,
-            } => {
-                check("project directory", project)?;
-                check("session id", session)?;
-                check("message", message)?;
-                format!("continue {project}\t{session}\t{message}")
-            }
-            Request::Interrupt { project, session } => {
-                check("project directory", project)?;
-                check("session id", session)?;
-                format!("interrupt {project}\t{session}")
-            }
-            Request::Stop {
-                project,
-                who,
-                reason,
-            } => {
-                check("project directory", project)?;
-                check("who", who)?;
-                check("reason", reason)?;
-                format!("stop {project}\t{who}\t{reason}")
-            }
-            Request::Detach { project, session } => {
-                check("project directory", project)?;
-                check("session id", session)?;
-                format!("detach {project}\t{session}")
-            }
         };
         // A tab inside a field, or an empty one, would shift or drop fields:
         // the daemon must read back exactly what the caller meant.
@@ -528,17 +415,6 @@ impl Request {
         }
         Ok(line + "\n")
     }
-}
-
-/// `N` non-empty tab-separated fields, the last of them the rest of the
-/// line (it may hold tabs).
-fn last_whole<const N: usize>(rest: &str) -> Option<[&str; N]> {
-    let mut parts = rest.splitn(N, '\t');
-    let mut out = [""; N];
-    for slot in &mut out {
-        *slot = parts.next().filter(|p| !p.is_empty())?;
-    }
-    Some(out)
 }
 
 /// Exactly `N` non-empty tab-separated fields.

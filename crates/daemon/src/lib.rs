@@ -144,9 +144,6 @@ pub(crate) struct Shared {
     pub(crate) open: Arc<tokio::sync::Semaphore>,
     pub(crate) write_stall: Duration,
     pub(crate) return_memory: bool,
-    /// An address this daemon listens on, for the children that call it
-    /// back (`detach` runs `chock detach`, which asks it to adopt).
-    pub(crate) own: Option<Address>,
 }
 
 /// A daemon whose listeners are bound and not yet accepting.
@@ -195,7 +192,6 @@ impl Daemon {
             }
         };
         let prune = config.prune;
-        let own = listeners.iter().find_map(Listener::address);
         let shared = Arc::new(Shared {
             store: Store::new(config.state_dir),
             feeds: Arc::default(),
@@ -210,7 +206,6 @@ impl Daemon {
             open: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
             write_stall: config.write_stall,
             return_memory: config.return_memory,
-            own,
         });
         Ok(Daemon {
             listeners,

@@ -95,29 +95,13 @@ pub fn stop_repo(
     reason: &str,
     agent: Option<&str>,
 ) -> Result<StopReport, GateError> {
-    stop_repo_by(env, dir, reason, agent, None)
-}
-
-/// [`stop_repo`], naming where the person stopped it from (`via`, e.g. the
-/// browser page) beside their `git config user.email`.
-pub fn stop_repo_by(
-    env: &Env,
-    dir: &Path,
-    reason: &str,
-    agent: Option<&str>,
-    via: Option<&str>,
-) -> Result<StopReport, GateError> {
     let agent = validate_agent(agent)?;
     let repo = repo_of(dir)?;
-    let email = git_user_email(&repo.main_checkout);
     let stop = StopFile {
         version: stopfile::FORMAT_VERSION,
         scope: Scope::Repo,
         reason: reason.to_owned(),
-        who: match via {
-            Some(via) => format!("{email} ({via})"),
-            None => email,
-        },
+        who: git_user_email(&repo.main_checkout),
         when: stopfile::now_rfc3339(),
         repo: Some(repo.main_checkout.display().to_string()),
         agent,

@@ -30,10 +30,6 @@ pub(crate) struct StopArgs {
     /// The repository to stop (default: the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
-    /// Where the person stopped it from, recorded beside their email (the
-    /// daemon's `stop` verb names the browser page).
-    #[arg(long, value_name = "WHERE", hide = true, conflicts_with = "everywhere")]
-    via: Option<String>,
 }
 
 pub(crate) fn run(args: StopArgs) -> anyhow::Result<ExitCode> {
@@ -48,14 +44,8 @@ pub(crate) fn run(args: StopArgs) -> anyhow::Result<ExitCode> {
         ops::stop_everywhere(&env, &dir, &args.reason)
             .context("could not write the machine-wide stop")?
     } else {
-        ops::stop_repo_by(
-            &env,
-            &dir,
-            &args.reason,
-            args.agent.as_deref(),
-            args.via.as_deref(),
-        )
-        .context("could not stop agents")?
+        ops::stop_repo(&env, &dir, &args.reason, args.agent.as_deref())
+            .context("could not stop agents")?
     };
     let scope = match (&report.stop.repo, &report.stop.agent) {
         (Some(repo), Some(agent)) => format!("{agent} in {repo}"),

@@ -117,7 +117,7 @@ impl Client {
     }
 
     /// Sends a verb whose success is `ok <sentence>`.
-    pub(super) async fn done(&self, request: &Request) -> Result<String, ClientError> {
+    async fn done(&self, request: &Request) -> Result<String, ClientError> {
         let mut conn = self.send(request).await?;
         let line = self.reply_line(&mut conn).await?;
         line.strip_prefix("ok ")

@@ -3,7 +3,6 @@
 //! one `error` line.
 
 mod answer;
-mod control;
 mod list;
 mod read;
 mod spawn;
@@ -137,22 +136,6 @@ pub(crate) async fn dispatch(
         }
         Request::All => all::all(shared, conn).await,
         Request::Rows { project } => rows::rows(shared, project.as_deref(), conn).await,
-        Request::Continue {
-            project,
-            session,
-            message,
-        } => control::carry_on(shared, &project, &session, &message, conn).await,
-        Request::Interrupt { project, session } => {
-            control::interrupt(shared, &project, &session, conn).await
-        }
-        Request::Stop {
-            project,
-            who,
-            reason,
-        } => control::stop(shared, &project, &who, &reason, conn).await,
-        Request::Detach { project, session } => {
-            control::detach(shared, &project, &session, conn).await
-        }
     }
 }
 

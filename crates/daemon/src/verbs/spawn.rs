@@ -108,7 +108,7 @@ pub(crate) async fn adopt(
     .await
 }
 
-pub(crate) fn spawn(
+fn spawn(
     shared: &Shared,
     session: &str,
     args: &[&str],
@@ -136,7 +136,7 @@ pub(crate) fn spawn(
 /// log's new `session.open` carries its pid. A log that grew by someone
 /// else's hand is not the child's: another process (a person's `chock run
 /// --continue`) took the session first, and that is what the reply says.
-pub(crate) async fn wait_ready(
+async fn wait_ready(
     shared: &Shared,
     session: &str,
     path: &Path,
@@ -169,16 +169,9 @@ pub(crate) async fn wait_ready(
             )));
         }
         if let Some(ending) = ended.borrow_and_update().clone() {
-            let cause = child
-                .said
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .cause()
-                .unwrap_or_else(|| {
-                    "it said nothing on stderr; run it by hand in the project to see why".to_owned()
-                });
             return Err(VerbError::Refuse(format!(
-                "chock run for session {session} ended ({}) before it held the session's log: {cause}",
+                "chock run for session {session} ended ({}) before it held the session's log: \
+                 run it by hand in the project to see why",
                 ending.0
             )));
         }
