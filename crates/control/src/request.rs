@@ -1,4 +1,4 @@
-//! Requests: the greeting and the six verbs, parsed from and formatted to
+//! Requests: the greeting and the verbs, parsed from and formatted to
 //! one line each.
 //!
 //! The verb is separated from its fields by one space; the fields are
@@ -78,10 +78,44 @@ pub enum Request {
         request: String,
         text: String,
     },
+    /// `continue <project directory>\t<session id>\t<message>`: carries an
+    /// ended session on with the person's message, as `chock run
+    /// --continue` does. The message is the rest of the line and may hold
+    /// tabs.
+    Continue {
+        project: String,
+        session: String,
+        message: String,
+    },
+    /// `interrupt <project directory>\t<session id>`: ends the session's
+    /// current turn, as Ctrl-C does.
+    Interrupt { project: String, session: String },
+    /// `stop <project directory>\t<who>\t<reason>`: stops every agent in
+    /// the project's repository, as `chock stop --project <dir> --reason
+    /// <reason>` does, recording `who` as the person who stopped it. The
+    /// reason is the rest of the line and may hold tabs.
+    Stop {
+        project: String,
+        who: String,
+        reason: String,
+    },
 }
 
-/// The verbs: the specification's, in its order, then `reply`.
-pub const VERBS: [&str; 7] = ["start", "adopt", "read", "list", "watch", "answer", "reply"];
+/// The verbs: the specification's, in its order, then `reply`, then the
+/// session controls.
+pub const VERBS: [&str; 10] = [
+    "start",
+    "adopt",
+    "read",
+    "list",
+    "watch",
+    "answer",
+    "reply",
+    // Session controls.
+    "continue",
+    "interrupt",
+    "stop",
+];
 
 /// Why a line is not a request. Each message is what the daemon sends back
 /// after `error `, so it names the offending text and the expected shape.
@@ -117,6 +151,9 @@ impl Request {
             Request::Watch { .. } => "watch",
             Request::Answer { .. } => "answer",
             Request::Reply { .. } => "reply",
+            Request::Continue { .. } => "continue",
+            Request::Interrupt { .. } => "interrupt",
+            Request::Stop { .. } => "stop",
         }
     }
 
@@ -127,8 +164,13 @@ impl Request {
             | Request::Read { session, .. }
             | Request::Watch { session, .. }
             | Request::Answer { session, .. }
-            | Request::Reply { session, .. } => Some(session),
-            Request::Hello { .. } | Request::Start { .. } | Request::List { .. } => None,
+            | Request::Reply { session, .. }
+            | Request::Continue { session, .. }
+            | Request::Interrupt { session, .. } => Some(session),
+            Request::Hello { .. }
+            | Request::Start { .. }
+            | Request::List { .. }
+            | Request::Stop { .. } => None,
         }
     }
 
@@ -245,6 +287,44 @@ impl Request {
                     text: text.to_owned(),
                 })
             }
+            "continue" => {
+                let usage = "continue <project directory>\\t<session id>\\t<message>";
+                let mut parts = rest.splitn(3, '\t');
+                let mut next = || parts.next().filter(|p| !p.is_empty());
+                let (Some(project), Some(session), Some(message)) = (next(), next(), next()) else {
+                    return Err(malformed("continue", usage));
+                };
+                if !is_token(session) {
+                    return Err(malformed("continue", usage));
+                }
+                Ok(Request::Continue {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                    message: message.to_owned(),
+                })
+            }
+            "interrupt" => {
+                let usage = "interrupt <project directory>\\t<session id>";
+                let [project, session] =
+                    fields(rest).ok_or_else(|| malformed("interrupt", usage))?;
+                Ok(Request::Interrupt {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                })
+            }
+            "stop" => {
+                let usage = "stop <project directory>\\t<who>\\t<reason>";
+                let mut parts = rest.splitn(3, '\t');
+                let mut next = || parts.next().filter(|p| !p.is_empty());
+                let (Some(project), Some(who), Some(reason)) = (next(), next(), next()) else {
+                    return Err(malformed("stop", usage));
+                };
+                Ok(Request::Stop {
+                    project: project.to_owned(),
+                    who: who.to_owned(),
+                    reason: reason.to_owned(),
+                })
+            }
             other => Err(RequestError::UnknownVerb {
                 verb: sanitize(other),
             }),
@@ -305,6 +385,31 @@ impl Request {
                 check("request id", request)?;
                 check("reply", text)?;
                 format!("reply {project}\t{session}\t{request}\t{text}")
+            }
+            Request::Continue {
+                project,
+                session,
+                message,
+            } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                check("message", message)?;
+                format!("continue {project}\t{session}\t{message}")
+            }
+            Request::Interrupt { project, session } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                format!("interrupt {project}\t{session}")
+            }
+            Request::Stop {
+                project,
+                who,
+                reason,
+            } => {
+                check("project directory", project)?;
+                check("who", who)?;
+                check("reason", reason)?;
+                format!("stop {project}\t{who}\t{reason}")
             }
         };
         // A tab inside a field, or an empty one, would shift or drop fields:

@@ -108,7 +108,7 @@ pub(crate) async fn adopt(
     .await
 }
 
-fn spawn(
+pub(super) fn spawn(
     shared: &Shared,
     session: &str,
     args: &[&str],
@@ -136,7 +136,7 @@ fn spawn(
 /// log's new `session.open` carries its pid. A log that grew by someone
 /// else's hand is not the child's: another process (a person's `chock run
 /// --continue`) took the session first, and that is what the reply says.
-async fn wait_ready(
+pub(super) async fn wait_ready(
     shared: &Shared,
     session: &str,
     path: &Path,
@@ -169,9 +169,12 @@ async fn wait_ready(
             )));
         }
         if let Some(ending) = ended.borrow_and_update().clone() {
+            let cause = child.cause().unwrap_or_else(|| {
+                "it said nothing on stderr; run it by hand in the project to see why".to_owned()
+            });
             return Err(VerbError::Refuse(format!(
                 "chock run for session {session} ended ({}) before it held the session's log: \
-                 run it by hand in the project to see why",
+                 {cause}",
                 ending.0
             )));
         }
