@@ -325,3 +325,62 @@ async fn the_stop_verb_refuses_a_directory_outside_a_repository() {
     );
     assert!(!m.home().join(".chock").exists(), "nothing was written");
 }
+
+/// A `chock run` the test started (not the daemon) is handed over through
+/// the `detach` verb and carries on in the daemon's child, in the same log.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_detach_verb_hands_a_persons_run_over_to_the_daemon() {
+    use super::stop_session::{held, release, start, wait_held};
+    let (m, repo) = super::Machine::with_shop();
+    let _fake = fake_model(
+        &m.state(),
+        [held("c1"), Turn::text("Done in the daemon.").into()],
+    );
+    let mut command = m.chock(&repo);
+    command.arg("daemon");
+    let mut daemon = super::kit::Running::spawn(command);
+    let client = Client::new(daemon.address()).with_timeout(WITHIN);
+
+    let mut run = start(&m, &repo);
+    let (id, log, workspace) = wait_held(&m);
+    let ran = std::process::id();
+    let detaching = {
+        let client = client.clone();
+        let repo = repo.clone();
+        let id = id.to_string();
+        tokio::spawn(async move { client.detach(&repo, &id).await })
+    };
+    // The session answers at its turn boundary: after the held command.
+    release(&workspace);
+    let started = detaching.await.unwrap().unwrap();
+    assert_eq!(started.session, id.to_string());
+    assert_eq!(PathBuf::from(&started.log), log);
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(8), "the run handed itself over");
+
+    let end = wait_ended(&log, WITHIN);
+    assert_eq!(end["reason"], "done", "{end}");
+    let all = events(&log);
+    let handover = all
+        .iter()
+        .position(|e| e["type"] == "session.end" && e["reason"] == "handover")
+        .expect("a handover ending");
+    let open = &all[handover + 1];
+    assert_eq!(open["type"], "session.open", "{open}");
+    assert_ne!(open["pid"], json!(ran));
+    assert!(
+        all[handover..]
+            .iter()
+            .any(|e| e.to_string().contains("Done in the daemon.")),
+        "{all:#?}"
+    );
+
+    // Now the daemon's (and ended): nothing more to hand over.
+    let got = refusal(client.detach(&repo, &id.to_string()).await);
+    assert!(
+        got.ends_with(&format!(
+            "said: session {id} has ended: there is nothing to hand over; 'continue' carries it on in the daemon"
+        )),
+        "{got}"
+    );
+}

@@ -303,6 +303,16 @@ impl Client {
             .ok_or_else(|| self.unexpected(&line))
     }
 
+    /// Hands a session the daemon does not own over to it, as `chock
+    /// detach <id>` does; `Ok` once the daemon's own child holds its log.
+    pub async fn detach(&self, project: &Path, session: &str) -> Result<Started, ClientError> {
+        let request = Request::Detach {
+            project: utf8(project)?,
+            session: session.to_owned(),
+        };
+        self.started(&request).await
+    }
+
     /// Sends an `answer` or a `reply`: `Ok` only for `ok answered`.
     async fn answered(&self, request: &Request) -> Result<(), ClientError> {
         let mut conn = self.send(request).await?;

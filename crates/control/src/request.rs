@@ -99,11 +99,14 @@ pub enum Request {
         who: String,
         reason: String,
     },
+    /// `detach <project directory>\t<session id>`: hands a session the
+    /// daemon does not own over to it, as `chock detach <id>` does.
+    Detach { project: String, session: String },
 }
 
 /// The verbs: the specification's, in its order, then `reply`, then the
 /// session controls.
-pub const VERBS: [&str; 10] = [
+pub const VERBS: [&str; 11] = [
     "start",
     "adopt",
     "read",
@@ -115,6 +118,7 @@ pub const VERBS: [&str; 10] = [
     "continue",
     "interrupt",
     "stop",
+    "detach",
 ];
 
 /// Why a line is not a request. Each message is what the daemon sends back
@@ -154,6 +158,7 @@ impl Request {
             Request::Continue { .. } => "continue",
             Request::Interrupt { .. } => "interrupt",
             Request::Stop { .. } => "stop",
+            Request::Detach { .. } => "detach",
         }
     }
 
@@ -166,7 +171,8 @@ impl Request {
             | Request::Answer { session, .. }
             | Request::Reply { session, .. }
             | Request::Continue { session, .. }
-            | Request::Interrupt { session, .. } => Some(session),
+            | Request::Interrupt { session, .. }
+            | Request::Detach { session, .. } => Some(session),
             Request::Hello { .. }
             | Request::Start { .. }
             | Request::List { .. }
@@ -325,6 +331,14 @@ impl Request {
                     reason: reason.to_owned(),
                 })
             }
+            "detach" => {
+                let usage = "detach <project directory>\\t<session id>";
+                let [project, session] = fields(rest).ok_or_else(|| malformed("detach", usage))?;
+                Ok(Request::Detach {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                })
+            }
             other => Err(RequestError::UnknownVerb {
                 verb: sanitize(other),
             }),
@@ -410,6 +424,11 @@ impl Request {
                 check("who", who)?;
                 check("reason", reason)?;
                 format!("stop {project}\t{who}\t{reason}")
+            }
+            Request::Detach { project, session } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                format!("detach {project}\t{session}")
             }
         };
         // A tab inside a field, or an empty one, would shift or drop fields:

@@ -4,6 +4,7 @@
 
 mod answer;
 mod continue_session;
+mod detach;
 mod interrupt;
 mod list;
 mod read;
@@ -133,6 +134,9 @@ pub(crate) async fn dispatch(
             who,
             reason,
         } => stop::stop(shared, &project, &who, &reason, conn).await,
+        Request::Detach { project, session } => {
+            detach::detach(shared, &project, &session, conn).await
+        }
     }
 }
 

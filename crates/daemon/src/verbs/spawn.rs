@@ -47,6 +47,22 @@ pub(crate) async fn adopt(
     session: &str,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
+    let path = adopt_child(shared, project, session).await?;
+    conn.send(&Reply::Started {
+        session: session.to_owned(),
+        log: path.to_string_lossy().into_owned(),
+    })
+    .await
+}
+
+/// Runs the daemon's own `chock run --adopt` for a session whose log ends
+/// with a handover and returns its log once the child holds it (at once
+/// when the daemon's child already does).
+pub(super) async fn adopt_child(
+    shared: &Shared,
+    project: &str,
+    session: &str,
+) -> Result<std::path::PathBuf, VerbError> {
     let (_, path, _) = project_session(shared, project, session)?;
     // One adopt of a session at a time: a second waits for the first, and
     // then finds the daemon's own child holding the log.
@@ -59,12 +75,7 @@ pub(crate) async fn adopt(
             && child.ended.borrow().is_none()
         {
             // Already the daemon's: its own child holds the lock.
-            return conn
-                .send(&Reply::Started {
-                    session: session.to_owned(),
-                    log: path.to_string_lossy().into_owned(),
-                })
-                .await;
+            return Ok(path);
         }
         let by = by.map_or_else(
             || "another process".to_owned(),
@@ -101,11 +112,7 @@ pub(crate) async fn adopt(
     let args = ["run", "--adopt", session];
     let child = spawn(shared, session, &args, &dir)?;
     wait_ready(shared, session, &path, &child, Some(before)).await?;
-    conn.send(&Reply::Started {
-        session: session.to_owned(),
-        log: path.to_string_lossy().into_owned(),
-    })
-    .await
+    Ok(path)
 }
 
 pub(super) fn spawn(
