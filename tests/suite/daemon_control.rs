@@ -384,3 +384,45 @@ async fn the_detach_verb_hands_a_persons_run_over_to_the_daemon() {
         "{got}"
     );
 }
+
+/// A session whose log ends with a handover waits for `adopt`: `continue`
+/// refuses it and says so, and the log is left as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_refuses_a_session_waiting_to_be_adopted() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let (id, mut writer) =
+        super::session_logs::write_session(state.path(), project.path(), "handed");
+    writer
+        .append(chock_log::event::SessionEnd {
+            reason: EndReason::Handover,
+            detail: "handed over to the daemon".into(),
+        })
+        .unwrap();
+    drop(writer);
+    let log = StateDir::at(state.path()).log_path(&id);
+    let before = std::fs::read(&log).unwrap();
+    let (_daemon, address) = start_daemon(state.path());
+    let client = Client::new(address).with_timeout(WITHIN);
+
+    let got = refusal(
+        client
+            .continue_session(project.path(), id.as_str(), "more")
+            .await,
+    );
+    assert!(
+        got.ends_with(&format!(
+            "said: session {id} ended with a handover and waits to be adopted, not continued: \
+             send 'adopt <project directory>\\t{id}'"
+        )),
+        "{got}"
+    );
+    let got = refusal(client.detach(project.path(), id.as_str()).await);
+    assert!(
+        got.ends_with(&format!(
+            "said: session {id} has ended: there is nothing to hand over; 'continue' carries it on in the daemon"
+        )),
+        "{got}"
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), before, "the log is untouched");
+}

@@ -73,6 +73,37 @@ fn requests() -> Vec<(&'static str, Request)> {
                 text: "use the staging database, not prod".into(),
             },
         ),
+        // Session controls.
+        (
+            "continue /home/ada/proj\t0193a0c4-s1\tnow the docs\tplease\n",
+            Request::Continue {
+                project: "/home/ada/proj".into(),
+                session: "0193a0c4-s1".into(),
+                message: "now the docs\tplease".into(),
+            },
+        ),
+        (
+            "interrupt /home/ada/proj\t0193a0c4-s1\n",
+            Request::Interrupt {
+                project: "/home/ada/proj".into(),
+                session: "0193a0c4-s1".into(),
+            },
+        ),
+        (
+            "stop /home/ada/proj\tAda Lovelace\trelease\tfreeze\n",
+            Request::Stop {
+                project: "/home/ada/proj".into(),
+                who: "Ada Lovelace".into(),
+                reason: "release\tfreeze".into(),
+            },
+        ),
+        (
+            "detach /home/ada/proj\t0193a0c4-s1\n",
+            Request::Detach {
+                project: "/home/ada/proj".into(),
+                session: "0193a0c4-s1".into(),
+            },
+        ),
     ]
 }
 
@@ -187,6 +218,17 @@ fn malformed_fields_are_refused_naming_the_expected_shape() {
         "reply /p\ts\t1\t",
         "reply /p\ts\tr 1\ttext",
         "reply /p\t\t1\ttext",
+        "continue /p\ts",
+        "continue /p\ts\t",
+        "continue /p\ts 1\tmore",
+        "continue /p\t\tmore",
+        "interrupt /p",
+        "interrupt /p\ts\textra",
+        "stop /p\twho",
+        "stop /p\twho\t",
+        "stop /p\t\treason",
+        "detach /p",
+        "detach /p\ts\textra",
     ] {
         malformed(line);
     }
@@ -196,15 +238,15 @@ fn malformed_fields_are_refused_naming_the_expected_shape() {
 fn unknown_and_empty_verbs_are_refused_listing_the_verbs() {
     assert_eq!(
         Request::parse("frobnicate x").unwrap_err().to_string(),
-        "unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer, reply"
+        "unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer, reply, continue, interrupt, stop, detach"
     );
     assert_eq!(
         Request::parse("").unwrap_err().to_string(),
-        "empty request: send one of start, adopt, read, list, watch, answer, reply"
+        "empty request: send one of start, adopt, read, list, watch, answer, reply, continue, interrupt, stop, detach"
     );
     assert_eq!(
         Request::parse("\u{1b}[2J\u{7}").unwrap_err().to_string(),
-        "unknown verb '?[2J?': the verbs are start, adopt, read, list, watch, answer, reply"
+        "unknown verb '?[2J?': the verbs are start, adopt, read, list, watch, answer, reply, continue, interrupt, stop, detach"
     );
 }
 
@@ -259,6 +301,11 @@ fn every_reply_formats_to_its_golden_line() {
             "ok s1\t/state/sessions/s1/log.jsonl\n".to_owned(),
         ),
         (Reply::Answered, "ok answered\n".to_owned()),
+        (Reply::Interrupted, "ok interrupted\n".to_owned()),
+        (
+            Reply::Stopped("stopped every agent in /home/ada/proj: release\tfreeze".into()),
+            "ok stopped every agent in /home/ada/proj: release\tfreeze\n".to_owned(),
+        ),
         (
             Reply::WatchHeader { session: "s1".into(), row: r#"{"id":"s1","status":"running"}"#.into() },
             "ok s1\t{\"id\":\"s1\",\"status\":\"running\"}\n".to_owned(),

@@ -42,7 +42,7 @@ async fn garbage_bytes_get_an_error_and_a_close() {
         h.raw(&input).await,
         [
             "ok chock-control 1",
-            "error unknown verb '?[31m?': the verbs are start, adopt, read, list, watch, answer, reply"
+            "error unknown verb '?[31m?': the verbs are start, adopt, read, list, watch, answer, reply, continue, interrupt, stop, detach"
         ]
     );
     still_serving(&h).await;

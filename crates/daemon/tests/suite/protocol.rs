@@ -84,7 +84,7 @@ async fn an_unknown_verb_is_refused_listing_the_verbs() {
         h.raw(&input).await,
         [
             OK,
-            "error unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer, reply"
+            "error unknown verb 'frobnicate': the verbs are start, adopt, read, list, watch, answer, reply, continue, interrupt, stop, detach"
         ]
     );
 }
