@@ -38,12 +38,22 @@ fn wait_running(log: &Path) {
     });
 }
 
-/// Waits until the log's last event ends the session.
+/// Waits until the log's last event ends the session for good (not a
+/// handover, which the next owner carries on).
 fn wait_ended(log: &Path, within: Duration) -> Value {
+    wait_ended_after(log, 0, within)
+}
+
+/// [`wait_ended`], for an ending after the log's first `after` events: the
+/// daemon answers `continue` and `detach` once its child holds the log,
+/// which can be before the child's `session.open` is written.
+fn wait_ended_after(log: &Path, after: usize, within: Duration) -> Value {
     wait_for(within, "the session's ending", || {
-        events(log)
+        let events = events(log);
+        events
+            .get(after..)?
             .last()
-            .filter(|e| e["type"] == "session.end")
+            .filter(|e| e["type"] == "session.end" && e["reason"] != "handover")
             .cloned()
     })
 }
@@ -121,7 +131,7 @@ async fn interrupt_ends_a_daemon_sessions_turn_and_continue_carries_it_on() {
         .unwrap();
     assert_eq!(carried.session, started.session);
     assert_eq!(carried.log, started.log, "the same log");
-    let end = wait_ended(&log, WITHIN);
+    let end = wait_ended_after(&log, before, WITHIN);
     assert_eq!(end["reason"], "done", "{end}");
     let after = events(&log);
     let next: Vec<&Value> = after[before..].iter().collect();
@@ -350,7 +360,15 @@ async fn the_detach_verb_hands_a_persons_run_over_to_the_daemon() {
         let id = id.to_string();
         tokio::spawn(async move { client.detach(&repo, &id).await })
     };
-    // The session answers at its turn boundary: after the held command.
+    // The session answers at its turn boundary, after the held command:
+    // release it only once the daemon's ask is connected (the socket's
+    // path is listed for the listener and for the accepted connection).
+    let socket = StateDir::at(&m.state()).handover_socket(&id);
+    wait_for(WITHIN, "the daemon's handover ask", || {
+        let table = std::fs::read_to_string("/proc/net/unix").ok()?;
+        let path = socket.to_string_lossy();
+        (table.lines().filter(|l| l.ends_with(path.as_ref())).count() >= 2).then_some(())
+    });
     release(&workspace);
     let started = detaching.await.unwrap().unwrap();
     assert_eq!(started.session, id.to_string());
