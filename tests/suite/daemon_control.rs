@@ -363,7 +363,7 @@ async fn the_detach_verb_hands_a_persons_run_over_to_the_daemon() {
     // The session answers at its turn boundary, after the held command:
     // release it only once the daemon's ask is connected (the socket's
     // path is listed for the listener and for the accepted connection).
-    let socket = StateDir::at(&m.state()).handover_socket(&id);
+    let socket = StateDir::at(m.state()).handover_socket(&id);
     wait_for(WITHIN, "the daemon's handover ask", || {
         let table = std::fs::read_to_string("/proc/net/unix").ok()?;
         let path = socket.to_string_lossy();
