@@ -6,6 +6,7 @@ mod binds;
 mod cli;
 mod completions;
 mod daemon;
+mod daemon_control;
 mod daemon_run;
 mod daemon_workspace;
 mod detach;

@@ -55,7 +55,7 @@ fn a_session_whose_process_died_is_shown_as_such() {
     let out = chock(state.path()).arg("sessions").output().unwrap();
     let table = stdout(&out);
     let line = table.lines().find(|l| l.starts_with(id.as_str())).unwrap();
-    assert!(line.contains("running (no process)"), "{table}");
+    assert!(line.contains("ended: crashed"), "{table}");
 }
 
 #[test]

@@ -251,6 +251,72 @@ impl Client {
         self.answered(&request).await
     }
 
+    /// Carries an ended session on with `message`, in the daemon's own
+    /// child, as `chock run --continue` would: the same log, the same
+    /// workspace. Newlines in `message` become spaces: a request is one line.
+    pub async fn continue_session(
+        &self,
+        project: &Path,
+        session: &str,
+        message: &str,
+    ) -> Result<Started, ClientError> {
+        let request = Request::Continue {
+            project: utf8(project)?,
+            session: session.to_owned(),
+            message: message.replace(['\r', '\n'], " "),
+        };
+        self.started(&request).await
+    }
+
+    /// Ends the session's current turn (SIGINT to the process holding its
+    /// log). `Ok` only for `ok interrupted`.
+    pub async fn interrupt(&self, project: &Path, session: &str) -> Result<(), ClientError> {
+        let request = Request::Interrupt {
+            project: utf8(project)?,
+            session: session.to_owned(),
+        };
+        let mut conn = self.send(&request).await?;
+        let line = self.reply_line(&mut conn).await?;
+        if line == "ok interrupted" {
+            Ok(())
+        } else {
+            Err(self.unexpected(&line))
+        }
+    }
+
+    /// Stops every agent in the project's repository, as `chock stop
+    /// --project <dir> --reason <reason>` does, with `who` recorded as the
+    /// person who stopped it. Returns the sentence `chock stop` prints.
+    /// Newlines in `who` and `reason` become spaces.
+    pub async fn stop(
+        &self,
+        project: &Path,
+        who: &str,
+        reason: &str,
+    ) -> Result<String, ClientError> {
+        let request = Request::Stop {
+            project: utf8(project)?,
+            who: who.replace(['\r', '\n', '\t'], " "),
+            reason: reason.replace(['\r', '\n'], " "),
+        };
+        let mut conn = self.send(&request).await?;
+        let line = self.reply_line(&mut conn).await?;
+        line.strip_prefix("ok ")
+            .filter(|sentence| !sentence.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| self.unexpected(&line))
+    }
+
+    /// Hands a session the daemon does not own over to it, as `chock
+    /// detach <id>` does; `Ok` once the daemon's own child holds its log.
+    pub async fn detach(&self, project: &Path, session: &str) -> Result<Started, ClientError> {
+        let request = Request::Detach {
+            project: utf8(project)?,
+            session: session.to_owned(),
+        };
+        self.started(&request).await
+    }
+
     /// Sends an `answer` or a `reply`: `Ok` only for `ok answered`.
     async fn answered(&self, request: &Request) -> Result<(), ClientError> {
         let mut conn = self.send(request).await?;

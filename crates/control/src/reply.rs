@@ -19,10 +19,16 @@ pub enum Reply {
     Mismatch { client: u32 },
     /// The first line was not a greeting; `got` is what it was.
     NoGreeting { got: String },
-    /// `ok <session id>\t<log path>`: the reply to `start` and `adopt`.
+    /// `ok <session id>\t<log path>`: the reply to `start`, `adopt` and
+    /// `continue`.
     Started { session: String, log: String },
     /// `ok answered`: the session's own socket took the answer.
     Answered,
+    /// `ok interrupted`: the process holding the session's log got SIGINT.
+    Interrupted,
+    /// `ok <sentence>`: the stop was written; the sentence is the one
+    /// `chock stop` prints (`stopped every agent in <repo>: <reason>`).
+    Stopped(String),
     /// `ok <session id>\t<row as JSON>`: the first line of a `watch`.
     WatchHeader { session: String, row: String },
     /// `<started at>\t<row as JSON>`: one line of `list`.
@@ -59,6 +65,8 @@ impl Reply {
             ),
             Reply::Started { session, log } => format!("ok {session}\t{}", one_line(log)),
             Reply::Answered => "ok answered".to_owned(),
+            Reply::Interrupted => "ok interrupted".to_owned(),
+            Reply::Stopped(sentence) => format!("ok {}", one_line(sentence)),
             Reply::WatchHeader { session, row } => format!("ok {session}\t{}", one_line(row)),
             Reply::Row { started_at, row } => {
                 format!("{}\t{}", one_line(started_at), one_line(row))

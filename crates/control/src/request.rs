@@ -1,6 +1,6 @@
 //! Requests: the greeting and the verbs (the specification's six, `reply`,
-//! and the workspace and row-feed verbs), parsed from and formatted to one
-//! line each.
+//! the workspace and row-feed verbs, and the session controls), parsed
+//! from and formatted to one line each.
 //!
 //! The verb is separated from its fields by one space; the fields are
 //! separated by tabs, except `read`, whose two fields the specification
@@ -94,12 +94,54 @@ pub enum Request {
     All,
     /// `rows <project directory, or empty>`: the rows, then their changes.
     Rows { project: Option<String> },
+    // The session controls, for `chock serve`.
+    /// `continue <project directory>\t<session id>\t<message>`: carries an
+    /// ended session on with the person's message, as `chock run
+    /// --continue` does. The message is the rest of the line and may hold
+    /// tabs.
+    Continue {
+        project: String,
+        session: String,
+        message: String,
+    },
+    /// `interrupt <project directory>\t<session id>`: ends the session's
+    /// current turn, as Ctrl-C does.
+    Interrupt { project: String, session: String },
+    /// `stop <project directory>\t<who>\t<reason>`: stops every agent in
+    /// the project's repository, as `chock stop --project <dir> --reason
+    /// <reason>` does, recording `who` as the person who stopped it. The
+    /// reason is the rest of the line and may hold tabs.
+    Stop {
+        project: String,
+        who: String,
+        reason: String,
+    },
+    /// `detach <project directory>\t<session id>`: hands a session the
+    /// daemon does not own over to it, as `chock detach <id>` does.
+    Detach { project: String, session: String },
 }
 
-/// The verbs: the specification's, in its order, then `reply`.
-pub const VERBS: [&str; 12] = [
-    "start", "adopt", "read", "list", "watch", "answer", "reply", "diff", "apply", "discard",
-    "all", "rows",
+/// The verbs: the specification's, in its order, then `reply`, the
+/// workspace and row-feed verbs, and the session controls.
+pub const VERBS: [&str; 16] = [
+    "start",
+    "adopt",
+    "read",
+    "list",
+    "watch",
+    "answer",
+    "reply",
+    // The workspace and row-feed verbs.
+    "diff",
+    "apply",
+    "discard",
+    "all",
+    "rows",
+    // Session controls.
+    "continue",
+    "interrupt",
+    "stop",
+    "detach",
 ];
 
 /// Why a line is not a request. Each message is what the daemon sends back
@@ -141,6 +183,10 @@ impl Request {
             Request::Discard { .. } => "discard",
             Request::All => "all",
             Request::Rows { .. } => "rows",
+            Request::Continue { .. } => "continue",
+            Request::Interrupt { .. } => "interrupt",
+            Request::Stop { .. } => "stop",
+            Request::Detach { .. } => "detach",
         }
     }
 
@@ -154,12 +200,16 @@ impl Request {
             | Request::Reply { session, .. }
             | Request::Diff { session, .. }
             | Request::Apply { session, .. }
-            | Request::Discard { session, .. } => Some(session),
+            | Request::Discard { session, .. }
+            | Request::Continue { session, .. }
+            | Request::Interrupt { session, .. }
+            | Request::Detach { session, .. } => Some(session),
             Request::Hello { .. }
             | Request::Start { .. }
             | Request::List { .. }
             | Request::All
-            | Request::Rows { .. } => None,
+            | Request::Rows { .. }
+            | Request::Stop { .. } => None,
         }
     }
 
@@ -318,6 +368,52 @@ impl Request {
                     project: (!rest.is_empty()).then(|| rest.to_owned()),
                 })
             }
+            "continue" => {
+                let usage = "continue <project directory>\\t<session id>\\t<message>";
+                let mut parts = rest.splitn(3, '\t');
+                let mut next = || parts.next().filter(|p| !p.is_empty());
+                let (Some(project), Some(session), Some(message)) = (next(), next(), next()) else {
+                    return Err(malformed("continue", usage));
+                };
+                if !is_token(session) {
+                    return Err(malformed("continue", usage));
+                }
+                Ok(Request::Continue {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                    message: message.to_owned(),
+                })
+            }
+            "interrupt" => {
+                let usage = "interrupt <project directory>\\t<session id>";
+                let [project, session] =
+                    fields(rest).ok_or_else(|| malformed("interrupt", usage))?;
+                Ok(Request::Interrupt {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                })
+            }
+            "stop" => {
+                let usage = "stop <project directory>\\t<who>\\t<reason>";
+                let mut parts = rest.splitn(3, '\t');
+                let mut next = || parts.next().filter(|p| !p.is_empty());
+                let (Some(project), Some(who), Some(reason)) = (next(), next(), next()) else {
+                    return Err(malformed("stop", usage));
+                };
+                Ok(Request::Stop {
+                    project: project.to_owned(),
+                    who: who.to_owned(),
+                    reason: reason.to_owned(),
+                })
+            }
+            "detach" => {
+                let usage = "detach <project directory>\\t<session id>";
+                let [project, session] = fields(rest).ok_or_else(|| malformed("detach", usage))?;
+                Ok(Request::Detach {
+                    project: project.to_owned(),
+                    session: session.to_owned(),
+                })
+            }
             other => Err(RequestError::UnknownVerb {
                 verb: sanitize(other),
             }),
@@ -403,6 +499,36 @@ impl Request {
                 let project = project.as_deref().unwrap_or("");
                 check("project directory", project)?;
                 format!("rows {project}")
+            }
+            Request::Continue {
+                project,
+                session,
+                message,
+            } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                check("message", message)?;
+                format!("continue {project}\t{session}\t{message}")
+            }
+            Request::Interrupt { project, session } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                format!("interrupt {project}\t{session}")
+            }
+            Request::Stop {
+                project,
+                who,
+                reason,
+            } => {
+                check("project directory", project)?;
+                check("who", who)?;
+                check("reason", reason)?;
+                format!("stop {project}\t{who}\t{reason}")
+            }
+            Request::Detach { project, session } => {
+                check("project directory", project)?;
+                check("session id", session)?;
+                format!("detach {project}\t{session}")
             }
         };
         // A tab inside a field, or an empty one, would shift or drop fields:

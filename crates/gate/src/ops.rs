@@ -95,13 +95,26 @@ pub fn stop_repo(
     reason: &str,
     agent: Option<&str>,
 ) -> Result<StopReport, GateError> {
+    stop_repo_by(env, dir, reason, agent, None)
+}
+
+/// [`stop_repo`], recording `who` as the person who stopped it instead of
+/// the repository's git user (the daemon's `stop` verb names the person a
+/// browser signed in).
+pub fn stop_repo_by(
+    env: &Env,
+    dir: &Path,
+    reason: &str,
+    agent: Option<&str>,
+    who: Option<&str>,
+) -> Result<StopReport, GateError> {
     let agent = validate_agent(agent)?;
     let repo = repo_of(dir)?;
     let stop = StopFile {
         version: stopfile::FORMAT_VERSION,
         scope: Scope::Repo,
         reason: reason.to_owned(),
-        who: git_user_email(&repo.main_checkout),
+        who: who.map_or_else(|| git_user_email(&repo.main_checkout), str::to_owned),
         when: stopfile::now_rfc3339(),
         repo: Some(repo.main_checkout.display().to_string()),
         agent,

@@ -93,13 +93,14 @@ impl Listed {
     }
 
     /// The row with `owned` filled in from `locks`, one reading of
-    /// `/proc/locks` for the whole listing.
+    /// `/proc/locks` for the whole listing, and [`SessionRow::settled`].
     pub fn into_row(self, locks: &mut LazyLocks) -> SessionRow {
         let owned = locks.get().map(|locks| self.owned(locks));
         SessionRow {
             owned,
             ..self.summary.row
         }
+        .settled()
     }
 }
 

@@ -67,8 +67,9 @@ pub struct SessionRow {
     /// Its workspace directory, when it has one.
     pub workspace: Option<PathBuf>,
     /// Whether a process holds the log's lock, when the producer checked
-    /// ([`SessionRow::with_owner`]). `false` on a session that has not ended
-    /// means its process died without writing `session.end`.
+    /// ([`SessionRow::with_owner`]). A session with events whose log
+    /// nobody holds and that has no ending is shown ended, reason
+    /// `crashed` ([`SessionRow::settled`]), with `owned: false`.
     pub owned: Option<bool>,
 }
 
@@ -186,13 +187,64 @@ impl SessionRow {
     /// `log` (left unknown when that cannot be read).
     pub fn with_owner(mut self, log: &std::path::Path) -> SessionRow {
         self.owned = crate::locks::is_owned(log).ok();
+        self.settled()
+    }
+
+    /// The row as it stands once `owned` is known: a log with events and no
+    /// ending that nobody holds belongs to a process that died without
+    /// writing its ending, so the session has ended, crashed. A log with no
+    /// events is left as it is: a session being started holds its lock
+    /// before its first event, and a log with none has nobody to have
+    /// crashed.
+    pub fn settled(mut self) -> SessionRow {
+        if self.owned == Some(false) && self.events > 0 && self.status != RowStatus::Ended {
+            self.status = RowStatus::Ended;
+            self.reason = Some(EndReason::Crashed);
+            self.detail = Some(CRASHED_DETAIL.to_owned());
+            self.pending_approvals = 0;
+        }
         self
     }
 }
 
+/// The detail of a row [`SessionRow::settled`] found crashed.
+pub const CRASHED_DETAIL: &str = "its process ended without writing an ending";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unheld_log_with_events_and_no_ending_is_a_crash() {
+        let running = SessionRow {
+            events: 3,
+            pending_approvals: 1,
+            status: RowStatus::Waiting,
+            owned: Some(false),
+            ..SessionRow::default()
+        };
+        let row = running.clone().settled();
+        assert_eq!(row.status, RowStatus::Ended);
+        assert_eq!(row.reason, Some(EndReason::Crashed));
+        assert_eq!(row.detail.as_deref(), Some(CRASHED_DETAIL));
+        assert_eq!((row.pending_approvals, row.owned), (0, Some(false)));
+        for kept in [
+            SessionRow {
+                owned: Some(true),
+                ..running.clone()
+            },
+            SessionRow {
+                owned: None,
+                ..running.clone()
+            },
+            SessionRow {
+                events: 0,
+                ..running.clone()
+            },
+        ] {
+            assert_eq!(kept.clone().settled(), kept);
+        }
+    }
 
     #[test]
     fn unknown_fields_are_ignored_and_missing_ones_default() {

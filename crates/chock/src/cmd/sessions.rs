@@ -13,8 +13,9 @@ use crate::exit;
 /// List sessions, newest first.
 ///
 /// The table shows each session's id, when it started (UTC), its status
-/// (running, waiting for an approval, or ended with a reason; "(no process)"
-/// when it has not ended but no process holds its log, as after a crash),
+/// (running, waiting for an approval, or ended with a reason; a session
+/// whose log has no ending and that no process holds ended crashed: its
+/// process died without writing an ending),
 /// title, model and number of events; a subagent is listed under the
 /// session that spawned it. Sessions whose log cannot be read are reported
 /// on stderr and left out. With --from-daemon or --daemon the rows are the
@@ -130,7 +131,8 @@ fn status(row: &SessionRow) -> String {
         (RowStatus::Retrying, _) => "waiting for the provider",
         (other, _) => other.as_str(),
     };
-    // Not ended, yet nobody holds the log: its process died.
+    // Not ended, nobody holds the log, and no event yet: a session being
+    // born, or one whose process died before its first event.
     if row.owned == Some(false) {
         format!("{text} (no process)")
     } else {

@@ -3,9 +3,13 @@
 //! one `error` line.
 
 mod answer;
+mod continue_session;
+mod detach;
+mod interrupt;
 mod list;
 mod read;
 mod spawn;
+mod stop;
 mod watch;
 // The workspace and row-feed verbs.
 mod all;
@@ -136,6 +140,22 @@ pub(crate) async fn dispatch(
         }
         Request::All => all::all(shared, conn).await,
         Request::Rows { project } => rows::rows(shared, project.as_deref(), conn).await,
+        Request::Continue {
+            project,
+            session,
+            message,
+        } => continue_session::continue_session(shared, &project, &session, &message, conn).await,
+        Request::Interrupt { project, session } => {
+            interrupt::interrupt(shared, &project, &session, conn).await
+        }
+        Request::Stop {
+            project,
+            who,
+            reason,
+        } => stop::stop(shared, &project, &who, &reason, conn).await,
+        Request::Detach { project, session } => {
+            detach::detach(shared, &project, &session, conn).await
+        }
     }
 }
 
@@ -251,9 +271,12 @@ pub(crate) fn with_daemon_facts(
         }
     }
     let crashed = child.as_ref().and_then(|(_, ended)| ended.clone());
-    if let Some(ending) =
-        crashed.filter(|_| row.status != RowStatus::Ended && row.owned != Some(true))
-    {
+    // The fold already calls an unheld log with no ending crashed; the
+    // daemon knows how its own child ended, and says so.
+    let no_ending = row.status != RowStatus::Ended
+        || (row.reason == Some(EndReason::Crashed)
+            && row.detail.as_deref() == Some(chock_log::row::CRASHED_DETAIL));
+    if let Some(ending) = crashed.filter(|_| no_ending && row.owned != Some(true)) {
         row.status = RowStatus::Ended;
         row.reason = Some(EndReason::Crashed);
         row.detail = Some(format!(

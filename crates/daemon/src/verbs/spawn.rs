@@ -47,6 +47,22 @@ pub(crate) async fn adopt(
     session: &str,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
+    let path = adopt_child(shared, project, session).await?;
+    conn.send(&Reply::Started {
+        session: session.to_owned(),
+        log: path.to_string_lossy().into_owned(),
+    })
+    .await
+}
+
+/// Runs the daemon's own `chock run --adopt` for a session whose log ends
+/// with a handover and returns its log once the child holds it (at once
+/// when the daemon's child already does).
+pub(super) async fn adopt_child(
+    shared: &Shared,
+    project: &str,
+    session: &str,
+) -> Result<std::path::PathBuf, VerbError> {
     let (_, path, _) = project_session(shared, project, session)?;
     // One adopt of a session at a time: a second waits for the first, and
     // then finds the daemon's own child holding the log.
@@ -59,12 +75,7 @@ pub(crate) async fn adopt(
             && child.ended.borrow().is_none()
         {
             // Already the daemon's: its own child holds the lock.
-            return conn
-                .send(&Reply::Started {
-                    session: session.to_owned(),
-                    log: path.to_string_lossy().into_owned(),
-                })
-                .await;
+            return Ok(path);
         }
         let by = by.map_or_else(
             || "another process".to_owned(),
@@ -101,14 +112,10 @@ pub(crate) async fn adopt(
     let args = ["run", "--adopt", session];
     let child = spawn(shared, session, &args, &dir)?;
     wait_ready(shared, session, &path, &child, Some(before)).await?;
-    conn.send(&Reply::Started {
-        session: session.to_owned(),
-        log: path.to_string_lossy().into_owned(),
-    })
-    .await
+    Ok(path)
 }
 
-fn spawn(
+pub(super) fn spawn(
     shared: &Shared,
     session: &str,
     args: &[&str],
@@ -136,7 +143,7 @@ fn spawn(
 /// log's new `session.open` carries its pid. A log that grew by someone
 /// else's hand is not the child's: another process (a person's `chock run
 /// --continue`) took the session first, and that is what the reply says.
-async fn wait_ready(
+pub(super) async fn wait_ready(
     shared: &Shared,
     session: &str,
     path: &Path,
@@ -169,9 +176,12 @@ async fn wait_ready(
             )));
         }
         if let Some(ending) = ended.borrow_and_update().clone() {
+            let cause = child.cause().unwrap_or_else(|| {
+                "it said nothing on stderr; run it by hand in the project to see why".to_owned()
+            });
             return Err(VerbError::Refuse(format!(
                 "chock run for session {session} ended ({}) before it held the session's log: \
-                 run it by hand in the project to see why",
+                 {cause}",
                 ending.0
             )));
         }

@@ -100,7 +100,9 @@ async fn watching_a_log_nobody_holds_ends_after_its_events() {
     log.append("user.message", r#""text":"hi""#);
     drop(log); // its process died without writing an ending
     let mut watch = h.client().watch(&h.project(), S1, 0).await.unwrap();
-    assert_eq!(watch.header()["status"], "running");
+    // Events, no ending, nobody holding it: it crashed, and says so.
+    assert_eq!(watch.header()["status"], "ended");
+    assert_eq!(watch.header()["reason"], "crashed");
     assert_eq!(
         watch.header()["owned"],
         false,
