@@ -25,7 +25,7 @@ try {
     await page.locator('#events [data-id]').first().waitFor({ state: 'attached', timeout: 30000 });
     ms.push(Date.now() - began);
     // Let the rest of the page's first batch land before counting it.
-    await page.waitForFunction(() => document.querySelectorAll('#events [data-id]').length >= 200, null, { polling: 'mutation' });
+    await page.waitForFunction(() => document.querySelectorAll('#events [data-id]').length >= 200, null, { polling: 'raf' });
     // The last card: the session's newest event, the bottom of the page.
     last.push(Date.now() - began);
     shown = await page.locator('#events [data-id]').count();

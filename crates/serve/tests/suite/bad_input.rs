@@ -206,9 +206,11 @@ async fn a_body_or_query_the_route_does_not_take_is_refused_and_nothing_is_lost(
     // Queries.
     // Without a project, /api/sessions lists every project's sessions;
     // the routes of one session still need theirs.
-    h.get(&format!("/api/sessions/{S1}"))
-        .await
-        .assert_error(400, "bad_request", "name the project");
+    h.get(&format!("/api/sessions/{S1}")).await.assert_error(
+        400,
+        "bad_request",
+        "name the project",
+    );
     h.get(&format!("/api/sessions?{}&colour=red", h.pq()))
         .await
         .assert_error(400, "bad_request", "unknown field `colour`");

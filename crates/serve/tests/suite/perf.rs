@@ -128,14 +128,18 @@ async fn perf_append_to_card_with_twenty_pages_open() {
     };
     let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/browser/append-latency.mjs");
-    const PAGES: usize = 20;
+    // SERVE_PAGES sets another number of pages, to see how it scales.
+    let pages: usize = std::env::var("SERVE_PAGES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
     const EVENTS: usize = 100;
     let mut child = tokio::process::Command::new("node")
         .arg(script)
         .arg(format!("http://127.0.0.1:{port}"))
         .arg(h.project_text())
         .arg(S1)
-        .arg(PAGES.to_string())
+        .arg(pages.to_string())
         .arg(EVENTS.to_string())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -165,10 +169,10 @@ async fn perf_append_to_card_with_twenty_pages_open() {
         .iter()
         .map(|v| v.as_i64().unwrap())
         .collect();
-    assert_eq!(ms.len(), PAGES * EVENTS);
+    assert!(ms.len() >= pages * EVENTS, "{} latencies", ms.len());
     let at = |q: f64| ms[((ms.len() - 1) as f64 * q) as usize];
     println!(
-        "append to card on screen, {PAGES} pages x {EVENTS} appends: p50 {} ms, p99 {} ms, max {} ms",
+        "append to card on screen, {pages} pages x {EVENTS} appends: p50 {} ms, p99 {} ms, max {} ms",
         at(0.5),
         at(0.99),
         ms[ms.len() - 1]
