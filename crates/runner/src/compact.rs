@@ -19,13 +19,6 @@ use chock_log::fold::Message as Folded;
 use crate::models::Switched;
 use crate::provider::{Message, ModelRequest, Provider, ProviderError, Usage};
 
-/// The context window assumed for an Anthropic model config.zon says
-/// nothing about.
-pub(crate) const DEFAULT_ANTHROPIC_WINDOW: u64 = 200_000;
-/// The context window assumed for any other model config.zon says nothing
-/// about (what local servers commonly run with).
-pub(crate) const DEFAULT_WINDOW: u64 = 32_768;
-
 /// What the summariser is told.
 pub(crate) const COMPACT_SYSTEM: &str = "You summarise the earlier part of a conversation between a person and a coding agent so the agent can carry on without it. \
 Keep: the person's requests (verbatim when short), decisions made, files read or changed and what was learned about them, commands run and their outcomes, and what remains to do. \

@@ -10,9 +10,15 @@ use std::path::{Path, PathBuf};
 
 use chock_policy::{Policy, Verdict};
 
-use crate::compact;
 use crate::config::{Config, ModelChoice, ProviderConfig};
 use crate::provider::Provider;
+
+/// The context window assumed for an Anthropic model config.zon says
+/// nothing about.
+pub(crate) const DEFAULT_ANTHROPIC_WINDOW: u64 = 200_000;
+/// The context window assumed for any other model config.zon says nothing
+/// about (what local servers commonly run with).
+pub(crate) const DEFAULT_WINDOW: u64 = 32_768;
 
 /// What a session can choose another model from.
 #[derive(Debug)]
@@ -92,8 +98,8 @@ pub(crate) fn window(config: &Config, chosen: &ModelChoice<'_>) -> u64 {
     config
         .context_window(chosen.instance)
         .unwrap_or(match chosen.provider {
-            ProviderConfig::Anthropic(_) => compact::DEFAULT_ANTHROPIC_WINDOW,
-            _ => compact::DEFAULT_WINDOW,
+            ProviderConfig::Anthropic(_) => DEFAULT_ANTHROPIC_WINDOW,
+            _ => DEFAULT_WINDOW,
         })
 }
 
