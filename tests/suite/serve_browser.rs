@@ -18,6 +18,21 @@ use super::chock;
 use super::kit::ask_write_project;
 use super::kit::{Running, log_values, only_log, write_config};
 
+/// A real `chock daemon` in `state` and a real `chock serve` in front of
+/// it on 127.0.0.1, and the page's URL.
+fn daemon_and_serve(state: &Path) -> (Running, Running, String) {
+    let mut daemon = chock(state);
+    daemon.arg("daemon");
+    let mut daemon = Running::spawn(daemon);
+    let daemon_address = daemon.listening_on();
+    let mut serve = chock(state);
+    serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
+    serve.arg(&daemon_address);
+    let mut serve = Running::spawn(serve);
+    let url = format!("http://{}", serve.listening_on());
+    (daemon, serve, url)
+}
+
 fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("browser")
 }
@@ -54,15 +69,7 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
 
-    let mut daemon = chock(state.path());
-    daemon.arg("daemon");
-    let mut daemon = Running::spawn(daemon);
-    let daemon_address = daemon.listening_on();
-    let mut serve = chock(state.path());
-    serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
-    serve.arg(&daemon_address);
-    let mut serve = Running::spawn(serve);
-    let url = format!("http://{}", serve.listening_on());
+    let (daemon, serve, url) = daemon_and_serve(state.path());
 
     let screenshot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-session.png");
     let _ = std::fs::remove_file(&screenshot);
@@ -144,15 +151,7 @@ fn a_models_thinking_shows_folded_on_the_session_page() {
     );
     let id = super::kit::sessions(state.path())[0].to_string();
 
-    let mut daemon = chock(state.path());
-    daemon.arg("daemon");
-    let mut daemon = Running::spawn(daemon);
-    let daemon_address = daemon.listening_on();
-    let mut serve = chock(state.path());
-    serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
-    serve.arg(&daemon_address);
-    let mut serve = Running::spawn(serve);
-    let url = format!("http://{}", serve.listening_on());
+    let (daemon, serve, url) = daemon_and_serve(state.path());
     let out = Command::new("node")
         .arg(dir.join("thinking.mjs"))
         .arg(&url)
@@ -238,15 +237,7 @@ fn a_person_works_through_a_session_in_the_browser_and_the_home_follows_live() {
     ]);
     write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
 
-    let mut daemon = chock(state.path());
-    daemon.arg("daemon");
-    let mut daemon = Running::spawn(daemon);
-    let daemon_address = daemon.listening_on();
-    let mut serve = chock(state.path());
-    serve.args(["serve", "--host", "127.0.0.1", "--port", "0", "--daemon"]);
-    serve.arg(&daemon_address);
-    let mut serve = Running::spawn(serve);
-    let url = format!("http://{}", serve.listening_on());
+    let (daemon, serve, url) = daemon_and_serve(state.path());
 
     // CHOCK_WRITE_SCREENSHOTS=1 saves them in docs/ (what docs/serve.md
     // shows); otherwise beside the build.

@@ -12,6 +12,21 @@ use chock_testkit::RunningDaemon;
 
 use super::{Harness, HasTestDirs, S1, S2};
 
+/// Runs `node <script> <args>` from tests/browser, asserted to succeed;
+/// its stdout.
+async fn node(dir: &std::path::Path, script: &str, args: &[String]) -> String {
+    let out = tokio::process::Command::new("node")
+        .arg(dir.join(script))
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    stdout
+}
+
 fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser")
 }
@@ -35,17 +50,16 @@ async fn a_long_session_pages_back_and_still_shows_an_old_question() {
     let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
         panic!("serve listens on TCP when a host is named")
     };
-    let out = tokio::process::Command::new("node")
-        .arg(dir.join("long-session.mjs"))
-        .arg(format!("http://127.0.0.1:{port}"))
-        .arg(h.project_text())
-        .arg(S1)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    node(
+        &dir,
+        "long-session.mjs",
+        &[
+            format!("http://127.0.0.1:{port}"),
+            h.project_text(),
+            S1.to_string(),
+        ],
+    )
+    .await;
     drop(log);
 }
 
@@ -77,18 +91,17 @@ async fn a_subagent_is_listed_under_its_parent_and_each_page_links_the_other() {
     let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
         panic!("serve listens on TCP when a host is named")
     };
-    let out = tokio::process::Command::new("node")
-        .arg(dir.join("subagent.mjs"))
-        .arg(format!("http://127.0.0.1:{port}"))
-        .arg(h.project_text())
-        .arg(S1)
-        .arg(S2)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    node(
+        &dir,
+        "subagent.mjs",
+        &[
+            format!("http://127.0.0.1:{port}"),
+            h.project_text(),
+            S1.to_string(),
+            S2.to_string(),
+        ],
+    )
+    .await;
     drop((parent, child));
 }
 
@@ -193,16 +206,15 @@ async fn a_models_markdown_renders_and_every_tag_from_a_log_stays_text() {
     let Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
         panic!("serve listens on TCP when a host is named")
     };
-    let out = tokio::process::Command::new("node")
-        .arg(dir.join("hostile.mjs"))
-        .arg(format!("http://127.0.0.1:{port}"))
-        .arg(h.project_text())
-        .arg(S1)
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let stdout = node(
+        &dir,
+        "hostile.mjs",
+        &[
+            format!("http://127.0.0.1:{port}"),
+            h.project_text(),
+            S1.to_string(),
+        ],
+    )
+    .await;
     assert!(stdout.contains("hostile text shown as text"), "{stdout}");
 }
