@@ -228,8 +228,13 @@ fn write_file_creates_directories_and_replaces_files() {
         &json!({"path": "new/dir/a.txt", "content": "one\ntwo\n"}),
     );
     assert_eq!(
-        created,
-        ToolOutput::ok("created new/dir/a.txt (8 bytes, 2 lines)")
+        (created.text.as_str(), created.is_error),
+        ("created new/dir/a.txt (8 bytes, 2 lines)", false)
+    );
+    // The write hands back what it changed, for the log's tool.result.
+    assert_eq!(
+        created.diff.as_deref(),
+        Some("--- /dev/null\n+++ b/new/dir/a.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n")
     );
     assert_eq!(project.read("new/dir/a.txt"), "one\ntwo\n");
     let replaced = call(
