@@ -328,6 +328,26 @@ impl Client {
         }
     }
 
+    /// The next line of a reply that stays open (a watch, a row feed),
+    /// with no timeout: `None` when the daemon closed it, and its `error`
+    /// line as the daemon's refusal.
+    async fn streamed_line(&self, conn: &mut Conn) -> Result<Option<String>, ClientError> {
+        let line = conn.next_line().await.map_err(|source| ClientError::Line {
+            address: self.address.clone(),
+            error: source,
+        })?;
+        match line {
+            Some(line) => match error_message(&line) {
+                Some(message) => Err(ClientError::Daemon {
+                    address: self.address.clone(),
+                    message: message.to_owned(),
+                }),
+                None => Ok(Some(line)),
+            },
+            None => Ok(None),
+        }
+    }
+
     async fn started(&self, request: &Request) -> Result<Started, ClientError> {
         let mut conn = self.send(request).await?;
         let line = self.reply_line(&mut conn).await?;
@@ -507,23 +527,9 @@ impl Watch {
 
     pub async fn next_event(&mut self) -> Result<Option<EventLine>, ClientError> {
         // No timeout here: a session may think for as long as it likes.
-        let line = self
-            .conn
-            .next_line()
-            .await
-            .map_err(|source| ClientError::Line {
-                address: self.client.address.clone(),
-                error: source,
-            })?;
-        let Some(line) = line else {
+        let Some(line) = self.client.streamed_line(&mut self.conn).await? else {
             return Ok(None);
         };
-        if let Some(message) = error_message(&line) {
-            return Err(ClientError::Daemon {
-                address: self.client.address.clone(),
-                message: message.to_owned(),
-            });
-        }
         let event = self.client.event(&line)?;
         self.last = event.id;
         Ok(Some(event))

@@ -11,14 +11,15 @@ use std::convert::Infallible;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use axum::response::sse::Event;
 use chock_control::RowFeed;
 use futures_util::stream;
 use serde::Deserialize;
 
 use crate::api::{St, query};
 use crate::error::ApiError;
+use crate::watch;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,19 +57,11 @@ pub(crate) async fn live(
                     Phase::Rows(feed),
                 ),
                 Ok(None) => return None,
-                Err(err) => {
-                    let err = ApiError::from(err);
-                    let data = serde_json::to_string(&err).unwrap_or_default();
-                    (Event::default().event("failure").data(data), Phase::Done)
-                }
+                Err(err) => (watch::failure(err), Phase::Done),
             },
             Phase::Done => return None,
         };
         Some((Ok::<_, Infallible>(event), next))
     });
-    Ok((
-        [("x-accel-buffering", "no")],
-        Sse::new(events).keep_alive(KeepAlive::default()),
-    )
-        .into_response())
+    Ok(watch::stream(events))
 }

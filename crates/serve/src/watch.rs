@@ -57,23 +57,33 @@ pub(crate) async fn watch(
                     Phase::Events(watch),
                 ),
                 Ok(None) => (Event::default().event("end").data("{}"), Phase::Done),
-                Err(err) => {
-                    let err = ApiError::from(err);
-                    let data = serde_json::to_string(&err).unwrap_or_default();
-                    (Event::default().event("failure").data(data), Phase::Done)
-                }
+                Err(err) => (failure(err), Phase::Done),
             },
             Phase::Done => return None,
         };
         Some((Ok::<_, Infallible>(event), next))
     });
-    Ok((
+    Ok(stream(events))
+}
+
+/// A stream of server-sent events as the response, kept alive.
+pub(crate) fn stream(
+    events: impl futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Response {
+    (
         // nginx buffers responses unless told not to, which would hold
         // events back until a buffer fills.
         [("x-accel-buffering", "no")],
         Sse::new(events).keep_alive(KeepAlive::default()),
     )
-        .into_response())
+        .into_response()
+}
+
+/// The `failure` event: the daemon went away mid-stream, said as serve's
+/// JSON error; the page reconnects.
+pub(crate) fn failure(err: chock_control::ClientError) -> Event {
+    let data = serde_json::to_string(&ApiError::from(err)).unwrap_or_default();
+    Event::default().event("failure").data(data)
 }
 
 fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {

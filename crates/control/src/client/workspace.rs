@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Client, ClientError, Conn, utf8};
 use crate::Request;
-use crate::reply::{RowLine, error_message};
+use crate::reply::RowLine;
 
 /// What `diff` returns: the session's changes since its start, cut at the
 /// limit asked for, and what an apply of them would do.
@@ -152,23 +152,9 @@ impl RowFeed {
     /// The next changed row; `None` when the daemon closed the feed.
     pub async fn next_row(&mut self) -> Result<Option<RowLine>, ClientError> {
         // No timeout: a feed may be quiet for as long as nothing changes.
-        let line = self
-            .conn
-            .next_line()
-            .await
-            .map_err(|source| ClientError::Line {
-                address: self.client.address.clone(),
-                error: source,
-            })?;
-        let Some(line) = line else {
+        let Some(line) = self.client.streamed_line(&mut self.conn).await? else {
             return Ok(None);
         };
-        if let Some(message) = error_message(&line) {
-            return Err(ClientError::Daemon {
-                address: self.client.address.clone(),
-                message: message.to_owned(),
-            });
-        }
         RowLine::parse(&line)
             .map(Some)
             .ok_or_else(|| self.client.unexpected(&line))
