@@ -349,13 +349,27 @@ function sessionView(project, id) {
 
   // ---- the status line and the controls
 
+  // What the status line last drew: it is redrawn only when it changes,
+  // since every event asks (a redraw costs a layout of the page's head, and
+  // replaced buttons lose the pointer and focus a person has on them).
+  const drawn = { badge: '', usage: '', controls: '' };
+
   function setStanding() {
     const ended = row.status === 'ended' && row.reason !== 'handover';
     const live = row.status === 'waiting' || row.status === 'ended' ? 'running' : row.status;
     const shown = Object.assign({}, row, { pending_approvals: pending.size, status: ended ? 'ended' : pending.size ? 'waiting' : live });
-    badge.replaceChildren(statusBadge(shown));
-    usage.textContent = tokens(total.input) + ' in · ' + tokens(total.output) + ' out' + (row.model ? ' · ' + row.model : '');
-    drawControls(ended);
+    const [kind, words] = standing(shown);
+    if (drawn.badge !== kind + ' ' + words) {
+      drawn.badge = kind + ' ' + words;
+      badge.replaceChildren(statusBadge(shown));
+    }
+    const spent = tokens(total.input) + ' in · ' + tokens(total.output) + ' out' + (row.model ? ' · ' + row.model : '');
+    if (drawn.usage !== spent) usage.textContent = drawn.usage = spent;
+    const offered = String([ended, Boolean(row.owned && !row.child)]);
+    if (drawn.controls !== offered) {
+      drawn.controls = offered;
+      drawControls(ended);
+    }
     replyForm.hidden = !ended;
   }
 
@@ -443,11 +457,19 @@ function sessionView(project, id) {
 
   // ---- the question waiting for the person
 
+  // The request the question panel shows ('' for none), redrawn only when
+  // another one comes first, so a person's half-typed answer survives the
+  // events that arrive while they write it.
+  let asked = '';
+
   function showQuestion() {
     const [entry] = pending.values();
+    setStanding();
+    const now = entry ? entry.request.request_id + (entry.card ? ' with its card' : '') : '';
+    if (now === asked) return;
+    asked = now;
     question.replaceChildren();
     question.hidden = !entry;
-    setStanding();
     if (!entry) return;
     const request = entry.request;
     const note = el('p', { class: 'meta' });
@@ -671,8 +693,8 @@ function sessionView(project, id) {
 
   function setRow(next) {
     row = next;
-    if (row.title) title.textContent = row.title;
-    else if (row.preview && title.textContent === id) title.textContent = row.preview;
+    const named = row.title || (title.textContent === id && row.preview);
+    if (named && named !== title.textContent) title.textContent = named;
     total.input = Math.max(total.input, row.input_tokens || 0);
     total.output = Math.max(total.output, row.output_tokens || 0);
     setStanding();

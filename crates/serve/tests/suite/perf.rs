@@ -113,10 +113,13 @@ async fn perf_time_to_first_event_in_the_browser() {
     drop(log);
 }
 
+/// Time from an append to its card on screen with `SERVE_PAGES` (20)
+/// pages open, each in a browser context of its own, for the page and, in
+/// the same run, for a peer: the least page that shows the same stream
+/// (one list item per event), which is what Chromium itself costs here.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a measurement, not a check: run by hand for docs/performance.md"]
 async fn perf_append_to_card_with_twenty_pages_open() {
-    use tokio::io::AsyncBufReadExt;
     let mut h = Harness::boot().await;
     let mut log = h.live_log(S1);
     let text = "x".repeat(200);
@@ -126,21 +129,52 @@ async fn perf_append_to_card_with_twenty_pages_open() {
     let chock_control::Address::Tcp { port, .. } = h.start_serve(Some("127.0.0.1")).await else {
         panic!("serve listens on TCP when a host is named")
     };
-    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/browser/append-latency.mjs");
     // SERVE_PAGES sets another number of pages, to see how it scales.
     let pages: usize = std::env::var("SERVE_PAGES")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(20);
-    const EVENTS: usize = 100;
+    for kind in ["page", "peer", "page", "peer"] {
+        let figures = appends_seen(&h, &mut log, port, pages, kind).await;
+        let at = |ms: &[i64], q: f64| ms[((ms.len() - 1) as f64 * q) as usize];
+        let ms = &figures["ms"];
+        let arrived = &figures["arrived"];
+        println!(
+            "{kind}: append to card on screen, {pages} pages x {APPENDS} appends: p50 {} ms, p99 {} ms, max {} ms; \
+             to the event in the page's script: p50 {} ms, p99 {} ms",
+            at(ms, 0.5),
+            at(ms, 0.99),
+            ms[ms.len() - 1],
+            at(arrived, 0.5),
+            at(arrived, 0.99),
+        );
+    }
+    drop(log);
+}
+
+const APPENDS: usize = 100;
+
+/// One run of tests/browser/append-latency.mjs: `pages` pages of `kind`
+/// open, then [`APPENDS`] appends, one every 20 ms as a busy session writes
+/// them; the script's figures, each sorted.
+async fn appends_seen(
+    h: &Harness,
+    log: &mut chock_testkit::LiveLog,
+    port: u16,
+    pages: usize,
+    kind: &str,
+) -> std::collections::HashMap<String, Vec<i64>> {
+    use tokio::io::AsyncBufReadExt;
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/browser/append-latency.mjs");
     let mut child = tokio::process::Command::new("node")
         .arg(script)
         .arg(format!("http://127.0.0.1:{port}"))
         .arg(h.project_text())
         .arg(S1)
         .arg(pages.to_string())
-        .arg(EVENTS.to_string())
+        .arg(APPENDS.to_string())
+        .arg(kind)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -151,8 +185,8 @@ async fn perf_append_to_card_with_twenty_pages_open() {
         .unwrap()
         .expect("the script's ready line");
     assert!(ready.starts_with("ready "), "{ready}");
-    // One append every 20 ms, as a busy session writes them.
-    for _ in 0..EVENTS {
+    let text = "x".repeat(200);
+    for _ in 0..APPENDS {
         log.say(&text);
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -162,17 +196,69 @@ async fn perf_append_to_card_with_twenty_pages_open() {
         .unwrap()
         .expect("the script's figures");
     assert!(child.wait().await.unwrap().success());
-    let result: serde_json::Value = serde_json::from_str(&result).unwrap();
-    let ms: Vec<i64> = result["ms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_i64().unwrap())
-        .collect();
-    assert!(ms.len() >= pages * EVENTS, "{} latencies", ms.len());
+    let result: std::collections::HashMap<String, Vec<i64>> =
+        serde_json::from_str(&result).unwrap();
+    assert!(
+        result["ms"].len() >= pages * APPENDS,
+        "{} latencies",
+        result["ms"].len()
+    );
+    result
+}
+
+/// The part of an append's way to the page that is Chock's own: the daemon
+/// following the log and serve writing the event to each page's stream,
+/// with `SERVE_PAGES` (20) watches open and no browser. The same appends
+/// and spacing as [`perf_append_to_card_with_twenty_pages_open`], whose
+/// figure less this one is the browser's.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement, not a check: run by hand for docs/performance.md"]
+async fn perf_append_to_stream_with_twenty_watches() {
+    let h = Harness::boot().await;
+    let mut log = h.live_log(S1);
+    let text = "x".repeat(200);
+    for _ in 1..1_000 {
+        log.say(&text);
+    }
+    let pages: usize = std::env::var("SERVE_PAGES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
+    const EVENTS: u64 = 100;
+    let mut readers = Vec::new();
+    for _ in 0..pages {
+        // From the last event kept before the appends: 1,000 with the open.
+        let mut sse = h.watch(S1, 1_000).await;
+        readers.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while (seen.len() as u64) < EVENTS {
+                let event = sse.next().await.expect("the stream stays open");
+                if event.event == "log" {
+                    seen.push((event.id.unwrap(), Instant::now()));
+                }
+            }
+            seen
+        }));
+    }
+    // Let every watch reach the log's end before timing.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let mut appended = std::collections::HashMap::new();
+    for n in 0..EVENTS {
+        log.say(&text);
+        appended.insert(1_001 + n, Instant::now());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let mut ms = Vec::new();
+    for reader in readers {
+        for (id, when) in reader.await.unwrap() {
+            let at = appended[&id];
+            ms.push(when.saturating_duration_since(at).as_secs_f64() * 1000.0);
+        }
+    }
+    ms.sort_by(f64::total_cmp);
     let at = |q: f64| ms[((ms.len() - 1) as f64 * q) as usize];
     println!(
-        "append to card on screen, {pages} pages x {EVENTS} appends: p50 {} ms, p99 {} ms, max {} ms",
+        "append to the event on the stream, {pages} watches x {EVENTS} appends: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         at(0.5),
         at(0.99),
         ms[ms.len() - 1]
