@@ -171,6 +171,64 @@ fn a_models_thinking_shows_folded_on_the_session_page() {
     drop(daemon);
 }
 
+#[test]
+fn a_diff_too_large_for_the_page_is_cut_there_and_linked_whole_as_text() {
+    let dir = browser_dir();
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir()
+            && Path::new("/usr/bin/chromium").exists(),
+        "this test needs Debian's chromium and `npm ci` in tests/browser (.ci/run installs both)"
+    );
+    let state = tempfile::tempdir().unwrap();
+    let project = chock_testkit::TempProject::git();
+    // About 400 KiB, past the 256 KiB the page is sent.
+    let lines = 20_000;
+    let content: String = (0..lines)
+        .map(|n| format!("line {n} of the big file\n"))
+        .collect();
+    let last = format!("line {} of the big file", lines - 1);
+    let fake = FakeModel::with([
+        Turn::text("")
+            .call(
+                "w",
+                "write_file",
+                &json!({"path": "big.txt", "content": content}),
+            )
+            .into(),
+        Turn::text("Written.").into(),
+    ]);
+    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
+    let out = super::kit::run_session(state.path(), project.path(), "write it");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = super::kit::sessions(state.path())[0].to_string();
+
+    let (daemon, serve, url) = daemon_and_serve(state.path());
+    let out = Command::new("node")
+        .arg(dir.join("big-diff.mjs"))
+        .arg(&url)
+        .arg(project.path())
+        .arg(&id)
+        .arg(&last)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("big diff: cut on the page, whole behind the link"),
+        "{stdout}"
+    );
+    drop(serve);
+    drop(daemon);
+}
+
 /// The project the work test's session edits: a greeting, and a policy
 /// that asks before every edit.
 fn greeting_project() -> chock_testkit::TempProject {
