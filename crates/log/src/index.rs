@@ -186,6 +186,14 @@ impl Index {
         state.root().join("index").join("sessions.jsonl")
     }
 
+    /// An index that knows nothing, written anew by the listing.
+    pub(crate) fn empty() -> Index {
+        Index {
+            entries: HashMap::new(),
+            changed: true,
+        }
+    }
+
     /// The index of `state`, or an empty one when it is missing or not one
     /// this version wrote; a line that does not parse is left out.
     pub(crate) fn load(state: &StateDir) -> Index {

@@ -104,15 +104,47 @@ impl Listed {
     }
 }
 
-/// `/proc/locks`, read once, the first time a listing needs it (its first
-/// reading after a quiet moment costs milliseconds on some kernels).
+/// `/proc/locks`, read once, the first time a listing needs it, or read
+/// ahead on a thread of its own ([`LazyLocks::ahead`]): a reading waits for
+/// the kernel's file-lock semaphore to change hands, about 10 ms of
+/// sleeping on this kernel, which a listing's own work can overlap.
 #[derive(Debug, Default)]
-pub struct LazyLocks(Option<Option<Snapshot>>);
+pub struct LazyLocks(Locks);
+
+#[derive(Debug, Default)]
+enum Locks {
+    #[default]
+    Unread,
+    Reading(std::thread::JoinHandle<Option<Snapshot>>),
+    Read(Option<Snapshot>),
+}
 
 impl LazyLocks {
+    /// Starts reading `/proc/locks` now, on a thread, for a caller that
+    /// will need it after work of its own (read in place when no thread
+    /// can be started).
+    pub fn ahead() -> LazyLocks {
+        match std::thread::Builder::new()
+            .name("chock-locks".to_owned())
+            .spawn(|| Snapshot::read().ok())
+        {
+            Ok(reading) => LazyLocks(Locks::Reading(reading)),
+            Err(_) => LazyLocks(Locks::Unread),
+        }
+    }
+
     /// The snapshot, or `None` when `/proc/locks` cannot be read.
     pub fn get(&mut self) -> Option<&Snapshot> {
-        self.0.get_or_insert_with(|| Snapshot::read().ok()).as_ref()
+        let read = match std::mem::take(&mut self.0) {
+            Locks::Unread => Snapshot::read().ok(),
+            Locks::Reading(reading) => reading.join().ok().flatten(),
+            Locks::Read(read) => read,
+        };
+        self.0 = Locks::Read(read);
+        match &self.0 {
+            Locks::Read(read) => read.as_ref(),
+            _ => None,
+        }
     }
 }
 
@@ -128,9 +160,41 @@ pub struct ListedSessions {
 /// Every session under `state`, newest first; with `project`, only the
 /// sessions of that project directory.
 pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions {
-    let mut listed = ListedSessions::default();
-    let Some(ids) = session_ids(state, &mut listed.skipped) else {
-        return listed;
+    // The index is read and parsed on a second thread while this one lists
+    // the directory and stats every log: the two are a listing's two big
+    // costs and need nothing of each other.
+    std::thread::scope(|scope| {
+        let index = std::thread::Builder::new()
+            .name("chock-index".to_owned())
+            .spawn_scoped(scope, || Index::load(state));
+        let stats = stat_logs(state);
+        let index = match index {
+            Ok(thread) => thread.join().unwrap_or_else(|_| Index::empty()),
+            // No second thread to be had: read it here.
+            Err(_) => Index::load(state),
+        };
+        summarise(state, project, stats, index)
+    })
+}
+
+/// Every session's id with its log's `stat`, newest first, and what was
+/// skipped.
+struct Stats {
+    logs: Vec<(SessionId, rustix::fs::Stat)>,
+    skipped: Vec<(PathBuf, String)>,
+    /// Whether the sessions directory was read: an index is written back
+    /// only from a listing that saw it.
+    read: bool,
+}
+
+fn stat_logs(state: &StateDir) -> Stats {
+    let mut stats = Stats {
+        logs: Vec::new(),
+        skipped: Vec::new(),
+        read: false,
+    };
+    let Some(ids) = session_ids(state, &mut stats.skipped) else {
+        return stats;
     };
     let sessions = state.sessions();
     let dir = match rustix::fs::open(
@@ -141,23 +205,41 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
         Ok(dir) => dir,
         Err(e) => {
             let e = std::io::Error::from(e);
-            listed
+            stats
                 .skipped
                 .push((sessions, format!("cannot list sessions: {e}")));
-            return listed;
+            return stats;
         }
     };
-    let mut index = Index::load(state);
-    let mut found = Vec::with_capacity(ids.len());
-    let mut files = Vec::with_capacity(ids.len());
-    for id in ids {
-        // Relative to the sessions directory: one short path walk each.
-        let stat = match rustix::fs::statat(
-            &dir,
-            format!("{}/log.jsonl", id.as_str()),
-            rustix::fs::AtFlags::empty(),
-        ) {
-            Ok(stat) => stat,
+    stats.read = true;
+    // Two halves, the second on a thread of its own (past a thousand logs,
+    // below which a thread costs more than it saves): the path walks are a
+    // listing's biggest cost after the index, which a third thread reads.
+    let half = if ids.len() >= 2_000 {
+        ids.len() / 2
+    } else {
+        ids.len()
+    };
+    let (first, second) = ids.split_at(half);
+    let (mut results, theirs) = std::thread::scope(|scope| {
+        let other = (!second.is_empty()).then(|| {
+            std::thread::Builder::new()
+                .name("chock-stat".to_owned())
+                .spawn_scoped(scope, || stat_each(&dir, second))
+        });
+        let mine = stat_each(&dir, first);
+        let theirs = match other {
+            Some(Ok(thread)) => thread.join().unwrap_or_else(|_| stat_each(&dir, second)),
+            Some(Err(_)) => stat_each(&dir, second),
+            None => Vec::new(),
+        };
+        (mine, theirs)
+    });
+    results.extend(theirs);
+    stats.logs.reserve(ids.len());
+    for (id, result) in ids.into_iter().zip(results) {
+        match result {
+            Ok(stat) => stats.logs.push((id, stat)),
             Err(e) => {
                 let path = state.log_path(&id);
                 let why = if e == rustix::io::Errno::NOENT {
@@ -166,10 +248,50 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
                     let e = std::io::Error::from(e);
                     format!("cannot read the session log {}: {e}", path.display())
                 };
-                listed.skipped.push((path, why));
-                continue;
+                stats.skipped.push((path, why));
             }
-        };
+        }
+    }
+    stats
+}
+
+/// The `stat` of each of `ids`' logs, in order, relative to the sessions
+/// directory `dir`: one short path walk each, the path written into one
+/// buffer.
+fn stat_each(
+    dir: &rustix::fd::OwnedFd,
+    ids: &[SessionId],
+) -> Vec<Result<rustix::fs::Stat, rustix::io::Errno>> {
+    let mut path = Vec::with_capacity(64);
+    ids.iter()
+        .map(|id| {
+            path.clear();
+            path.extend_from_slice(id.as_str().as_bytes());
+            path.extend_from_slice(b"/log.jsonl\0");
+            // A session id has no NUL in it: it parsed as one.
+            let name =
+                std::ffi::CStr::from_bytes_with_nul(&path).map_err(|_| rustix::io::Errno::INVAL)?;
+            rustix::fs::statat(dir, name, rustix::fs::AtFlags::empty())
+        })
+        .collect()
+}
+
+/// Each statted log's summary, from the index where its key still matches
+/// and folded where not; the index written back when it learnt something.
+fn summarise(
+    state: &StateDir,
+    project: Option<&Path>,
+    stats: Stats,
+    mut index: Index,
+) -> ListedSessions {
+    let read = stats.read;
+    let mut listed = ListedSessions {
+        sessions: Vec::with_capacity(stats.logs.len()),
+        skipped: stats.skipped,
+    };
+    let mut found = Vec::with_capacity(stats.logs.len());
+    let mut files = Vec::with_capacity(stats.logs.len());
+    for (id, stat) in stats.logs {
         let key = Key::of(&stat);
         // The row fold keeps none of the conversation: what a listing
         // holds does not grow with a log's length.
@@ -181,7 +303,9 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
         files.push((stat.st_dev, stat.st_ino));
         found.push(Found { id, key, summary });
     }
-    index.save(state, &found);
+    if read {
+        index.save(state, &found);
+    }
     // The project is canonicalised once; a log records its project as the
     // session canonicalised it, so theirs is compared as written.
     let want = project.map(|p| (fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()), p));

@@ -144,13 +144,26 @@ function sessionItem(row, { depth = 0, withProject = false } = {}) {
 // and how deep it is; one whose parent is not listed stands alone.
 function nested(rows) {
   const ids = new Set(rows.map((r) => r.id));
+  const children = new Map();
+  for (const r of rows) {
+    if (r.parent && ids.has(r.parent)) {
+      if (!children.has(r.parent)) children.set(r.parent, []);
+      children.get(r.parent).push(r);
+    }
+  }
   const out = [];
   const place = (row, depth) => {
-    if (out.length >= rows.length) return;
     out.push([depth, row]);
-    rows.filter((r) => r.parent === row.id).reverse().forEach((r) => place(r, depth + 1));
+    const kids = children.get(row.id) || [];
+    // Taken once, so parents that lead round to each other end the walk.
+    children.delete(row.id);
+    kids.reverse().forEach((r) => place(r, depth + 1));
   };
   rows.filter((r) => !r.parent || !ids.has(r.parent)).forEach((r) => place(r, 0));
+  if (out.length < rows.length) {
+    const shown = new Set(out.map(([, r]) => r.id));
+    for (const r of rows) if (!shown.has(r.id)) out.push([0, r]);
+  }
   return out;
 }
 

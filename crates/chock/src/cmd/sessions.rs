@@ -1,5 +1,6 @@
 //! `chock sessions`: every session in the state directory, folded.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -71,17 +72,22 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         write!(out, "{}", table(&rows))
     };
     super::output::print_result(written)?;
+    // The process exits next: handing ten thousand rows back to the
+    // allocator one by one would cost more than everything after the
+    // listing.
+    std::mem::forget(rows);
     Ok(ExitCode::from(exit::SUCCESS))
 }
 
 /// The rows the state directory holds, each log folded (or its index
 /// entry, where the log has not changed).
 fn from_state(state: &StateDir, project: Option<&Path>) -> Vec<SessionRow> {
+    // Every row's owner is looked up: read /proc/locks while listing.
+    let mut locks = LazyLocks::ahead();
     let listed = list_sessions(state, project);
     for (path, why) in &listed.skipped {
         eprintln!("chock: warning: skipped {}: {why}", path.display());
     }
-    let mut locks = LazyLocks::default();
     listed
         .sessions
         .into_iter()
@@ -159,25 +165,36 @@ fn clip(text: &str, max: usize) -> String {
 
 /// The rows with each subagent right under its parent, oldest first, and
 /// how deep each is; a subagent whose parent is not listed stands alone.
+/// Linear in the rows: each row's children are found once, by id.
 fn nested(rows: &[SessionRow]) -> Vec<(usize, &SessionRow)> {
-    let listed = |id: &str| rows.iter().any(|r| r.id == id);
+    let listed: HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let mut children: HashMap<&str, Vec<&SessionRow>> = HashMap::new();
+    let mut roots = Vec::new();
+    for row in rows {
+        match row.parent.as_deref().filter(|p| listed.contains(p)) {
+            Some(parent) => children.entry(parent).or_default().push(row),
+            None => roots.push(row),
+        }
+    }
     let mut out = Vec::with_capacity(rows.len());
-    let mut stack: Vec<(usize, &SessionRow)> = rows
-        .iter()
-        .filter(|r| r.parent.as_deref().is_none_or(|p| !listed(p)))
-        .rev()
-        .map(|r| (0, r))
-        .collect();
+    let mut stack: Vec<(usize, &SessionRow)> = roots.into_iter().rev().map(|r| (0, r)).collect();
     while let Some((depth, row)) = stack.pop() {
         out.push((depth, row));
-        let mut children: Vec<&SessionRow> = rows
-            .iter()
-            .filter(|r| r.parent.as_deref() == Some(row.id.as_str()))
-            .collect();
-        children.sort_by_key(|r| std::cmp::Reverse(r.started_at));
-        if out.len() + stack.len() <= rows.len() {
-            stack.extend(children.into_iter().map(|c| (depth + 1, c)));
+        // Taken out once: a session listed as its own ancestor (a log
+        // that says so) cannot make the walk go round.
+        if let Some(mut kids) = children.remove(row.id.as_str()) {
+            kids.sort_by_key(|r| std::cmp::Reverse(r.started_at));
+            stack.extend(kids.into_iter().map(|c| (depth + 1, c)));
         }
+    }
+    // Rows whose parents only lead round to each other stand alone.
+    if out.len() < rows.len() {
+        let shown: HashSet<&str> = out.iter().map(|(_, r)| r.id.as_str()).collect();
+        out.extend(
+            rows.iter()
+                .filter(|r| !shown.contains(r.id.as_str()))
+                .map(|r| (0, r)),
+        );
     }
     out
 }
@@ -203,4 +220,51 @@ fn table(rows: &[SessionRow]) -> String {
         .collect();
     let header = ["ID", "STARTED (UTC)", "STATUS", "TITLE", "MODEL", "EVENTS"];
     super::output::render_table(&header, &cells, &[5])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chock_log::Timestamp;
+
+    fn row(id: &str, parent: Option<&str>, started: i64) -> SessionRow {
+        SessionRow {
+            id: id.to_owned(),
+            parent: parent.map(str::to_owned),
+            started_at: Some(Timestamp::from_unix_millis(started)),
+            ..SessionRow::default()
+        }
+    }
+
+    #[test]
+    fn subagents_nest_under_their_parents_and_a_loop_of_parents_still_shows() {
+        // Newest first, as a listing gives them.
+        let rows = [
+            row("loop-b", Some("loop-a"), 9),
+            row("loop-a", Some("loop-b"), 8),
+            row("orphan", Some("gone"), 7),
+            row("grandchild", Some("child-2"), 6),
+            row("child-2", Some("parent"), 5),
+            row("child-1", Some("parent"), 4),
+            row("other", None, 3),
+            row("parent", None, 2),
+        ];
+        let shown: Vec<(usize, &str)> = nested(&rows)
+            .into_iter()
+            .map(|(depth, r)| (depth, r.id.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (0, "orphan"),
+                (0, "other"),
+                (0, "parent"),
+                (1, "child-1"),
+                (1, "child-2"),
+                (2, "grandchild"),
+                (0, "loop-b"),
+                (0, "loop-a"),
+            ]
+        );
+    }
 }

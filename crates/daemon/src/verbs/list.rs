@@ -33,12 +33,13 @@ pub(crate) async fn send_rows(
 fn rows(shared: &Shared, project: Option<&Path>) -> Vec<Row> {
     // The state directory's index folds only the logs that changed, with
     // the row fold (docs/log.md, "The index").
+    // Every row's owner is looked up: read /proc/locks while listing.
+    let mut locks = LazyLocks::ahead();
     let listed = chock_log::list_sessions(shared.store.state(), project);
     // One unreadable log must not hide every other session.
     for (path, why) in &listed.skipped {
         tracing::warn!(path = %path.display(), %why, "list skipped an entry");
     }
-    let mut locks = LazyLocks::default();
     listed
         .sessions
         .into_iter()
