@@ -144,6 +144,9 @@ pub(crate) struct Shared {
     pub(crate) open: Arc<tokio::sync::Semaphore>,
     pub(crate) write_stall: Duration,
     pub(crate) return_memory: bool,
+    /// Endings (a session's id and its number of events) whose leftover
+    /// sockets were already looked for.
+    pub(crate) swept: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// A daemon whose listeners are bound and not yet accepting.
@@ -206,6 +209,7 @@ impl Daemon {
             open: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
             write_stall: config.write_stall,
             return_memory: config.return_memory,
+            swept: std::sync::Mutex::default(),
         });
         Ok(Daemon {
             listeners,

@@ -219,16 +219,28 @@ impl Row {
 
     /// The row as one line of JSON, with the daemon's `child` field.
     pub(crate) fn json(&self) -> String {
-        let mut value = serde_json::to_value(&self.row).unwrap_or_default();
-        if let (Some((pid, ended)), Some(map)) = (&self.child, value.as_object_mut()) {
-            let mut child = serde_json::Map::new();
-            child.insert("pid".to_owned(), (*pid).into());
-            if let Some(ended) = ended {
-                child.insert("ended".to_owned(), ended.clone().into());
+        // Written straight from the row (a listing writes ten thousand of
+        // them), `child` put last inside the row's object.
+        let mut text = serde_json::to_string(&self.row).unwrap_or_else(|_| "{}".to_owned());
+        if let Some((pid, ended)) = &self.child {
+            #[derive(serde::Serialize)]
+            struct Child<'a> {
+                pid: u32,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                ended: Option<&'a str>,
             }
-            map.insert("child".to_owned(), child.into());
+            let child = serde_json::to_string(&Child {
+                pid: *pid,
+                ended: ended.as_deref(),
+            })
+            .unwrap_or_else(|_| "{}".to_owned());
+            // A row is a JSON object: it ends in `}`, and has fields before.
+            text.pop();
+            text.push_str(",\"child\":");
+            text.push_str(&child);
+            text.push('}');
         }
-        value.to_string()
+        text
     }
 }
 
@@ -258,7 +270,16 @@ pub(crate) fn with_daemon_facts(
     } else {
         row.with_owner(path)
     };
-    if row.owned == Some(false) {
+    // An ended session's sockets are looked for once per ending (its id and
+    // length: a session carried on and ended again is looked at again), so
+    // a listing of ten thousand ended sessions does not probe twenty
+    // thousand paths every time.
+    let look = row.owned == Some(false)
+        && (row.status != RowStatus::Ended
+            || shared.swept.lock().map_or(true, |mut swept| {
+                swept.insert(format!("{id} {}", row.events))
+            }));
+    if look {
         // Nobody holds the log, so sockets beside it that nothing answers
         // on were left by a process killed before it removed them.
         for socket in [
