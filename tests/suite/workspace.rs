@@ -413,6 +413,64 @@ fn adopt_takes_a_handed_over_session_and_refuses_one_that_was_not() {
     assert_eq!(messages[messages.len() - 1]["content"], "and then?");
 }
 
+/// Kept sessions that are bad input to a start: a torn log, a log that
+/// cannot be read, and one another live process holds. The start goes on,
+/// says each kept one that can be read, names the one that cannot, and
+/// leaves every file as it was.
+#[test]
+fn a_torn_an_unreadable_and_an_owned_kept_session_do_not_stop_a_start_and_each_is_said() {
+    let w = World::new([
+        Reply::error(400, "overloaded"),
+        Reply::error(400, "overloaded"),
+        Reply::error(400, "overloaded"),
+        Reply::error(400, "overloaded"),
+        Turn::text("fine now").into(),
+    ]);
+    let p = w.project_path();
+    for _ in 0..4 {
+        assert_eq!(w.run(&["run", p, "hi"]).status.code(), Some(1));
+    }
+    let ids = sessions(w.dir());
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    let st = w.st();
+    let (good, torn, unreadable, owned) = (&ids[0], &ids[1], &ids[2], &ids[3]);
+    // A line cut off mid-write at the end of one log.
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(st.log_path(torn))
+        .unwrap();
+    std::io::Write::write_all(&mut log, b"{\"id\":99,\"ty").unwrap();
+    drop(log);
+    let torn_bytes = std::fs::read(st.log_path(torn)).unwrap();
+    // A log that cannot be read as a file.
+    let kept_aside = st.session_dir(unreadable).join("log.jsonl.aside");
+    std::fs::rename(st.log_path(unreadable), &kept_aside).unwrap();
+    std::fs::create_dir(st.log_path(unreadable)).unwrap();
+    // A log another live process holds (as a session running elsewhere).
+    let _holder = chock_testkit::LiveLog::adopt(w.dir(), owned.as_str(), p);
+
+    let said = ok(&w.run(&["run", p, "again"]));
+    for kept in [good, torn] {
+        assert!(
+            said.contains(&format!(
+                "session {} (ended: error) kept its workspace",
+                kept.as_str()
+            )),
+            "{said}"
+        );
+    }
+    assert!(
+        said.contains(&format!("session {} cannot be read (", unreadable.as_str())),
+        "{said}"
+    );
+    assert!(
+        !said.contains(&format!("session {} (", owned.as_str())),
+        "a session another process holds is running, not kept: {said}"
+    );
+    assert_eq!(std::fs::read(st.log_path(torn)).unwrap(), torn_bytes);
+    assert!(kept_aside.is_file() && st.log_path(unreadable).is_dir());
+}
+
 #[test]
 fn a_session_that_ended_in_error_keeps_its_workspace_and_the_next_run_says_where() {
     let w = World::new([
