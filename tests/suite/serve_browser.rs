@@ -37,6 +37,24 @@ fn browser_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("browser")
 }
 
+/// Runs tests/browser/`script` with `args` and returns what it printed,
+/// asserting it succeeded and said `says`.
+fn browser_script(script: &str, args: &[&std::ffi::OsStr], says: &str) -> String {
+    let out = Command::new("node")
+        .arg(browser_dir().join(script))
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(says), "{stdout}");
+    stdout
+}
+
 #[test]
 fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish() {
     let dir = browser_dir();
@@ -73,17 +91,11 @@ fn a_person_starts_a_real_session_in_the_browser_answers_yes_and_sees_it_finish(
 
     let screenshot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-session.png");
     let _ = std::fs::remove_file(&screenshot);
-    let out = Command::new("node")
-        .arg(dir.join("session.mjs"))
-        .arg(&url)
-        .arg(project.path())
-        .arg(&screenshot)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("finished; screenshot at"), "{stdout}");
+    browser_script(
+        "session.mjs",
+        &[url.as_ref(), project.path().as_ref(), screenshot.as_ref()],
+        "finished; screenshot at",
+    );
     assert!(std::fs::metadata(&screenshot).unwrap().len() > 1000);
 
     // The log agrees with the page: one session, asked, answered yes by the
@@ -152,21 +164,16 @@ fn a_models_thinking_shows_folded_on_the_session_page() {
     let id = super::kit::sessions(state.path())[0].to_string();
 
     let (daemon, serve, url) = daemon_and_serve(state.path());
-    let out = Command::new("node")
-        .arg(dir.join("thinking.mjs"))
-        .arg(&url)
-        .arg(project.path())
-        .arg(&id)
-        .arg(thought)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    browser_script(
+        "thinking.mjs",
+        &[
+            url.as_ref(),
+            project.path().as_ref(),
+            id.as_ref(),
+            thought.as_ref(),
+        ],
+        "thinking: folded, then shown",
     );
-    assert!(stdout.contains("thinking: folded, then shown"), "{stdout}");
     drop(serve);
     drop(daemon);
 }
@@ -207,23 +214,15 @@ fn a_diff_too_large_for_the_page_is_cut_there_and_linked_whole_as_text() {
     let id = super::kit::sessions(state.path())[0].to_string();
 
     let (daemon, serve, url) = daemon_and_serve(state.path());
-    let out = Command::new("node")
-        .arg(dir.join("big-diff.mjs"))
-        .arg(&url)
-        .arg(project.path())
-        .arg(&id)
-        .arg(&last)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("big diff: cut on the page, whole behind the link"),
-        "{stdout}"
+    browser_script(
+        "big-diff.mjs",
+        &[
+            url.as_ref(),
+            project.path().as_ref(),
+            id.as_ref(),
+            last.as_ref(),
+        ],
+        "big diff: cut on the page, whole behind the link",
     );
     drop(serve);
     drop(daemon);
@@ -304,17 +303,11 @@ fn a_person_works_through_a_session_in_the_browser_and_the_home_follows_live() {
     } else {
         PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
     };
-    let out = Command::new("node")
-        .arg(dir.join("work.mjs"))
-        .arg(&url)
-        .arg(project.path())
-        .arg(&shots)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("worked through session"), "{stdout}");
+    browser_script(
+        "work.mjs",
+        &[url.as_ref(), project.path().as_ref(), shots.as_ref()],
+        "worked through session",
+    );
     for name in ["serve-approval", "serve-session", "serve-home"] {
         for width in [1280, 390] {
             let png = shots.join(format!("{name}-{width}.png"));
