@@ -576,6 +576,15 @@ fn bad_inputs_are_one_line_errors_and_never_stop_the_session() {
     assert_eq!(std::fs::read(&log).unwrap(), before);
     assert!(session.0.try_wait().unwrap().is_none(), "still running");
     assert!(dir.handover_socket(&id).exists());
+
+    // The daemon's session outlives the daemon by design: end it here, or
+    // it waits for its approval after the test is gone.
+    let pid = fold_log(&owned_log).unwrap().state.owner_pid.unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
 }
 
 /// The newest session of the state directory, listening or not.
