@@ -332,20 +332,11 @@ impl Client {
     /// with no timeout: `None` when the daemon closed it, and its `error`
     /// line as the daemon's refusal.
     async fn streamed_line(&self, conn: &mut Conn) -> Result<Option<String>, ClientError> {
-        let line = conn.next_line().await.map_err(|source| ClientError::Line {
-            address: self.address.clone(),
-            error: source,
-        })?;
-        match line {
-            Some(line) => match error_message(&line) {
-                Some(message) => Err(ClientError::Daemon {
-                    address: self.address.clone(),
-                    message: message.to_owned(),
-                }),
-                None => Ok(Some(line)),
-            },
-            None => Ok(None),
-        }
+        let line = conn
+            .next_line()
+            .await
+            .map_err(|error| self.line_error(error))?;
+        self.refused(line)
     }
 
     async fn started(&self, request: &Request) -> Result<Started, ClientError> {
@@ -420,15 +411,24 @@ impl Client {
     async fn raw_line(&self, conn: &mut Conn) -> Result<Option<String>, ClientError> {
         self.timed(conn.next_line())
             .await?
-            .map_err(|source| ClientError::Line {
-                address: self.address.clone(),
-                error: source,
-            })
+            .map_err(|error| self.line_error(error))
+    }
+
+    fn line_error(&self, error: LineError) -> ClientError {
+        ClientError::Line {
+            address: self.address.clone(),
+            error,
+        }
     }
 
     /// The next line, with an `error ` line turned into an error.
     async fn next_line(&self, conn: &mut Conn) -> Result<Option<String>, ClientError> {
         let line = self.raw_line(conn).await?;
+        self.refused(line)
+    }
+
+    /// `line`, with an `error ` line turned into the daemon's refusal.
+    fn refused(&self, line: Option<String>) -> Result<Option<String>, ClientError> {
         match line {
             Some(line) => match error_message(&line) {
                 Some(message) => Err(ClientError::Daemon {

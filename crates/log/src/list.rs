@@ -109,14 +109,9 @@ impl Listed {
 /// the kernel's file-lock semaphore to change hands, about 10 ms of
 /// sleeping on this kernel, which a listing's own work can overlap.
 #[derive(Debug, Default)]
-pub struct LazyLocks(Locks);
-
-#[derive(Debug, Default)]
-enum Locks {
-    #[default]
-    Unread,
-    Reading(std::thread::JoinHandle<Option<Snapshot>>),
-    Read(Option<Snapshot>),
+pub struct LazyLocks {
+    reading: Option<std::thread::JoinHandle<Option<Snapshot>>>,
+    read: Option<Option<Snapshot>>,
 }
 
 impl LazyLocks {
@@ -124,27 +119,24 @@ impl LazyLocks {
     /// will need it after work of its own (read in place when no thread
     /// can be started).
     pub fn ahead() -> LazyLocks {
-        match std::thread::Builder::new()
-            .name("chock-locks".to_owned())
-            .spawn(|| Snapshot::read().ok())
-        {
-            Ok(reading) => LazyLocks(Locks::Reading(reading)),
-            Err(_) => LazyLocks(Locks::Unread),
+        LazyLocks {
+            reading: std::thread::Builder::new()
+                .name("chock-locks".to_owned())
+                .spawn(|| Snapshot::read().ok())
+                .ok(),
+            read: None,
         }
     }
 
     /// The snapshot, or `None` when `/proc/locks` cannot be read.
     pub fn get(&mut self) -> Option<&Snapshot> {
-        let read = match std::mem::take(&mut self.0) {
-            Locks::Unread => Snapshot::read().ok(),
-            Locks::Reading(reading) => reading.join().ok().flatten(),
-            Locks::Read(read) => read,
-        };
-        self.0 = Locks::Read(read);
-        match &self.0 {
-            Locks::Read(read) => read.as_ref(),
-            _ => None,
-        }
+        let reading = self.reading.take();
+        self.read
+            .get_or_insert_with(|| match reading {
+                Some(reading) => reading.join().ok().flatten(),
+                None => Snapshot::read().ok(),
+            })
+            .as_ref()
     }
 }
 
@@ -212,33 +204,19 @@ fn stat_logs(state: &StateDir) -> Stats {
         }
     };
     stats.read = true;
-    // Two halves, the second on a thread of its own (past a thousand logs,
-    // below which a thread costs more than it saves): the path walks are a
-    // listing's biggest cost after the index, which a third thread reads.
-    let half = if ids.len() >= 2_000 {
-        ids.len() / 2
-    } else {
-        ids.len()
-    };
-    let (first, second) = ids.split_at(half);
-    let (mut results, theirs) = std::thread::scope(|scope| {
-        let other = (!second.is_empty()).then(|| {
-            std::thread::Builder::new()
-                .name("chock-stat".to_owned())
-                .spawn_scoped(scope, || stat_each(&dir, second))
-        });
-        let mine = stat_each(&dir, first);
-        let theirs = match other {
-            Some(Ok(thread)) => thread.join().unwrap_or_else(|_| stat_each(&dir, second)),
-            Some(Err(_)) => stat_each(&dir, second),
-            None => Vec::new(),
-        };
-        (mine, theirs)
-    });
-    results.extend(theirs);
     stats.logs.reserve(ids.len());
-    for (id, result) in ids.into_iter().zip(results) {
-        match result {
+    // Relative to the sessions directory: one short path walk each, the
+    // path written into one buffer.
+    let mut path = Vec::with_capacity(64);
+    for id in ids {
+        path.clear();
+        path.extend_from_slice(id.as_str().as_bytes());
+        path.extend_from_slice(b"/log.jsonl\0");
+        // A session id has no NUL in it: it parsed as one.
+        let stat = std::ffi::CStr::from_bytes_with_nul(&path)
+            .map_err(|_| rustix::io::Errno::INVAL)
+            .and_then(|name| rustix::fs::statat(&dir, name, rustix::fs::AtFlags::empty()));
+        match stat {
             Ok(stat) => stats.logs.push((id, stat)),
             Err(e) => {
                 let path = state.log_path(&id);
@@ -253,27 +231,6 @@ fn stat_logs(state: &StateDir) -> Stats {
         }
     }
     stats
-}
-
-/// The `stat` of each of `ids`' logs, in order, relative to the sessions
-/// directory `dir`: one short path walk each, the path written into one
-/// buffer.
-fn stat_each(
-    dir: &rustix::fd::OwnedFd,
-    ids: &[SessionId],
-) -> Vec<Result<rustix::fs::Stat, rustix::io::Errno>> {
-    let mut path = Vec::with_capacity(64);
-    ids.iter()
-        .map(|id| {
-            path.clear();
-            path.extend_from_slice(id.as_str().as_bytes());
-            path.extend_from_slice(b"/log.jsonl\0");
-            // A session id has no NUL in it: it parsed as one.
-            let name =
-                std::ffi::CStr::from_bytes_with_nul(&path).map_err(|_| rustix::io::Errno::INVAL)?;
-            rustix::fs::statat(dir, name, rustix::fs::AtFlags::empty())
-        })
-        .collect()
 }
 
 /// Each statted log's summary, from the index where its key still matches
