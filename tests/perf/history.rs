@@ -7,7 +7,9 @@
 //! The kept sessions are generated: each a log as a session writes it (open,
 //! workspace, a message, a tool call and its result, a reply, a `done`
 //! ending) and, for the project's 1,000, a real worktree on a branch of its
-//! own. `HISTORY_SESSIONS` and `HISTORY_LISTED` change the counts.
+//! own. `HISTORY_SESSIONS` and `HISTORY_LISTED` change the counts;
+//! `HISTORY_PARTS` (a comma list of `start`, `worktrees` and `listing`,
+//! all three by default) runs only some of the measures.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -160,8 +162,21 @@ fn worktree_adds(repo: &Path, into: &Path) -> Duration {
 fn the_cost_of_history() {
     let kept = count("HISTORY_SESSIONS", 1_000);
     let listed = count("HISTORY_LISTED", 10_000);
+    let parts = std::env::var("HISTORY_PARTS").unwrap_or_default();
+    let part = |name: &str| parts.is_empty() || parts.split(',').any(|p| p.trim() == name);
+    if part("start") {
+        start_with_history(kept);
+    }
+    if part("worktrees") {
+        worktrees_with_history(kept);
+    }
+    if part("listing") {
+        listing(listed);
+    }
+}
 
-    // Start to first request: none kept, then `kept` kept sessions.
+/// Start to first request: none kept, then `kept` kept sessions.
+fn start_with_history(kept: usize) {
     let project = TempProject::git();
     let empty = tempfile::tempdir().unwrap();
     let none = first_requests(empty.path(), project.path());
@@ -184,9 +199,14 @@ fn the_cost_of_history() {
         ms(with) - ms(none),
         with.as_secs_f64() / none.as_secs_f64()
     );
+}
 
-    // git worktree add, git's own figure: with `kept` registered worktrees,
-    // then after a prune removed the ones whose work was applied.
+/// `git worktree add`, git's own figure: with `kept` registered worktrees,
+/// with none, and after a prune removed the ones whose work was applied.
+fn worktrees_with_history(kept: usize) {
+    let project = TempProject::git();
+    let state = tempfile::tempdir().unwrap();
+    kept_sessions(state.path(), project.path(), kept, true, false);
     let into = tempfile::tempdir().unwrap();
     let bare = TempProject::git();
     let at_none = worktree_adds(bare.path(), into.path());
@@ -206,9 +226,12 @@ fn the_cost_of_history() {
         prune_took.as_secs_f64(),
         ms(after_prune) - ms(at_none)
     );
+}
 
-    // Listing `listed` sessions: the first listing folds every log and
-    // writes the index, the ones after read it.
+/// Listing `listed` sessions: `chock sessions` (the first listing folds
+/// every log and writes the index, the ones after read it), the daemon's
+/// `list`, and serve's home.
+fn listing(listed: usize) {
     let many = tempfile::tempdir().unwrap();
     let other = TempProject::git();
     kept_sessions(many.path(), other.path(), listed, false, false);
@@ -266,10 +289,95 @@ fn daemon_list(state: &Path, project: &Path, listed: usize) {
             })
         })
         .collect();
-    let _ = child.kill();
-    let _ = child.wait();
     println!(
         "daemon list with {listed} sessions: {:.2} ms (median of {RUNS}, connect to last row)",
         ms(median(samples))
+    );
+    serve_home(state, &line, listed);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// serve's home with `listed` sessions: from the request for its live list
+/// (`GET /api/live`, what the home page opens) to the end of the first
+/// event, every row; and `GET /api/sessions` read whole.
+fn serve_home(state: &Path, daemon: &str, listed: usize) {
+    let daemon = daemon.trim().strip_prefix("listening on ").unwrap();
+    let mut serve = chock(state)
+        .args([
+            "serve",
+            "--daemon",
+            daemon,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let at = line.trim().strip_prefix("listening on ").unwrap();
+    let at = at
+        .strip_prefix("http://")
+        .unwrap_or(at)
+        .trim_end_matches('/')
+        .to_owned();
+    let get = |path: &str, until: &dyn Fn(&[u8]) -> bool| -> (Duration, Vec<u8>) {
+        use std::io::Read as _;
+        let start = Instant::now();
+        let mut conn = std::net::TcpStream::connect(&at).unwrap();
+        write!(
+            conn,
+            "GET {path} HTTP/1.1\r\nHost: {at}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut got = Vec::with_capacity(8 << 20);
+        let mut buf = vec![0; 1 << 16];
+        loop {
+            let n = conn.read(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..n]);
+            if n == 0 || until(&got) {
+                break;
+            }
+        }
+        (start.elapsed(), got)
+    };
+    // The first event of the live list ends with its blank line.
+    let first_event = |got: &[u8]| {
+        got.windows(12)
+            .position(|w| w == b"event: rows\n")
+            .is_some_and(|at| got[at..].windows(2).any(|w| w == b"\n\n"))
+    };
+    let mut live = Vec::new();
+    let mut whole = Vec::new();
+    for _ in 0..RUNS {
+        let (took, got) = get("/api/live", &first_event);
+        let rows = got.windows(6).filter(|w| w == b"\"id\":\"").count();
+        assert!(
+            rows >= listed,
+            "{rows} rows in {}",
+            String::from_utf8_lossy(&got[..got.len().min(400)])
+        );
+        live.push(took);
+        let (took, got) = get("/api/sessions", &|_| false);
+        assert!(
+            got.starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&got[..got.len().min(400)])
+        );
+        whole.push(took);
+    }
+    let _ = serve.kill();
+    let _ = serve.wait();
+    println!(
+        "serve's home with {listed} sessions: {:.2} ms to the live list's first event (GET /api/live), {:.2} ms for GET /api/sessions read whole (medians of {RUNS})",
+        ms(median(live)),
+        ms(median(whole))
     );
 }
