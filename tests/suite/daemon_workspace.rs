@@ -244,7 +244,7 @@ async fn row_of(
             .unwrap_or_else(|_| panic!("no {status} row of {session} within {limit:?}"))
             .unwrap()
             .unwrap();
-        if row.row["id"] == session && row.row["status"] == status {
+        if row.value()["id"] == session && row.value()["status"] == status {
             return row;
         }
     }
@@ -258,7 +258,7 @@ async fn a_rows_feed_sees_a_daemon_session_start_and_end() {
     let p = w.project.path().to_owned();
     let mut feed = c.rows(Some(&p)).await.unwrap();
     assert_eq!(feed.initial().len(), 1);
-    assert_eq!(feed.initial()[0].row["id"], first.as_str());
+    assert_eq!(feed.initial()[0].value()["id"], first.as_str());
     let started = c.start(&p, "second").await.unwrap();
     let mut watch = c.watch(&p, &started.session, 0).await.unwrap();
     while tokio::time::timeout(Duration::from_secs(60), watch.next_event())
@@ -268,10 +268,14 @@ async fn a_rows_feed_sees_a_daemon_session_start_and_end() {
         .is_some()
     {}
     let ended = row_of(&mut feed, &started.session, "ended", Duration::from_secs(1)).await;
-    assert_eq!(ended.row["reason"], "done");
+    assert_eq!(ended.value()["reason"], "done");
     let all = c.list_all().await.unwrap();
     assert_eq!(all.len(), 2);
-    assert_eq!(all[0].row["id"], started.session.as_str(), "newest first");
+    assert_eq!(
+        all[0].value()["id"],
+        started.session.as_str(),
+        "newest first"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -344,8 +344,8 @@ fn soak() {
         waits.push(asked.elapsed());
         let pid = rows
             .iter()
-            .find(|r| r.row["id"] == id.as_str())
-            .and_then(|r| r.row["child"]["pid"].as_u64());
+            .find(|r| r.value()["id"] == id.as_str())
+            .and_then(|r| r.value()["child"]["pid"].as_u64());
         let log = st.log_path(&id);
         if let Some(pid) = pid.filter(|_| chock_log::locks::is_owned(&log).unwrap_or(false)) {
             let _ = Command::new("kill")

@@ -816,9 +816,9 @@ async fn the_daemon_lists_a_subagent_under_its_parent_and_a_watch_follows_it_to_
         let rows = client.list(project.path()).await.unwrap();
         if let Some(row) = rows
             .iter()
-            .find(|r| r.row["parent"] == started.session.as_str())
+            .find(|r| r.value()["parent"] == started.session.as_str())
         {
-            break row.row["id"].as_str().unwrap().to_owned();
+            break row.value()["id"].as_str().unwrap().to_owned();
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };

@@ -106,26 +106,40 @@ impl EventLine {
 }
 
 /// One line of `list`: when the session started, and its row. The row is
-/// kept as JSON so a client can read it into its own type: every row field
-/// has a default and an unknown one is ignored, so rows grow without a new
-/// protocol number.
-#[derive(Debug, Clone, PartialEq)]
+/// kept as the JSON text the daemon sent, checked to be one object, so a
+/// client can read it into its own type (every row field has a default and
+/// an unknown one is ignored, so rows grow without a new protocol number)
+/// and a client that only passes rows on, as `chock serve` does, passes the
+/// text without reading it into values and writing them out again.
+#[derive(Debug, Clone)]
 pub struct RowLine {
     pub started_at: String,
-    pub row: serde_json::Value,
+    pub row: Box<serde_json::value::RawValue>,
+}
+
+impl PartialEq for RowLine {
+    fn eq(&self, other: &RowLine) -> bool {
+        self.started_at == other.started_at && self.row.get() == other.row.get()
+    }
 }
 
 impl RowLine {
     /// The row as a [`crate::SessionRow`]: unknown fields dropped, missing
     /// ones defaulted.
     pub fn session_row(&self) -> Result<crate::SessionRow, serde_json::Error> {
-        serde_json::from_value(self.row.clone())
+        serde_json::from_str(self.row.get())
+    }
+
+    /// The row read into a JSON value, to look at fields no type names.
+    pub fn value(&self) -> serde_json::Value {
+        // The text parsed as JSON when the line was read.
+        serde_json::from_str(self.row.get()).unwrap_or_default()
     }
 
     pub fn parse(line: &str) -> Option<RowLine> {
         let (started_at, row) = line.split_once('\t')?;
-        let row: serde_json::Value = serde_json::from_str(row).ok()?;
-        (row.is_object() && !started_at.is_empty()).then(|| RowLine {
+        let row: Box<serde_json::value::RawValue> = serde_json::from_str(row).ok()?;
+        (row.get().starts_with('{') && !started_at.is_empty()).then(|| RowLine {
             started_at: started_at.to_owned(),
             row,
         })

@@ -142,8 +142,14 @@ async fn list(
         Some(p) => shared.client.list(std::path::Path::new(&p)).await?,
         None => shared.client.list_all().await?,
     };
-    let rows: Vec<_> = rows.into_iter().map(|r| r.row).collect();
-    Ok(Json(json!({ "sessions": rows })).into_response())
+    // The rows' text as the daemon sent it, written out as it came: not
+    // read into values (`json!` would) and written again.
+    #[derive(serde::Serialize)]
+    struct Sessions {
+        sessions: Vec<Box<serde_json::value::RawValue>>,
+    }
+    let sessions = rows.into_iter().map(|r| r.row).collect();
+    Ok(Json(Sessions { sessions }).into_response())
 }
 
 async fn row(
@@ -156,7 +162,7 @@ async fn row(
     let rows = shared.client.list(&project).await?;
     let row = rows
         .into_iter()
-        .map(|r| r.row)
+        .map(|r| r.value())
         .find(|row| row.get("id").and_then(|v| v.as_str()) == Some(id.as_str()))
         .ok_or_else(|| {
             ApiError::new(

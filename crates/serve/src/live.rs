@@ -47,13 +47,14 @@ pub(crate) async fn live(
     let events = stream::unfold(Phase::First(feed), |phase| async move {
         let (event, next) = match phase {
             Phase::First(feed) => {
+                // The rows' text as the daemon sent it, not read into values.
                 let rows: Vec<_> = feed.initial().iter().map(|r| &r.row).collect();
                 let data = serde_json::to_string(&rows).unwrap_or_else(|_| "[]".to_owned());
                 (Event::default().event("rows").data(data), Phase::Rows(feed))
             }
             Phase::Rows(mut feed) => match feed.next_row().await {
                 Ok(Some(line)) => (
-                    Event::default().event("row").data(line.row.to_string()),
+                    Event::default().event("row").data(line.row.get()),
                     Phase::Rows(feed),
                 ),
                 Ok(None) => return None,

@@ -327,9 +327,20 @@ fn the_client_checks_numbers_not_the_shape_of_the_reply() {
 fn rows_and_events_parse_back() {
     let row = RowLine::parse("2026-11-29T19:00:00Z\t{\"id\":\"s1\",\"future\":true}").unwrap();
     assert_eq!(row.started_at, "2026-11-29T19:00:00Z");
-    assert_eq!(row.row["future"], true);
+    assert_eq!(row.value()["future"], true);
     assert_eq!(RowLine::parse("2026\t[1]"), None);
     assert_eq!(RowLine::parse("no tab"), None);
+    // The row is kept as the text that came, checked to be whole JSON.
+    assert_eq!(row.row.get(), "{\"id\":\"s1\",\"future\":true}");
+    assert_eq!(row.session_row().unwrap().id, "s1");
+    assert_eq!(RowLine::parse("2026\t{\"id\":\"s1\""), None, "a torn row");
+    assert_eq!(RowLine::parse("2026\t{\"id\":1} {}"), None, "two values");
+    assert_eq!(
+        RowLine::parse("2026\t\"{}\""),
+        None,
+        "a string, not an object"
+    );
+    assert_eq!(RowLine::parse("\t{}"), None, "no started-at");
     let line = r#"{"id":7,"at":"x","type":"unknown.kind","extra":{}}"#;
     assert_eq!(
         EventLine::parse(line),

@@ -46,5 +46,5 @@ fn a_list_line_reads_into_a_row_and_keeps_the_daemons_fields() {
     );
     let parsed = RowLine::parse(&line).unwrap();
     assert_eq!(parsed.session_row().unwrap().events, 42);
-    assert_eq!(parsed.row["child"]["ended"], "exit 0");
+    assert_eq!(parsed.value()["child"]["ended"], "exit 0");
 }

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use chock_control::Reply;
 use chock_log::LazyLocks;
 
 use super::{Conn, Row, Shared, VerbError, project_dir, with_daemon_facts};
@@ -20,13 +19,17 @@ pub(crate) async fn send_rows(
     project: Option<&Path>,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
-    for row in rows(shared, project) {
-        conn.queue(&Reply::Row {
-            started_at: row.started_at(),
-            row: row.json(),
-        })
-        .await?;
+    // Every line written into one buffer, as `Reply::Row` formats it: a
+    // started-at has no line break and the row's JSON escapes every one.
+    let rows = rows(shared, project);
+    let mut text = Vec::with_capacity(rows.len() * 512);
+    for row in &rows {
+        text.extend_from_slice(row.started_at().as_bytes());
+        text.push(b'\t');
+        row.write_json(&mut text);
+        text.push(b'\n');
     }
+    conn.queue_text(&text).await?;
     conn.flush().await
 }
 

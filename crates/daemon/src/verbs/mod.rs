@@ -60,6 +60,21 @@ impl Conn {
         }
     }
 
+    /// Writes whole reply lines already formatted, without flushing: a
+    /// listing's ten thousand rows go as one buffer, each piece of it given
+    /// the stall timeout of one line.
+    pub(crate) async fn queue_text(&mut self, text: &[u8]) -> Result<(), VerbError> {
+        const PIECE: usize = 64 << 10;
+        for piece in text.chunks(PIECE) {
+            match tokio::time::timeout(self.stall, self.out.write_all(piece)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(VerbError::Gone),
+                Err(_) => return Err(VerbError::Stalled(self.stall)),
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) async fn flush(&mut self) -> Result<(), VerbError> {
         match tokio::time::timeout(self.stall, self.out.flush()).await {
             Ok(Ok(())) => Ok(()),
@@ -219,9 +234,22 @@ impl Row {
 
     /// The row as one line of JSON, with the daemon's `child` field.
     pub(crate) fn json(&self) -> String {
+        let mut text = Vec::with_capacity(512);
+        self.write_json(&mut text);
+        // serde_json writes UTF-8.
+        String::from_utf8(text).unwrap_or_else(|_| "{}".to_owned())
+    }
+
+    /// Appends the row as one line of JSON (no newline: JSON escapes every
+    /// control character in a string), with the daemon's `child` field.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         // Written straight from the row (a listing writes ten thousand of
         // them), `child` put last inside the row's object.
-        let mut text = serde_json::to_string(&self.row).unwrap_or_else(|_| "{}".to_owned());
+        let start = out.len();
+        if serde_json::to_writer(&mut *out, &self.row).is_err() {
+            out.truncate(start);
+            out.extend_from_slice(b"{}");
+        }
         if let Some((pid, ended)) = &self.child {
             #[derive(serde::Serialize)]
             struct Child<'a> {
@@ -229,18 +257,18 @@ impl Row {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 ended: Option<&'a str>,
             }
-            let child = serde_json::to_string(&Child {
+            // A row is a JSON object: it ends in `}`, and has fields before.
+            out.pop();
+            out.extend_from_slice(b",\"child\":");
+            let child = Child {
                 pid: *pid,
                 ended: ended.as_deref(),
-            })
-            .unwrap_or_else(|_| "{}".to_owned());
-            // A row is a JSON object: it ends in `}`, and has fields before.
-            text.pop();
-            text.push_str(",\"child\":");
-            text.push_str(&child);
-            text.push('}');
+            };
+            if serde_json::to_writer(&mut *out, &child).is_err() {
+                out.extend_from_slice(b"{}");
+            }
+            out.push(b'}');
         }
-        text
     }
 }
 

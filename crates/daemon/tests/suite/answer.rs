@@ -19,7 +19,7 @@ async fn an_answer_reaches_the_session_which_records_it() {
     })
     .await;
     let rows = client.list(&h.project()).await.unwrap();
-    assert_eq!(rows[0].row["pending_approvals"], 1);
+    assert_eq!(rows[0].value()["pending_approvals"], 1);
     client
         .answer(&h.project(), &started.session, "r1", Answer::Yes)
         .await

@@ -60,29 +60,29 @@ async fn list_gives_one_row_per_session_of_that_project_only() {
     assert_eq!(rows.len(), 2, "{rows:?}");
     // Newest first, as every listing of sessions is.
     let (ended, running) = (&rows[0], &rows[1]);
-    assert_eq!(running.row["id"], S1);
-    assert_eq!(running.row["project"], h.project_text());
-    assert_eq!(running.row["status"], "waiting");
-    assert_eq!(running.row["title"], "First");
-    assert_eq!(running.row["model"], "fake");
-    assert_eq!(running.row["events"], 3);
-    assert_eq!(running.row["pending_approvals"], 1);
+    assert_eq!(running.value()["id"], S1);
+    assert_eq!(running.value()["project"], h.project_text());
+    assert_eq!(running.value()["status"], "waiting");
+    assert_eq!(running.value()["title"], "First");
+    assert_eq!(running.value()["model"], "fake");
+    assert_eq!(running.value()["events"], 3);
+    assert_eq!(running.value()["pending_approvals"], 1);
     assert_eq!(
         running.started_at,
-        running.row["started_at"].as_str().unwrap()
+        running.value()["started_at"].as_str().unwrap()
     );
     let row = running.session_row().unwrap();
     assert_eq!(row.id, S1);
-    assert_eq!(ended.row["id"], S2);
-    assert_eq!(ended.row["status"], "ended");
-    assert_eq!(ended.row["reason"], "done");
+    assert_eq!(ended.value()["id"], S2);
+    assert_eq!(ended.value()["status"], "ended");
+    assert_eq!(ended.value()["reason"], "done");
     let raw = h
         .raw(format!("hello chock-control 1\nlist {}\n", h.project_text()).as_bytes())
         .await;
     assert_eq!(raw.len(), 3, "{raw:?}");
     let line = chock_control::RowLine::parse(&raw[2]).unwrap();
     assert_eq!(line.started_at, running.started_at);
-    assert_eq!(line.row["id"], S1);
+    assert_eq!(line.value()["id"], S1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

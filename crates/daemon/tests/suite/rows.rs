@@ -8,8 +8,8 @@ use pretty_assertions::assert_eq;
 
 use super::{GREETING, HasTestDirs, LiveLog, S1, S2, S3, StandIn, TestDaemon};
 
-fn field<'a>(row: &'a RowLine, name: &str) -> &'a serde_json::Value {
-    &row.row[name]
+fn field(row: &RowLine, name: &str) -> serde_json::Value {
+    row.value()[name].clone()
 }
 
 /// The next row of `feed` for `session` whose `status` is `status`,
@@ -150,7 +150,7 @@ async fn a_rows_feed_sees_a_daemon_child_crash() {
         .await
         .unwrap();
     let mut feed = h.client().rows(Some(&h.project())).await.unwrap();
-    let pid = feed.initial()[0].row["child"]["pid"].as_i64().unwrap();
+    let pid = feed.initial()[0].value()["child"]["pid"].as_i64().unwrap();
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap(),
         rustix::process::Signal::KILL,

@@ -11,8 +11,8 @@ use super::{HasTestDirs, S1, StandIn, TestDaemon, eventually};
 async fn status(h: &TestDaemon, session: &str) -> serde_json::Value {
     let rows = h.client().list(&h.project()).await.unwrap();
     rows.into_iter()
-        .find(|r| r.row["id"] == session)
-        .map(|r| r.row)
+        .map(|r| r.value())
+        .find(|r| r["id"] == session)
         .unwrap_or_default()
 }
 
@@ -221,8 +221,8 @@ async fn adopt_of_a_session_someone_holds_or_of_another_project_is_refused() {
 /// The daemon's own child for S1, as its row names it.
 async fn child_pid(h: &TestDaemon) -> u64 {
     let rows = h.client().list(&h.project()).await.unwrap();
-    let row = rows.iter().find(|r| r.row["id"] == S1).unwrap();
-    row.row["child"]["pid"].as_u64().unwrap()
+    let row = rows.iter().find(|r| r.value()["id"] == S1).unwrap();
+    row.value()["child"]["pid"].as_u64().unwrap()
 }
 
 /// A log that ends with a handover nobody took, whose adopting child waits
@@ -275,7 +275,7 @@ async fn two_adopts_at_once_run_one_child_and_both_say_the_daemon_has_it() {
     assert_eq!(a.unwrap().session, S1);
     assert_eq!(b.unwrap().session, S1);
     let rows = h.client().list(&h.project()).await.unwrap();
-    let row = &rows.iter().find(|r| r.row["id"] == S1).unwrap().row;
+    let row = &rows.iter().find(|r| r.value()["id"] == S1).unwrap().value();
     assert_eq!(row["owned"], true, "{row}");
     assert!(
         row["child"]["ended"].is_null(),

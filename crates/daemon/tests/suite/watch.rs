@@ -150,7 +150,7 @@ async fn a_watch_follows_a_session_across_a_handover() {
     assert_eq!(next_id(&mut watch).await, Some(end));
     assert_eq!(next_id(&mut watch).await, None);
     let rows = h.client().list(&h.project()).await.unwrap();
-    assert_eq!(rows[0].row["status"], "ended");
+    assert_eq!(rows[0].value()["status"], "ended");
 }
 
 #[tokio::test(flavor = "multi_thread")]

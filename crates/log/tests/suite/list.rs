@@ -226,3 +226,33 @@ fn a_mark_with_a_reused_pid_is_not_taken_for_a_live_owner() {
     };
     assert!(!mark.owner_alive());
 }
+
+#[test]
+fn a_long_listing_statted_in_halves_keeps_its_order_and_reports_each_missing_log() {
+    // More sessions than a listing stats on one thread (2,048).
+    let t = temp_state();
+    let mut made = Vec::new();
+    for n in 0..2_100 {
+        let id = SessionId::new();
+        if n % 700 == 3 {
+            // A session directory whose log is gone, in each half.
+            fs::create_dir_all(t.state.session_dir(&id)).unwrap();
+        } else {
+            let mut w = LogWriter::create(&t.state, &id).unwrap();
+            w.append(TitleSet {
+                title: format!("s{n}"),
+            })
+            .unwrap();
+            made.push(id);
+        }
+    }
+    made.sort_unstable_by(|a, b| b.cmp(a));
+    let listed = list_sessions(&t.state, None);
+    let ids: Vec<SessionId> = listed.sessions.iter().map(|l| l.id.clone()).collect();
+    assert_eq!(ids, made, "every session, newest first");
+    assert_eq!(listed.skipped.len(), 3, "{:?}", listed.skipped);
+    for (path, why) in &listed.skipped {
+        assert!(why.starts_with("no session log at "), "{why}");
+        assert!(!path.exists());
+    }
+}

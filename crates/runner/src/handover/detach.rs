@@ -286,10 +286,11 @@ async fn adopt_failed(
             .await
             .ok()
             .and_then(|rows| {
-                rows.into_iter()
-                    .find(|r| r.row["id"].as_str() == Some(id.as_str()))
+                rows.iter()
+                    .map(chock_control::RowLine::value)
+                    .find(|r| r["id"].as_str() == Some(id.as_str()))
             })
-            .and_then(|r| r.row["child"]["pid"].as_u64())
+            .and_then(|r| r["child"]["pid"].as_u64())
             .is_some_and(|child| child == u64::from(pid));
         return (!daemons).then(|| DetachError::TakenElsewhere {
             session,
@@ -360,13 +361,14 @@ async fn prove(
         })?;
     let row = rows
         .iter()
-        .find(|r| r.row["id"].as_str() == Some(id.as_str()))
+        .map(chock_control::RowLine::value)
+        .find(|r| r["id"].as_str() == Some(id.as_str()))
         .ok_or_else(|| DetachError::Unseen {
             session: session.clone(),
             address: client.address().clone(),
             state: state.root().to_owned(),
         })?;
-    let child = &row.row["child"];
+    let child = &row["child"];
     if let Some(pid) = child["pid"].as_u64()
         && child.get("ended").is_none_or(serde_json::Value::is_null)
     {
