@@ -9,7 +9,9 @@
 //! ending) and, for the project's 1,000, a real worktree on a branch of its
 //! own. `HISTORY_SESSIONS` and `HISTORY_LISTED` change the counts;
 //! `HISTORY_PARTS` (a comma list of `start`, `worktrees` and `listing`,
-//! all three by default) runs only some of the measures.
+//! all three by default) runs only some of the measures. `HISTORY_KEEP`
+//! keeps the listing's state directory and prints where it is, so another
+//! build's `chock sessions` can be timed against the same sessions.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -255,6 +257,16 @@ fn listing(listed: usize) {
         ms(peer)
     );
     daemon_list(many.path(), other.path(), listed);
+    if std::env::var_os("HISTORY_KEEP").is_some() {
+        let kept = many.keep();
+        let project = other.path().canonicalize().unwrap();
+        std::mem::forget(other);
+        println!(
+            "kept the listing's state in {} (project {})",
+            kept.display(),
+            project.display()
+        );
+    }
 }
 
 /// The daemon's `list` of a project with `listed` sessions, through its

@@ -147,6 +147,8 @@ pub(crate) struct Shared {
     /// Endings (a session's id and its number of events) whose leftover
     /// sockets were already looked for.
     pub(crate) swept: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The rows the last listing sent.
+    pub(crate) listed: verbs::ListMemory,
 }
 
 /// A daemon whose listeners are bound and not yet accepting.
@@ -210,6 +212,7 @@ impl Daemon {
             write_stall: config.write_stall,
             return_memory: config.return_memory,
             swept: std::sync::Mutex::default(),
+            listed: verbs::ListMemory::default(),
         });
         Ok(Daemon {
             listeners,

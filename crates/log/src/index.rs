@@ -37,6 +37,11 @@ const HEADER: &str = r#"{"chock_index":3}"#;
 pub(crate) struct Key([i64; 6]);
 
 impl Key {
+    /// The inode it was taken of.
+    pub(crate) fn ino(&self) -> u64 {
+        self.0[0] as u64
+    }
+
     pub(crate) fn of(stat: &rustix::fs::Stat) -> Key {
         // An inode past i64::MAX cannot occur on Linux.
         Key([

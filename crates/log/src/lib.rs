@@ -37,7 +37,10 @@ pub use fold::{FoldedLog, SessionState, Status, fold_log, fold_row};
 pub use follow::Follower;
 pub use head::EventHead;
 pub use id::{EventId, SessionId};
-pub use list::{LazyLocks, Listed, ListedSessions, Summary, list_sessions};
+pub use list::{
+    LazyLocks, Listed, ListedSessions, LogStamp, Statted, Summary, list_sessions, list_statted,
+    stat_sessions,
+};
 pub use paths::{FindError, PathError, StateDir};
 pub use reader::{ReadBatch, ReadError, ReadProblem, read_after, read_page};
 pub use row::{RowStatus, SessionRow};

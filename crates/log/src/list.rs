@@ -81,15 +81,20 @@ pub struct Listed {
     pub id: SessionId,
     /// What its log says.
     pub summary: Summary,
-    /// The log's device and inode, to find its lock holder by.
-    file: (u64, u64),
+    /// What was looked at of its log.
+    stamp: LogStamp,
 }
 
 impl Listed {
     /// Whether a process holds the log's lock, by one reading of
     /// `/proc/locks` shared by every session of a listing.
     pub fn owned(&self, locks: &Snapshot) -> bool {
-        locks.holds(self.file.0, self.file.1)
+        self.stamp.owned(locks)
+    }
+
+    /// What the listing looked at of the log.
+    pub fn stamp(&self) -> LogStamp {
+        self.stamp
     }
 
     /// The row with `owned` filled in from `locks`, one reading of
@@ -101,6 +106,29 @@ impl Listed {
             ..self.summary.row
         }
         .settled()
+    }
+}
+
+/// What a listing looked at of one log: the index's key (its inode, length
+/// and change times) and its device, to find its lock holder by. Two equal
+/// stamps are one state of the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogStamp {
+    key: Key,
+    dev: u64,
+}
+
+impl LogStamp {
+    fn of(stat: &rustix::fs::Stat) -> LogStamp {
+        LogStamp {
+            key: Key::of(stat),
+            dev: stat.st_dev,
+        }
+    }
+
+    /// Whether a process holds the log's lock, by `locks`.
+    pub fn owned(&self, locks: &Snapshot) -> bool {
+        locks.holds(self.dev, self.key.ino())
     }
 }
 
@@ -169,8 +197,41 @@ pub fn list_sessions(state: &StateDir, project: Option<&Path>) -> ListedSessions
     })
 }
 
+/// The first half of [`list_sessions`]: every session's log statted,
+/// newest first, for a caller that remembers rows of its own and needs a
+/// summary only of the logs whose [`LogStamp`] changed. [`list_statted`]
+/// is the second half.
+pub fn stat_sessions(state: &StateDir) -> Statted {
+    Statted(stat_logs(state))
+}
+
+/// Every session's log, statted: [`stat_sessions`].
+#[derive(Debug)]
+pub struct Statted(Stats);
+
+impl Statted {
+    /// Each session's id and its log's stamp, newest first.
+    pub fn logs(&self) -> impl ExactSizeIterator<Item = (&SessionId, LogStamp)> {
+        self.0.logs.iter().map(|(id, stat)| (id, LogStamp::of(stat)))
+    }
+
+    /// The entries that were skipped: the path and why.
+    pub fn skipped(&self) -> &[(PathBuf, String)] {
+        &self.0.skipped
+    }
+}
+
+/// The second half of [`list_sessions`]: the summary of every log
+/// [`stat_sessions`] statted, from the index where its key still matches
+/// and folded where not; the skipped entries are the stats' and the
+/// summaries'.
+pub fn list_statted(state: &StateDir, project: Option<&Path>, statted: Statted) -> ListedSessions {
+    summarise(state, project, statted.0, Index::load(state))
+}
+
 /// Every session's id with its log's `stat`, newest first, and what was
 /// skipped.
+#[derive(Debug)]
 struct Stats {
     logs: Vec<(SessionId, rustix::fs::Stat)>,
     skipped: Vec<(PathBuf, String)>,
@@ -285,7 +346,7 @@ fn summarise(
         skipped: stats.skipped,
     };
     let mut found = Vec::with_capacity(stats.logs.len());
-    let mut files = Vec::with_capacity(stats.logs.len());
+    let mut stamps = Vec::with_capacity(stats.logs.len());
     for (id, stat) in stats.logs {
         let key = Key::of(&stat);
         // The row fold keeps none of the conversation: what a listing
@@ -295,7 +356,7 @@ fn summarise(
                 .map(|f| Summary::of(&id, &f.state))
                 .map_err(|e| e.to_string())
         });
-        files.push((stat.st_dev, stat.st_ino));
+        stamps.push(LogStamp::of(&stat));
         found.push(Found { id, key, summary });
     }
     if read {
@@ -304,7 +365,7 @@ fn summarise(
     // The project is canonicalised once; a log records its project as the
     // session canonicalised it, so theirs is compared as written.
     let want = project.map(|p| (fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()), p));
-    for (f, file) in found.into_iter().zip(files) {
+    for (f, stamp) in found.into_iter().zip(stamps) {
         match f.summary {
             Ok(summary) => {
                 if let Some((canonical, given)) = &want {
@@ -316,7 +377,7 @@ fn summarise(
                 listed.sessions.push(Listed {
                     id: f.id,
                     summary,
-                    file,
+                    stamp,
                 });
             }
             Err(why) => listed.skipped.push((state.log_path(&f.id), why)),

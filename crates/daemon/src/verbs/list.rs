@@ -1,11 +1,14 @@
 //! `list <project directory>`: one line per session of the project,
 //! `<started at>\t<row as JSON>`, newest first.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-use chock_log::LazyLocks;
+use chock_log::{LazyLocks, LogStamp, SessionId, SessionRow};
 
 use super::{Conn, Row, Shared, VerbError, project_dir, with_daemon_facts};
+use crate::store;
 
 pub(crate) async fn list(shared: &Shared, project: &str, conn: &mut Conn) -> Result<(), VerbError> {
     let dir = project_dir(project)?;
@@ -19,37 +22,138 @@ pub(crate) async fn send_rows(
     project: Option<&Path>,
     conn: &mut Conn,
 ) -> Result<(), VerbError> {
-    // Every line written into one buffer, as `Reply::Row` formats it: a
-    // started-at has no line break and the row's JSON escapes every one.
-    let rows = rows(shared, project);
-    let mut text = Vec::with_capacity(rows.len() * 512);
-    for row in &rows {
-        text.extend_from_slice(row.started_at().as_bytes());
-        text.push(b'\t');
-        row.write_json(&mut text);
-        text.push(b'\n');
-    }
+    let text = listing(shared, project);
     conn.queue_text(&text).await?;
     conn.flush().await
 }
 
-fn rows(shared: &Shared, project: Option<&Path>) -> Vec<Row> {
-    // The state directory's index folds only the logs that changed, with
-    // the row fold (docs/log.md, "The index").
-    // Every row's owner is looked up: read /proc/locks while listing.
+/// The rows the last listing sent, each as its line and what it was made
+/// of, so the next listing stats every log and makes again only the rows
+/// of logs that changed, whose owner came or went, or whose daemon child
+/// ended: ten thousand unchanged rows are copied, not folded and written.
+#[derive(Debug, Default)]
+pub(crate) struct ListMemory(Mutex<HashMap<SessionId, Remembered>>);
+
+#[derive(Debug)]
+struct Remembered {
+    made_of: Facts,
+    project: PathBuf,
+    /// `<started at>\t<row as JSON>\n`, as `Reply::Row` formats it: a
+    /// started-at has no line break and the row's JSON escapes every one.
+    line: Box<[u8]>,
+}
+
+/// Everything a row is made from: the log's state, its owner by this
+/// listing's one reading of `/proc/locks`, and the daemon's child.
+#[derive(Debug, PartialEq)]
+struct Facts {
+    stamp: LogStamp,
+    owned: Option<bool>,
+    child: Option<(u32, Option<String>)>,
+}
+
+impl Remembered {
+    fn of(made_of: Facts, row: &Row) -> Remembered {
+        let mut line = Vec::with_capacity(512);
+        line.extend_from_slice(row.started_at().as_bytes());
+        line.push(b'\t');
+        row.write_json(&mut line);
+        line.push(b'\n');
+        Remembered {
+            made_of,
+            project: row.row.project.clone(),
+            line: line.into_boxed_slice(),
+        }
+    }
+}
+
+/// Past this many changed rows a listing reads the state directory's index
+/// (docs/log.md, "The index") for them rather than folding each log: the
+/// daemon's first listing, or one after many sessions moved on.
+const FEW_CHANGED: usize = 64;
+
+/// Every row of `project`, newest first, as the text `list` sends.
+fn listing(shared: &Shared, project: Option<&Path>) -> Vec<u8> {
+    let state = shared.store.state();
+    // Every row's owner is looked up: read /proc/locks while statting.
     let mut locks = LazyLocks::ahead();
-    let listed = chock_log::list_sessions(shared.store.state(), project);
-    // One unreadable log must not hide every other session.
-    for (path, why) in &listed.skipped {
+    let statted = chock_log::stat_sessions(state);
+    let mut order = Vec::with_capacity(statted.logs().len());
+    let mut facts = HashMap::with_capacity(order.capacity());
+    for (id, stamp) in statted.logs() {
+        let made_of = Facts {
+            stamp,
+            owned: locks.get().map(|locks| stamp.owned(locks)),
+            child: super::child_facts(shared, id),
+        };
+        order.push(id.clone());
+        facts.insert(id.clone(), made_of);
+    }
+    let mut memory = lock(&shared.listed.0);
+    let changed = facts
+        .iter()
+        .filter(|(id, made_of)| memory.get(*id).is_none_or(|r| r.made_of != **made_of))
+        .count();
+    let mut fresh = HashMap::with_capacity(facts.len());
+    if changed > FEW_CHANGED {
+        let listed = chock_log::list_statted(state, None, statted);
+        warn_skipped(&listed.skipped);
+        for listed in listed.sessions {
+            let Some(made_of) = facts.remove(&listed.id) else {
+                continue;
+            };
+            let id = listed.id.clone();
+            let path = shared.store.log_path(&id);
+            let row = with_daemon_facts(shared, &id, &path, listed.into_row(&mut locks));
+            fresh.insert(id, Remembered::of(made_of, &row));
+        }
+    } else {
+        warn_skipped(statted.skipped());
+        for (id, made_of) in facts {
+            if let Some(remembered) = memory.remove(&id)
+                && remembered.made_of == made_of
+            {
+                fresh.insert(id, remembered);
+                continue;
+            }
+            let path = shared.store.log_path(&id);
+            match store::fold_row(&shared.store, &id, &path) {
+                Ok(row) => {
+                    // As a listing's row: the owner by the one reading.
+                    let row = SessionRow {
+                        owned: made_of.owned,
+                        ..row
+                    }
+                    .settled();
+                    let row = with_daemon_facts(shared, &id, &path, row);
+                    fresh.insert(id, Remembered::of(made_of, &row));
+                }
+                Err(err) => warn_skipped(&[(path, err.to_string())]),
+            }
+        }
+    }
+    *memory = fresh;
+    let mut text = Vec::with_capacity(memory.len() * 512);
+    for id in &order {
+        if let Some(remembered) = memory.get(id)
+            && project.is_none_or(|dir| remembered.project == dir)
+        {
+            text.extend_from_slice(&remembered.line);
+        }
+    }
+    text
+}
+
+/// One unreadable log must not hide every other session: each is logged.
+fn warn_skipped(skipped: &[(PathBuf, String)]) {
+    for (path, why) in skipped {
         tracing::warn!(path = %path.display(), %why, "list skipped an entry");
     }
-    listed
-        .sessions
-        .into_iter()
-        .map(|listed| {
-            let path = shared.store.log_path(&listed.id);
-            let id = listed.id.clone();
-            with_daemon_facts(shared, &id, &path, listed.into_row(&mut locks))
-        })
-        .collect()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every use replaces or reads the map whole: a poisoned one is whole.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

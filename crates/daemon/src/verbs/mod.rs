@@ -7,6 +7,7 @@ mod continue_session;
 mod detach;
 mod interrupt;
 mod list;
+pub(crate) use list::ListMemory;
 mod read;
 mod spawn;
 mod stop;
@@ -281,6 +282,14 @@ pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, V
     Ok(with_daemon_facts(shared, id, path, row))
 }
 
+/// The daemon's own child for the session: its pid, and how it ended.
+fn child_facts(shared: &Shared, id: &SessionId) -> Option<(u32, Option<String>)> {
+    shared.children.get(id.as_str()).map(|child| {
+        let ended = child.ended.borrow().clone().map(|e| e.0);
+        (child.pid, ended)
+    })
+}
+
 /// Adds to a folded row what only the daemon knows.
 pub(crate) fn with_daemon_facts(
     shared: &Shared,
@@ -288,10 +297,7 @@ pub(crate) fn with_daemon_facts(
     path: &Path,
     row: SessionRow,
 ) -> Row {
-    let child = shared.children.get(id.as_str()).map(|child| {
-        let ended = child.ended.borrow().clone().map(|e| e.0);
-        (child.pid, ended)
-    });
+    let child = child_facts(shared, id);
     // A listing has looked up every owner with one reading of /proc/locks.
     let mut row = if row.owned.is_some() {
         row

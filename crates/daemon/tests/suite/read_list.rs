@@ -93,3 +93,79 @@ async fn list_of_a_project_with_no_sessions_is_empty() {
     input.extend_from_slice(format!("list {}\n", h.project_text()).as_bytes());
     assert_eq!(h.raw(&input).await, ["ok chock-control 1"]);
 }
+
+/// The id, status and events of every row `list` gives, newest first.
+async fn listed(h: &TestDaemon) -> Vec<(String, String, u64)> {
+    let rows = h.client().list(&h.project()).await.unwrap();
+    rows.iter()
+        .map(|row| {
+            let row = row.value();
+            (
+                row["id"].as_str().unwrap().to_owned(),
+                row["status"].as_str().unwrap().to_owned(),
+                row["events"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listing_remade_from_memory_shows_every_change_since_the_last() {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
+    let project = h.project_text();
+    let row = |id: &str, status: &str, events: u64| (id.to_owned(), status.to_owned(), events);
+    let mut first = h.live_log(S1);
+    let second = h.live_log(S2);
+    let third = LiveLog::create(h.state(), S3, &project);
+    let all_running = vec![
+        row(S3, "running", 1),
+        row(S2, "running", 1),
+        row(S1, "running", 1),
+    ];
+    assert_eq!(listed(&h).await, all_running);
+    // Nothing changed: the same rows again.
+    assert_eq!(listed(&h).await, all_running);
+    // A log that grew is folded again.
+    first.append("title.set", r#""title":"First""#);
+    let rows = h.client().list(&h.project()).await.unwrap();
+    assert_eq!(rows[2].value()["title"], "First");
+    assert_eq!(rows[2].value()["events"], 2);
+    // A log whose owner let go of it, unchanged on disk, is a crash now.
+    drop(second);
+    assert_eq!(
+        listed(&h).await,
+        [
+            row(S3, "running", 1),
+            row(S2, "ended", 1),
+            row(S1, "running", 2)
+        ]
+    );
+    // A session whose log is gone is gone from the list.
+    drop(third);
+    std::fs::remove_dir_all(h.session_dir(S3)).unwrap();
+    assert_eq!(
+        listed(&h).await,
+        [row(S2, "ended", 1), row(S1, "running", 2)]
+    );
+    // Many changes at once are read through the index, and the rows made
+    // then are remembered as well.
+    let mut many: Vec<(String, LiveLog)> = (0..80)
+        .map(|_| {
+            let id = chock_log::SessionId::new().as_str().to_owned();
+            let log = LiveLog::create(h.state(), &id, &project);
+            (id, log)
+        })
+        .collect();
+    first.append("user.message", r#""text":"more""#);
+    let rows = listed(&h).await;
+    assert_eq!(rows.len(), 82);
+    assert!(rows.contains(&row(S1, "running", 3)), "{rows:?}");
+    assert!(rows.iter().filter(|r| r.1 == "running").count() == 81);
+    many[0].1.append("user.message", r#""text":"one more""#);
+    let rows = listed(&h).await;
+    let id = many[0].0.clone();
+    assert!(rows.contains(&row(&id, "running", 2)), "{rows:?}");
+    drop(many.pop());
+    let rows = listed(&h).await;
+    assert_eq!(rows.iter().filter(|r| r.1 == "ended").count(), 2, "{rows:?}");
+}
