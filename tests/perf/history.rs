@@ -364,7 +364,7 @@ fn serve_home(state: &Path, daemon: &str, listed: usize) {
         (start.elapsed(), got)
     };
     // The first event of the live list ends with its blank line.
-    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let find = |hay: &[u8], needle: &[u8]| memchr::memmem::find(hay, needle);
     let first_event = || {
         let mut event_at = None;
         move |got: &[u8], from: usize| {
@@ -379,7 +379,7 @@ fn serve_home(state: &Path, daemon: &str, listed: usize) {
     let mut whole = Vec::new();
     for _ in 0..RUNS {
         let (took, got) = get("/api/live", &mut first_event());
-        let rows = got.windows(6).filter(|w| w == b"\"id\":\"").count();
+        let rows = memchr::memmem::find_iter(&got, b"\"id\":\"").count();
         assert!(
             rows >= listed,
             "{rows} rows in {}",
