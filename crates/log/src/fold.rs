@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::blocks::{self, Split};
 use crate::event::{
-    EndReason, Event, EventBody, PlanItem, Reasoning, RequestKind, ToolCall, Usage,
+    EndReason, Event, EventBody, PlanItem, Reading, Reasoning, RequestKind, ToolCall, Usage,
 };
 use crate::id::{EventId, SessionId};
 use crate::lines;
@@ -415,8 +415,9 @@ pub fn fold_row(path: &Path) -> Result<FoldedLog, ReadError> {
         error: source,
     };
     let len = file.metadata().map_err(io_err)?.len();
-    let mut folded =
-        fold_file_with(&file, len, Split::for_len(len), parse_for_row, true).map_err(io_err)?;
+    let (mut folded, _) =
+        fold_file_with(&file, len, Split::for_len(len), parse_for_row, true, None)
+            .map_err(io_err)?;
     folded.state.conversation.clear();
     Ok(folded)
 }
@@ -446,19 +447,17 @@ pub fn preview(text: &str) -> String {
     out
 }
 
-/// [`parse_for_fold`], with the text of messages and results dropped too.
+/// [`parse_for_fold`], with the text of messages and results dropped too:
+/// a result's output and a message's text are not even read.
 fn parse_for_row(line: &[u8]) -> serde_json::Result<Event> {
-    let mut event = parse_for_fold(line)?;
+    let mut event = parse_for_fold(line, &|type_name, _| match type_name {
+        "tool.result" | "subagent.end" => Reading::Envelope,
+        _ => Reading::Cost,
+    })?;
     match &mut event.body {
         // What the row keeps of a message is its preview's length.
         EventBody::UserMessage(m) => m.text = preview(&m.text),
-        EventBody::AssistantMessage(m) => {
-            m.text = String::new();
-            m.tool_calls = Vec::new();
-        }
-        EventBody::ToolResult(r) => r.output = String::new(),
         EventBody::Compaction(c) => c.summary = String::new(),
-        EventBody::SubagentEnd(end) => end.text = String::new(),
         _ => {}
     }
     Ok(event)
@@ -469,13 +468,23 @@ fn parse_for_row(line: &[u8]) -> serde_json::Result<Event> {
 /// `decision`, `handover`, `promise`, `promise.release` or `grant` is
 /// scanned as JSON (a line that is not JSON is still a problem) but not
 /// read into its fields, which saves the allocations and copies of its
-/// strings. The other ignored bodies (a `notice` not about the provider,
-/// a type this version does not know) are parsed whole and dropped here,
-/// on the parsing thread: freeing memory on the thread that allocated it
-/// is cheap, handing it to the folding thread to free is not. Either way
-/// the placeholder is an empty `Unknown` body, which the fold ignores.
-fn parse_for_fold(line: &[u8]) -> serde_json::Result<Event> {
-    let mut event = Event::parse_skipping(line, ignored_by_fold)?;
+/// strings; of the others, as much as `reading` asks for. The other
+/// ignored bodies (a `notice` not about the provider, a type this version
+/// does not know) are parsed whole and dropped here, on the parsing
+/// thread: freeing memory on the thread that allocated it is cheap,
+/// handing it to the folding thread to free is not. Either way the
+/// placeholder is an empty `Unknown` body, which the fold ignores.
+fn parse_for_fold(
+    line: &[u8],
+    reading: &(dyn Fn(&str, Option<EventId>) -> Reading + Sync),
+) -> serde_json::Result<Event> {
+    let mut event = Event::parse_reading(line, &|type_name, id| {
+        if ignored_by_fold(type_name) {
+            Reading::Envelope
+        } else {
+            reading(type_name, id)
+        }
+    })?;
     let dropped = match &event.body {
         EventBody::Notice(notice) => notice.subject != PROVIDER_NOTICE,
         EventBody::Unknown { type_name, .. } => !type_name.is_empty(),
@@ -500,20 +509,128 @@ fn ignored_by_fold(type_name: &str) -> bool {
 
 /// Parsing is most of the fold's cost and each line parses on its own, so
 /// lines are parsed on every core ([`blocks`]) and applied here, in order.
+///
+/// Most of what is parsed is the conversation, and a `compaction` drops
+/// the conversation up to its `up_to`: so the log's last compaction is
+/// looked for first, from the end ([`Cut::last_in`]), and the results and
+/// model messages it covers are read only for what the fold keeps of them
+/// beyond the conversation (a model call's cost). A cut is only as good as
+/// its compaction being folded: when that line turns out not to be (out of
+/// order, or not an event), the log is folded again reading every body.
 fn fold_file(file: &File, len: u64, split: Split) -> std::io::Result<FoldedLog> {
-    fold_file_with(file, len, split, parse_for_fold, false)
+    if let Some(cut) = Cut::last_in(file, len)? {
+        let reading = |type_name: &str, id: Option<EventId>| match id {
+            Some(id) if cut.covers(id) => match type_name {
+                "tool.result" | "subagent.end" => Reading::Envelope,
+                _ => Reading::Cost,
+            },
+            _ => Reading::Whole,
+        };
+        let parse = |line: &[u8]| parse_for_fold(line, &reading);
+        let (folded, folded_cut) = fold_file_with(file, len, split, parse, false, Some(cut))?;
+        if folded_cut {
+            return Ok(folded);
+        }
+    }
+    let parse = |line: &[u8]| parse_for_fold(line, &|_, _| Reading::Whole);
+    Ok(fold_file_with(file, len, split, parse, false, None)?.0)
+}
+
+/// The last `compaction` of a log, which every body before it and at or
+/// before its `up_to` can be read without its conversation for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cut {
+    compaction: EventId,
+    up_to: EventId,
+}
+
+impl Cut {
+    /// Whether the event `id`'s message, if it is one, is dropped by the
+    /// compaction: it came before it and at or before its `up_to`.
+    fn covers(&self, id: EventId) -> bool {
+        id < self.compaction && id <= self.up_to
+    }
+
+    /// The last line of the log that is a `compaction` as Chock writes one
+    /// (`{"id":…,"at":"…","type":"compaction"` at the line's start), read
+    /// backward from the end a block at a time; `None` when there is none.
+    fn last_in(file: &File, len: u64) -> std::io::Result<Option<Cut>> {
+        use std::os::unix::fs::FileExt as _;
+        const NEEDLE: &[u8] = br#","type":"compaction""#;
+        const BLOCK: u64 = 1 << 20;
+        // How far into its line the needle can start: `{"id":`, twenty
+        // digits, `,"at":` and a quoted timestamp.
+        const ENVELOPE: usize = 80;
+        let finder = memchr::memmem::FinderRev::new(NEEDLE);
+        let mut buf = vec![0; BLOCK as usize + ENVELOPE + NEEDLE.len()];
+        let mut end = len;
+        while end > 0 {
+            let start = end.saturating_sub(BLOCK);
+            // A block is read with the envelope before it, so the start of
+            // a line whose needle is in the block is seen, and a needle
+            // past its end, so one that starts in it is seen whole.
+            let base = start.saturating_sub(ENVELOPE as u64);
+            let upto = (end + NEEDLE.len() as u64).min(len);
+            let text = &mut buf[..(upto - base) as usize];
+            file.read_exact_at(text, base)?;
+            let (own, mut search) = ((start - base) as usize, &text[..]);
+            // Needles that start in this block, the last first.
+            while let Some(at) = finder.rfind(search).filter(|&at| at >= own) {
+                search = &search[..at + NEEDLE.len() - 1];
+                let line_start = match memchr::memrchr(b'\n', &text[..at]) {
+                    Some(nl) => nl + 1,
+                    None if base == 0 => 0,
+                    None => continue,
+                };
+                if at - line_start <= ENVELOPE
+                    && let Some(cut) = Cut::read(file, base + line_start as u64, len)?
+                {
+                    return Ok(Some(cut));
+                }
+            }
+            end = start;
+        }
+        Ok(None)
+    }
+
+    /// The compaction whose line starts at `offset`, when it is one.
+    fn read(file: &File, offset: u64, len: u64) -> std::io::Result<Option<Cut>> {
+        use std::os::unix::fs::FileExt as _;
+        // A summary is a few KiB; a line past this is not worth reading
+        // for a cut (the fold is then only slower, never wrong).
+        const MOST: u64 = 1 << 20;
+        let mut line = vec![0; (len - offset).min(MOST) as usize];
+        file.read_exact_at(&mut line, offset)?;
+        let Some(nl) = memchr::memchr(b'\n', &line) else {
+            return Ok(None);
+        };
+        Ok(match Event::parse(&line[..nl]) {
+            Ok(Event {
+                id,
+                body: EventBody::Compaction(c),
+                ..
+            }) => Some(Cut {
+                compaction: id,
+                up_to: c.up_to,
+            }),
+            _ => None,
+        })
+    }
 }
 
 /// The fold over lines parsed by `parse`; `rows_only` empties the
-/// conversation after every event, so nothing of it accumulates.
+/// conversation after every event, so nothing of it accumulates. Says too
+/// whether `cut`'s compaction was folded.
 fn fold_file_with(
     file: &File,
     len: u64,
     split: Split,
-    parse: fn(&[u8]) -> serde_json::Result<Event>,
+    parse: impl Fn(&[u8]) -> serde_json::Result<Event> + Sync,
     rows_only: bool,
-) -> std::io::Result<FoldedLog> {
+    cut: Option<Cut>,
+) -> std::io::Result<(FoldedLog, bool)> {
     let mut folded = FoldedLog::default();
+    let mut folded_cut = false;
     let mut pending = Vec::new();
     blocks::for_each_line(file, 0, len, split, parse, |offset, parsed| match parsed {
         Err(err) => pending.push((
@@ -534,6 +651,8 @@ fn fold_file_with(
             ));
         }
         Ok(event) => {
+            folded_cut |= cut.is_some_and(|cut| cut.compaction == event.id)
+                && matches!(event.body, EventBody::Compaction(_));
             folded.state.apply_owned(event);
             if rows_only {
                 folded.state.conversation.clear();
@@ -550,7 +669,7 @@ fn fold_file_with(
         }
         folded.problems.push(problem);
     }
-    Ok(folded)
+    Ok((folded, folded_cut))
 }
 
 #[cfg(test)]

@@ -212,7 +212,10 @@ pub struct Statted(Stats);
 impl Statted {
     /// Each session's id and its log's stamp, newest first.
     pub fn logs(&self) -> impl ExactSizeIterator<Item = (&SessionId, LogStamp)> {
-        self.0.logs.iter().map(|(id, stat)| (id, LogStamp::of(stat)))
+        self.0
+            .logs
+            .iter()
+            .map(|(id, stat)| (id, LogStamp::of(stat)))
     }
 
     /// The entries that were skipped: the path and why.

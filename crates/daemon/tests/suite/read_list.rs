@@ -167,5 +167,9 @@ async fn a_listing_remade_from_memory_shows_every_change_since_the_last() {
     assert!(rows.contains(&row(&id, "running", 2)), "{rows:?}");
     drop(many.pop());
     let rows = listed(&h).await;
-    assert_eq!(rows.iter().filter(|r| r.1 == "ended").count(), 2, "{rows:?}");
+    assert_eq!(
+        rows.iter().filter(|r| r.1 == "ended").count(),
+        2,
+        "{rows:?}"
+    );
 }

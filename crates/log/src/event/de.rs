@@ -13,7 +13,7 @@ use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer, StringDes
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::{Event, EventBody};
+use super::{AssistantMessage, Event, EventBody, Reading, Usage};
 use crate::id::EventId;
 use crate::time::Timestamp;
 
@@ -165,15 +165,25 @@ fn key_into<'de, K: DeserializeSeed<'de>, E: de::Error>(
 
 /// Reads an event; a body whose type `skip` names is checked to be JSON
 /// and otherwise skipped, and comes back as an empty `Unknown` body.
-pub(super) struct EventVisitor {
-    pub(super) skip: fn(&str) -> bool,
+pub(super) struct EventVisitor<'r> {
+    pub(super) reading: &'r dyn Fn(&str, Option<EventId>) -> Reading,
 }
 
-fn skip_none(_: &str) -> bool {
-    false
+fn whole(_: &str, _: Option<EventId>) -> Reading {
+    Reading::Whole
 }
 
-impl<'de> Visitor<'de> for EventVisitor {
+/// What an `assistant.message` read for its [`Reading::Cost`] keeps;
+/// every other field is scanned and dropped.
+#[derive(Deserialize)]
+struct Cost {
+    #[serde(default)]
+    usage: Usage,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+impl<'de> Visitor<'de> for EventVisitor<'_> {
     type Value = Event;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -207,7 +217,8 @@ impl<'de> Visitor<'de> for EventVisitor {
         let Some(type_name) = type_name else {
             return slow_path(envelope, pending, map);
         };
-        if (self.skip)(&type_name) {
+        let reading = (self.reading)(&type_name, envelope.id);
+        if reading == Reading::Envelope {
             return skip_body(envelope, pending.is_some(), map);
         }
         let done = pending.is_none();
@@ -217,7 +228,18 @@ impl<'de> Visitor<'de> for EventVisitor {
             envelope: &mut envelope,
             done,
         };
-        let body = EventBody::deserialize_as(&type_name, MapAccessDeserializer::new(fields))?;
+        let fields = MapAccessDeserializer::new(fields);
+        let body = if reading == Reading::Cost && type_name == "assistant.message" {
+            let cost = Cost::deserialize(fields)?;
+            AssistantMessage {
+                usage: cost.usage,
+                model: cost.model,
+                ..AssistantMessage::default()
+            }
+            .into()
+        } else {
+            EventBody::deserialize_as(&type_name, fields)?
+        };
         envelope.finish(body)
     }
 }
@@ -283,6 +305,6 @@ fn slow_path<'de, A: MapAccess<'de>>(
 
 impl<'de> Deserialize<'de> for Event {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EventVisitor { skip: skip_none })
+        deserializer.deserialize_map(EventVisitor { reading: &whole })
     }
 }

@@ -185,21 +185,39 @@ impl RawEvent {
     }
 }
 
+/// How much of an event's body [`Event::parse_reading`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// Every field, as [`Event::parse`] does.
+    Whole,
+    /// Only the envelope (`id`, `at`): the body comes back as an `Unknown`
+    /// body with no type name and no fields.
+    Envelope,
+    /// Of an `assistant.message`, only what the call cost (`usage`,
+    /// `model`): its text, tool calls and reasoning come back empty. Any
+    /// other type is read whole.
+    Cost,
+}
+
 impl Event {
     /// Parse one line (without its newline).
     pub fn parse(line: &[u8]) -> serde_json::Result<Event> {
         serde_json::from_slice(line)
     }
 
-    /// Parse one line, but only the envelope (`id`, `at`) of an event whose
-    /// type `skip` names: its body is scanned as JSON, not read into its
-    /// fields, and comes back as an `Unknown` body with no type name and no
-    /// fields. A body that is JSON but not a valid body of its type is
-    /// therefore not an error here, as it is for [`Event::parse`].
-    pub fn parse_skipping(line: &[u8], skip: fn(&str) -> bool) -> serde_json::Result<Event> {
+    /// Parse one line, reading as much of its body as `reading` asks for,
+    /// given the event's type and its id (`None` when the line puts `id`
+    /// after `type`, as no line Chock writes does). A body read less than
+    /// whole is still scanned as JSON, so a line that is not JSON is an
+    /// error; but a body that is JSON with the wrong fields for its type is
+    /// not, as it is for [`Event::parse`].
+    pub fn parse_reading(
+        line: &[u8],
+        reading: &dyn Fn(&str, Option<EventId>) -> Reading,
+    ) -> serde_json::Result<Event> {
         use serde::Deserializer as _;
         let mut de = serde_json::Deserializer::from_slice(line);
-        let event = (&mut de).deserialize_map(de::EventVisitor { skip })?;
+        let event = (&mut de).deserialize_map(de::EventVisitor { reading })?;
         de.end()?;
         Ok(event)
     }

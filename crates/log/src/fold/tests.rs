@@ -180,3 +180,210 @@ fn skipped_bodies_are_scanned_not_read() {
     want.last_event_id = EventId(6);
     assert_eq!(folded.state, want);
 }
+
+const OPEN: &str = r#"{"id":1,"at":"2026-11-29T19:00:00.000Z","type":"session.open","session_id":"20261129-190000-000-00000001","project":"/p","model":"m","pid":7,"chock_version":"0.1.0"}"#;
+
+/// Lines of a conversation from id `from` on, `turns` turns of a model
+/// message asking for a tool (its cost, text and call) and the result.
+fn turns(from: u64, turns: u64) -> Vec<String> {
+    let mut lines = Vec::new();
+    for i in 0..turns {
+        let id = from + 2 * i;
+        lines.push(format!(
+            r#"{{"id":{id},"at":"2026-11-29T19:00:01.000Z","type":"assistant.message","text":"turn {id} \"quoted\"","tool_calls":[{{"id":"c{id}","name":"run_command","arguments":{{"argv":["true"]}}}}],"usage":{{"input_tokens":{id},"output_tokens":3}},"model":"m{id}"}}"#
+        ));
+        lines.push(format!(
+            r#"{{"id":{},"at":"2026-11-29T19:00:02.000Z","type":"tool.result","call_id":"c{id}","ok":true,"output":"out {id}: {{\"type\":\"compaction\"}}"}}"#,
+            id + 1
+        ));
+    }
+    lines
+}
+
+fn compaction(id: u64, up_to: u64) -> String {
+    format!(
+        r#"{{"id":{id},"at":"2026-11-29T19:00:03.000Z","type":"compaction","summary":"up to {up_to}","up_to":{up_to},"usage":{{"input_tokens":5,"output_tokens":1}}}}"#
+    )
+}
+
+fn joined(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn cut_of(log: &str) -> Option<Cut> {
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(log.as_bytes()).unwrap();
+    Cut::last_in(&file, log.len() as u64).unwrap()
+}
+
+/// Folds `log` every way (one block, small blocks on several threads, and
+/// as a row) and checks each against the fold of a full parse of `folds`.
+fn folds_as_a_full_parse(log: &str, folds: &[String]) {
+    let want = expected(folds);
+    for split in [
+        Split {
+            block: 1 << 30,
+            workers: 1,
+        },
+        Split {
+            block: 333,
+            workers: 3,
+        },
+    ] {
+        assert_eq!(fold_with(log, split).state, want, "{split:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.jsonl");
+    std::fs::write(&path, log).unwrap();
+    let id = SessionId::parse("20261129-190000-000-00000001").unwrap();
+    assert_eq!(
+        crate::SessionRow::from_state(&id, &fold_row(&path).unwrap().state),
+        crate::SessionRow::from_state(&id, &want)
+    );
+}
+
+/// Behind the log's last compaction the fold reads results and model
+/// messages only for their cost; the state is the one a full parse of
+/// every line gives: every model call's cost, the conversation after the
+/// compaction whole.
+#[test]
+fn a_compaction_lets_the_fold_skip_what_it_drops_and_fold_the_same() {
+    let mut lines = vec![OPEN.to_owned()];
+    lines.extend(turns(2, 20));
+    lines.push(compaction(42, 30));
+    lines.extend(turns(43, 3));
+    let log = joined(&lines);
+    assert_eq!(
+        cut_of(&log),
+        Some(Cut {
+            compaction: EventId(42),
+            up_to: EventId(30)
+        })
+    );
+    folds_as_a_full_parse(&log, &lines);
+    let state = fold_with(
+        &log,
+        Split {
+            block: 1 << 30,
+            workers: 1,
+        },
+    )
+    .state;
+    assert_eq!(state.model_calls.len(), 23);
+    // After the summary: the messages from 31 on, with their text.
+    assert_eq!(state.conversation[0].event_id(), EventId(42));
+    assert_eq!(state.conversation[1].event_id(), EventId(31));
+    assert!(
+        matches!(&state.conversation[2], Message::Assistant { text, .. } if text == r#"turn 32 "quoted""#)
+    );
+}
+
+/// A last compaction the fold does not fold (its id out of order) is no
+/// cut: the log is folded again reading every body, and the messages it
+/// would have dropped are kept whole.
+#[test]
+fn a_last_compaction_out_of_order_is_folded_again_in_full() {
+    let mut lines = vec![OPEN.to_owned()];
+    lines.extend(turns(2, 10));
+    let folds = lines.clone();
+    lines.push(compaction(5, 20));
+    let log = joined(&lines);
+    assert_eq!(
+        cut_of(&log),
+        Some(Cut {
+            compaction: EventId(5),
+            up_to: EventId(20)
+        })
+    );
+    folds_as_a_full_parse(&log, &folds);
+    let folded = fold_with(
+        &log,
+        Split {
+            block: 1 << 30,
+            workers: 1,
+        },
+    );
+    assert!(matches!(
+        folded.problems[..],
+        [ReadProblem::OutOfOrder { line: 22, .. }]
+    ));
+    assert!(
+        matches!(&folded.state.conversation[0], Message::Assistant { text, .. } if text == r#"turn 2 "quoted""#)
+    );
+}
+
+/// What only looks like a compaction is passed over for the one before:
+/// a line that is not JSON, an event of another type with a nested
+/// `"type":"compaction"`, and (in every result) the text escaped.
+#[test]
+fn the_cut_is_the_last_line_that_is_a_compaction() {
+    let mut lines = vec![OPEN.to_owned()];
+    lines.extend(turns(2, 10));
+    lines.push(compaction(22, 12));
+    let mut folds = lines.clone();
+    let future = r#"{"id":23,"at":"2026-11-29T19:00:05.000Z","type":"from.the.future","x":{"type":"compaction","up_to":22}}"#;
+    lines.push(future.to_owned());
+    folds.push(future.to_owned());
+    lines.push(
+        r#"{"id":24,"at":"2026-11-29T19:00:06.000Z","type":"compaction","summary":"torn"#
+            .to_owned(),
+    );
+    let tail = turns(25, 2);
+    lines.extend(tail.iter().cloned());
+    folds.extend(tail);
+    let log = joined(&lines);
+    assert_eq!(
+        cut_of(&log),
+        Some(Cut {
+            compaction: EventId(22),
+            up_to: EventId(12)
+        })
+    );
+    folds_as_a_full_parse(&log, &folds);
+    let no_compaction = joined(&turns(2, 5));
+    assert_eq!(cut_of(&no_compaction), None);
+    assert_eq!(cut_of(""), None);
+}
+
+/// The backward scan reads a block at a time: a compaction whose line
+/// starts or whose type falls on either side of a block's start is found.
+#[test]
+fn a_compaction_across_a_block_boundary_is_found() {
+    const BLOCK: usize = 1 << 20;
+    let mut head = vec![OPEN.to_owned()];
+    head.extend(turns(2, 10));
+    let compaction = compaction(22, 12);
+    let type_at = compaction.find(r#","type":"compaction""#).unwrap();
+    let after_type = compaction.len() + 1 - type_at;
+    let result = |output: usize| {
+        format!(
+            r#"{{"id":23,"at":"2026-11-29T19:00:05.000Z","type":"tool.result","call_id":"c","output":"{}"}}"#,
+            "x".repeat(output)
+        )
+    };
+    let bare = result(0).len() + 1;
+    for past_start in [-90_i64, -40, -1, 0, 1, 20, 60, 79, 80, 81, 200] {
+        // The needle starts `past_start` bytes after the last block's start.
+        let tail_len = (BLOCK as i64 - past_start) as usize - after_type;
+        let mut lines = head.clone();
+        lines.push(compaction.clone());
+        lines.push(result(tail_len - bare));
+        let log = joined(&lines);
+        assert_eq!(
+            (log.len() - log.rfind(r#","type":"compaction""#).unwrap()) as i64,
+            BLOCK as i64 - past_start,
+            "{past_start}"
+        );
+        assert_eq!(
+            cut_of(&log),
+            Some(Cut {
+                compaction: EventId(22),
+                up_to: EventId(12)
+            }),
+            "{past_start}"
+        );
+        if past_start == 0 {
+            folds_as_a_full_parse(&log, &lines);
+        }
+    }
+}
