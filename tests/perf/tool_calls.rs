@@ -6,9 +6,12 @@
 //! the steady state. The peer measured in the same run is `chock sandbox --
 //! true` from start to exit: the sandbox alone, as a person's command.
 //!
-//! Two sessions of [`CALLS`] calls each: one whose command is `true`, one
-//! whose command makes a commit (`git commit --allow-empty`), so the
-//! difference is what bringing a commit back costs.
+//! Two sessions of [`CALLS`] calls each (`TOOL_CALLS` changes the count):
+//! one whose command is `true`, one whose command makes a commit (`git
+//! commit --allow-empty`), so the difference is what bringing a commit back
+//! costs. Each prints the median of the calls after the first twenty
+//! apart from the median of the last twenty, so a cost that grows with
+//! the session's length shows.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -19,14 +22,23 @@ use serde_json::json;
 
 use super::first_request::{chock_bin, fake_model, median, ms, run_ok};
 
-const CALLS: usize = 21;
+const CALLS: usize = 101;
+
+/// How many calls the sessions make.
+fn calls() -> usize {
+    std::env::var("TOOL_CALLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n >= 41)
+        .unwrap_or(CALLS)
+}
 
 /// The gaps between consecutive model requests of one session that runs
-/// `argv` [`CALLS`] times.
-fn gaps(argv: &[&str]) -> Vec<Duration> {
+/// `argv` `calls` times.
+fn gaps(argv: &[&str], calls: usize) -> Vec<Duration> {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let mut turns: Vec<Reply> = (0..CALLS)
+    let mut turns: Vec<Reply> = (0..calls)
         .map(|n| {
             Turn::text("")
                 .call(&format!("c{n}"), "run_command", &json!({ "command": argv }))
@@ -35,9 +47,18 @@ fn gaps(argv: &[&str]) -> Vec<Duration> {
         .collect();
     turns.push(Turn::text("done").into());
     let fake = fake_model(state.path(), turns);
+    // One turn of `calls` calls and the answer: past the default bound.
+    let config = state.path().join("config/chock/config.zon");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let bounded = format!(
+        "{}    .max_model_calls = {},\n}}\n",
+        text.trim_end().strip_suffix('}').unwrap(),
+        calls + 1
+    );
+    std::fs::write(&config, bounded).unwrap();
     run_ok(state.path(), project.path(), "go");
     let at: Vec<Instant> = fake.requests().iter().map(|r| r.at).collect();
-    assert_eq!(at.len(), CALLS + 1);
+    assert_eq!(at.len(), calls + 1);
     at.windows(2).map(|w| w[1].duration_since(w[0])).collect()
 }
 
@@ -59,7 +80,8 @@ fn sandbox_true(dir: &Path) -> Duration {
 #[ignore = "a measurement; run by hand, see the module docs"]
 fn run_command_cost_per_call() {
     let dir = tempfile::tempdir().unwrap();
-    let peer = median((0..CALLS).map(|_| sandbox_true(dir.path())).collect());
+    let calls = calls();
+    let peer = median((0..21).map(|_| sandbox_true(dir.path())).collect());
     for (what, argv) in [
         ("true", &["true"][..]),
         (
@@ -67,17 +89,20 @@ fn run_command_cost_per_call() {
             &["git", "commit", "--allow-empty", "-q", "-m", "x"][..],
         ),
     ] {
-        let gaps = gaps(argv);
+        let gaps = gaps(argv, calls);
         let first = gaps[0];
-        let steady = median(gaps[1..].to_vec());
+        let steady = median(gaps[1..21].to_vec());
+        let last = median(gaps[calls - 20..].to_vec());
         println!(
-            "run_command ({what}): first call {:.2} ms, later calls median {:.2} ms over {} calls; \
-             peer chock sandbox -- true median {:.2} ms; ratio {:.2}",
+            "run_command ({what}): first call {:.2} ms, calls 2 to 21 median {:.2} ms, \
+             the last 20 of {calls} median {:.2} ms; peer chock sandbox -- true median {:.2} ms; \
+             ratios {:.2} and {:.2}",
             ms(first),
             ms(steady),
-            CALLS - 1,
+            ms(last),
             ms(peer),
-            steady.as_secs_f64() / peer.as_secs_f64()
+            steady.as_secs_f64() / peer.as_secs_f64(),
+            last.as_secs_f64() / peer.as_secs_f64()
         );
     }
 }
