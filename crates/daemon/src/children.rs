@@ -122,6 +122,12 @@ impl Children {
         self.lock().get(session).cloned()
     }
 
+    /// Every child, as it is now: for a caller that looks up thousands of
+    /// sessions and should lock once.
+    pub(crate) fn snapshot(&self) -> HashMap<String, ChildInfo> {
+        self.lock().clone()
+    }
+
     /// Spawns `exe args...` in `project` for `session`, and a task that
     /// reaps it and records how it ended.
     pub(crate) fn spawn(

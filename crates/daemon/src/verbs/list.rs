@@ -32,7 +32,14 @@ pub(crate) async fn send_rows(
 /// of logs that changed, whose owner came or went, or whose daemon child
 /// ended: ten thousand unchanged rows are copied, not folded and written.
 #[derive(Debug, Default)]
-pub(crate) struct ListMemory(Mutex<HashMap<SessionId, Remembered>>);
+pub(crate) struct ListMemory(Mutex<Memory>);
+
+#[derive(Debug, Default)]
+struct Memory {
+    rows: HashMap<SessionId, Remembered>,
+    /// Listings made: each row says which last saw it.
+    listings: u64,
+}
 
 #[derive(Debug)]
 struct Remembered {
@@ -41,11 +48,13 @@ struct Remembered {
     /// `<started at>\t<row as JSON>\n`, as `Reply::Row` formats it: a
     /// started-at has no line break and the row's JSON escapes every one.
     line: Box<[u8]>,
+    /// The listing that last saw the session.
+    seen: u64,
 }
 
 /// Everything a row is made from: the log's state, its owner by this
 /// listing's one reading of `/proc/locks`, and the daemon's child.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 struct Facts {
     stamp: LogStamp,
     owned: Option<bool>,
@@ -53,7 +62,7 @@ struct Facts {
 }
 
 impl Remembered {
-    fn of(made_of: Facts, row: &Row) -> Remembered {
+    fn of(made_of: Facts, row: &Row, seen: u64) -> Remembered {
         let mut line = Vec::with_capacity(512);
         line.extend_from_slice(row.started_at().as_bytes());
         line.push(b'\t');
@@ -63,6 +72,7 @@ impl Remembered {
             made_of,
             project: row.row.project.clone(),
             line: line.into_boxed_slice(),
+            seen,
         }
     }
 }
@@ -78,46 +88,34 @@ fn listing(shared: &Shared, project: Option<&Path>) -> Vec<u8> {
     // Every row's owner is looked up: read /proc/locks while statting.
     let mut locks = LazyLocks::ahead();
     let statted = chock_log::stat_sessions(state);
-    let mut order = Vec::with_capacity(statted.logs().len());
-    let mut facts = HashMap::with_capacity(order.capacity());
-    for (id, stamp) in statted.logs() {
-        let made_of = Facts {
+    let children = shared.children.snapshot();
+    let facts: Vec<Facts> = statted
+        .logs()
+        .map(|(id, stamp)| Facts {
             stamp,
             owned: locks.get().map(|locks| stamp.owned(locks)),
-            child: super::child_facts(shared, id),
-        };
-        order.push(id.clone());
-        facts.insert(id.clone(), made_of);
-    }
+            child: children.get(id.as_str()).map(super::child_fact),
+        })
+        .collect();
     let mut memory = lock(&shared.listed.0);
-    let changed = facts
-        .iter()
-        .filter(|(id, made_of)| memory.get(*id).is_none_or(|r| r.made_of != **made_of))
-        .count();
-    let mut fresh = HashMap::with_capacity(facts.len());
-    if changed > FEW_CHANGED {
-        let listed = chock_log::list_statted(state, None, statted);
-        warn_skipped(&listed.skipped);
-        for listed in listed.sessions {
-            let Some(made_of) = facts.remove(&listed.id) else {
-                continue;
-            };
-            let id = listed.id.clone();
-            let path = shared.store.log_path(&id);
-            let row = with_daemon_facts(shared, &id, &path, listed.into_row(&mut locks));
-            fresh.insert(id, Remembered::of(made_of, &row));
+    memory.listings += 1;
+    let listing = memory.listings;
+    // One look at each remembered row: kept, and marked seen, when it was
+    // made of what its session is made of now.
+    let mut changed = Vec::new();
+    for (n, ((id, _), made_of)) in statted.logs().zip(&facts).enumerate() {
+        match memory.rows.get_mut(id) {
+            Some(remembered) if remembered.made_of == *made_of => remembered.seen = listing,
+            _ => changed.push(n),
         }
-    } else {
+    }
+    if changed.len() <= FEW_CHANGED {
         warn_skipped(statted.skipped());
-        for (id, made_of) in facts {
-            if let Some(remembered) = memory.remove(&id)
-                && remembered.made_of == made_of
-            {
-                fresh.insert(id, remembered);
-                continue;
-            }
-            let path = shared.store.log_path(&id);
-            match store::fold_row(&shared.store, &id, &path) {
+        let ids: Vec<&SessionId> = statted.logs().map(|(id, _)| id).collect();
+        for n in changed {
+            let (id, made_of) = (ids[n], &facts[n]);
+            let path = shared.store.log_path(id);
+            match store::fold_row(&shared.store, id, &path) {
                 Ok(row) => {
                     // As a listing's row: the owner by the one reading.
                     let row = SessionRow {
@@ -125,17 +123,54 @@ fn listing(shared: &Shared, project: Option<&Path>) -> Vec<u8> {
                         ..row
                     }
                     .settled();
-                    let row = with_daemon_facts(shared, &id, &path, row);
-                    fresh.insert(id, Remembered::of(made_of, &row));
+                    let row = with_daemon_facts(shared, id, &path, row);
+                    let remembered = Remembered::of(made_of.clone(), &row, listing);
+                    memory.rows.insert(id.clone(), remembered);
                 }
                 Err(err) => warn_skipped(&[(path, err.to_string())]),
             }
         }
+        // Sessions whose logs are gone are forgotten.
+        if memory.rows.len() > ids.len() {
+            memory
+                .rows
+                .retain(|_, remembered| remembered.seen == listing);
+        }
+        return rows_text(&memory, ids.into_iter(), listing, project);
     }
-    *memory = fresh;
-    let mut text = Vec::with_capacity(memory.len() * 512);
-    for id in &order {
-        if let Some(remembered) = memory.get(id)
+    let ids: Vec<SessionId> = statted.logs().map(|(id, _)| id.clone()).collect();
+    let listed = chock_log::list_statted(state, None, statted);
+    warn_skipped(&listed.skipped);
+    let mut fresh = HashMap::with_capacity(ids.len());
+    // The listed sessions are the statted ones in order, less the skipped.
+    let mut n = 0;
+    for listed in listed.sessions {
+        while ids.get(n).is_some_and(|id| *id != listed.id) {
+            n += 1;
+        }
+        let Some(made_of) = facts.get(n) else {
+            break;
+        };
+        let id = listed.id.clone();
+        let path = shared.store.log_path(&id);
+        let row = with_daemon_facts(shared, &id, &path, listed.into_row(&mut locks));
+        fresh.insert(id, Remembered::of(made_of.clone(), &row, listing));
+    }
+    memory.rows = fresh;
+    rows_text(&memory, ids.iter(), listing, project)
+}
+
+/// The lines of the rows of `ids` this `listing` saw, of `project` only.
+fn rows_text<'a>(
+    memory: &Memory,
+    ids: impl ExactSizeIterator<Item = &'a SessionId>,
+    listing: u64,
+    project: Option<&Path>,
+) -> Vec<u8> {
+    let mut text = Vec::with_capacity(ids.len() * 512);
+    for id in ids {
+        if let Some(remembered) = memory.rows.get(id)
+            && remembered.seen == listing
             && project.is_none_or(|dir| remembered.project == dir)
         {
             text.extend_from_slice(&remembered.line);

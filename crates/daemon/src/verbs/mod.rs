@@ -284,10 +284,13 @@ pub(crate) fn row(shared: &Shared, id: &SessionId, path: &Path) -> Result<Row, V
 
 /// The daemon's own child for the session: its pid, and how it ended.
 fn child_facts(shared: &Shared, id: &SessionId) -> Option<(u32, Option<String>)> {
-    shared.children.get(id.as_str()).map(|child| {
-        let ended = child.ended.borrow().clone().map(|e| e.0);
-        (child.pid, ended)
-    })
+    shared.children.get(id.as_str()).as_ref().map(child_fact)
+}
+
+/// A child's pid, and how it ended.
+fn child_fact(child: &crate::children::ChildInfo) -> (u32, Option<String>) {
+    let ended = child.ended.borrow().clone().map(|e| e.0);
+    (child.pid, ended)
 }
 
 /// Adds to a folded row what only the daemon knows.
