@@ -24,7 +24,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use chock_log::StateDir;
+use chock_log::{SessionId, StateDir};
 use chock_testkit::{FakeModel, Reply, TempProject, Turn, Wire};
 use serde_json::{Value, json};
 
@@ -562,5 +562,97 @@ fn a_commit_packed_by_gc_inside_is_brought_back() {
             .run_git(&["log", "-1", "--format=%s", &branch])
             .trim(),
         "packed"
+    );
+}
+
+/// A session of `scripts`, one `run_command` each; its log's events.
+fn session_of(state: &Path, project: &TempProject, scripts: &[&str]) -> (SessionId, Vec<Value>) {
+    let mut replies: Vec<Reply> = scripts
+        .iter()
+        .enumerate()
+        .map(|(n, script)| run_command(&format!("c{n}"), script))
+        .collect();
+    replies.push(Turn::text("Done.").into());
+    let fake = FakeModel::with(replies);
+    write_config(state, &fake.config_zon(Wire::OpenAi, "m"));
+    let out = chock(state)
+        .arg("run")
+        .arg(project.path())
+        .arg("commit")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let id = sessions(state).remove(0);
+    let events = log_values(&StateDir::at(state).log_path(&id));
+    (id, events)
+}
+
+/// What `git count-objects -v` says of the person's repository for `key`.
+fn count_objects(project: &TempProject, key: &str) -> u64 {
+    let text = project.run_git(&["count-objects", "-v"]);
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{key}: ")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in {text}"))
+}
+
+/// A commit of a few objects comes back as loose objects, so a long
+/// session's imports do not leave a pack each for every later git command
+/// to open; one of a hundred objects or more comes back as one pack.
+#[test]
+fn few_objects_come_back_loose_and_many_as_one_pack() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let packs = count_objects(&project, "packs");
+    let (id, events) = session_of(
+        state.path(),
+        &project,
+        &[
+            "echo one > one.txt && git add one.txt && git commit -qm one && echo one-done",
+            "echo two > two.txt && git add two.txt && git commit -qm two && echo two-done",
+            "mkdir many && for i in $(seq 120); do echo $i > many/$i; done && git add many && git commit -qm many && echo many-done",
+        ],
+    );
+    assert!(output(&events, "c2").contains("many-done"));
+    let branch = format!("chock/{}", id.as_str());
+    let subjects = project.run_git(&["log", "-3", "--format=%s", &branch]);
+    assert_eq!(subjects.lines().collect::<Vec<_>>(), ["many", "two", "one"]);
+    assert_eq!(count_objects(&project, "packs"), packs + 1);
+    project.run_git(&["fsck", "--strict", "--no-dangling"]);
+}
+
+/// A commit git's own checks refuse (here one with no author) is not
+/// brought back, small import or not: the session says why and the branch
+/// stays where it was.
+#[test]
+fn a_commit_git_would_refuse_is_not_brought_back() {
+    let state = tempfile::tempdir().unwrap();
+    let project = TempProject::git();
+    let (id, events) = session_of(
+        state.path(),
+        &project,
+        &[concat!(
+            "tree=$(git write-tree) && parent=$(git rev-parse HEAD) && ",
+            "printf 'tree %s\\nparent %s\\ncommitter a <a@a> 0 +0000\\n\\nno author\\n' $tree $parent > /tmp/c && ",
+            "git update-ref HEAD $(git hash-object -t commit -w --literally /tmp/c) && echo planted"
+        )],
+    );
+    assert!(output(&events, "c0").contains("planted"));
+    let said: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "notice")
+        .filter_map(|e| e["text"].as_str())
+        .collect();
+    assert!(
+        said.iter().any(
+            |text| text.contains("could not be brought back (unpack-objects)")
+                && text.contains("missingAuthor")
+        ),
+        "{said:?}"
+    );
+    let branch = format!("chock/{}", id.as_str());
+    assert_eq!(
+        project.run_git(&["rev-parse", &branch]),
+        project.run_git(&["rev-parse", "HEAD"])
     );
 }
