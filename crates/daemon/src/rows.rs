@@ -2,7 +2,8 @@
 //! connection.
 //!
 //! A thread, started by the first `rows` client and gone after the last
-//! leaves, stats every session's log each [`TICK`] and reads
+//! leaves, stats every session's log each [`TICK`] (relative to the
+//! sessions directory, as a listing does) and reads
 //! `/proc/locks` once each [`LOCKS_EVERY`] ticks. A session whose log
 //! changed length or time, whose owner came or went, or whose daemon child
 //! ended is folded again (the store's cache folds only changed logs) and
@@ -14,10 +15,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use chock_log::SessionId;
 use chock_log::locks::Snapshot;
+use chock_log::{LogStamp, SessionId};
 use tokio::sync::broadcast;
 
 use crate::Shared;
@@ -45,9 +46,9 @@ pub(crate) struct RowHub {
     tx: Mutex<Option<Sender>>,
 }
 
-/// What is looked at of one log: its length, its time, whether it is
-/// owned, and whether the daemon's child for it has ended.
-type Stamp = (u64, Option<SystemTime>, bool, bool);
+/// What is looked at of one log: its stamp (inode, length, change times),
+/// whether it is owned, and whether the daemon's child for it has ended.
+type Stamp = (LogStamp, bool, bool);
 
 impl RowHub {
     /// A receiver for every changed row from now on. The first subscriber
@@ -101,34 +102,21 @@ fn scan(
     locks: Option<&Snapshot>,
     tx: Option<&Sender>,
 ) {
-    let Ok(entries) = std::fs::read_dir(shared.store.state().sessions()) else {
-        return;
-    };
+    // The stats relative to the sessions directory, as a listing's: a
+    // tick with ten thousand sessions is ten thousand short path walks.
+    let statted = chock_log::stat_sessions(shared.store.state());
+    let children = shared.children.snapshot();
     let mut now = HashMap::with_capacity(seen.len());
-    for entry in entries.flatten() {
-        let Some(id) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| SessionId::parse(name).ok())
-        else {
-            continue;
-        };
-        let path = shared.store.log_path(&id);
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        let owned = locks.is_some_and(|locks| {
-            use std::os::unix::fs::MetadataExt;
-            locks.holds(meta.dev(), meta.ino())
-        });
-        let child_ended = shared
-            .children
+    for (id, stamp) in statted.logs() {
+        let owned = locks.is_some_and(|locks| stamp.owned(locks));
+        let child_ended = children
             .get(id.as_str())
             .is_some_and(|child| child.ended.borrow().is_some());
-        let stamp = (meta.len(), meta.modified().ok(), owned, child_ended);
-        let changed = seen.get(&id) != Some(&stamp);
+        let stamp = (stamp, owned, child_ended);
+        let changed = seen.get(id) != Some(&stamp);
         if changed && let Some(tx) = tx {
-            match crate::verbs::row(shared, &id, &path) {
+            let path = shared.store.log_path(id);
+            match crate::verbs::row(shared, id, &path) {
                 Ok(row) => {
                     let _ = tx.send(Arc::new(RowChange {
                         project: row.row.project.clone(),
@@ -136,10 +124,10 @@ fn scan(
                         row: row.json(),
                     }));
                 }
-                Err(err) => warn_unfolded(&id, &err),
+                Err(err) => warn_unfolded(id, &err),
             }
         }
-        now.insert(id, stamp);
+        now.insert(id.clone(), stamp);
     }
     *seen = now;
 }
