@@ -537,24 +537,14 @@ fn the_git_section_holds_for_an_unprivileged_user() {
 fn a_commit_packed_by_gc_inside_is_brought_back() {
     let state = tempfile::tempdir().unwrap();
     let project = TempProject::git();
-    let fake = FakeModel::with([
-        run_command(
-            "c1",
+    let (id, events) = session_of(
+        state.path(),
+        &project,
+        &[
             "echo packed > packed.txt && git add packed.txt && git commit -qm packed && git gc -q && ls /run/chock/git/objects/pack && echo gc-done",
-        ),
-        Turn::text("Done.").into(),
-    ]);
-    write_config(state.path(), &fake.config_zon(Wire::OpenAi, "m"));
-    let out = chock(state.path())
-        .arg("run")
-        .arg(project.path())
-        .arg("pack")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", show(&out));
-    let id = sessions(state.path()).remove(0);
-    let events = log_values(&StateDir::at(state.path()).log_path(&id));
-    let ran = output(&events, "c1");
+        ],
+    );
+    let ran = output(&events, "c0");
     assert!(ran.contains("gc-done") && ran.contains(".pack"), "{ran}");
     let branch = format!("chock/{}", id.as_str());
     assert_eq!(
