@@ -2,9 +2,10 @@
 //! connection.
 //!
 //! A thread, started by the first `rows` client and gone after the last
-//! leaves, stats every session's log each [`TICK`] (relative to the
-//! sessions directory, as a listing does) and reads
-//! `/proc/locks` once each [`LOCKS_EVERY`] ticks. A session whose log
+//! leaves, looks each [`TICK`] at the logs inotify says were written
+//! (`changes.rs`; every log when it cannot say, and every
+//! [`FULL_EVERY`] ticks), and reads `/proc/locks` once each
+//! [`LOCKS_EVERY`] ticks. A session whose log
 //! changed length or time, whose owner came or went, or whose daemon child
 //! ended is folded again (the store's cache folds only changed logs) and
 //! its row broadcast once: a burst of appends inside one tick is one row.
@@ -22,6 +23,10 @@ use chock_log::{LogStamp, SessionId};
 use tokio::sync::broadcast;
 
 use crate::Shared;
+
+mod changes;
+
+use changes::{Changes, FULL_EVERY, Touched};
 
 /// How often the logs are looked at: at most one row per session per tick.
 pub(crate) const TICK: Duration = Duration::from_millis(100);
@@ -62,13 +67,15 @@ impl RowHub {
         let (tx, rx) = broadcast::channel(CAPACITY);
         let mut seen = HashMap::new();
         let mut locks = Snapshot::read().ok();
-        scan(shared, &mut seen, locks.as_ref(), None);
+        scan(shared, &mut seen, locks.as_ref(), true, None, Touched::All);
         *slot = Some(tx.clone());
         drop(slot);
         let hub = Arc::clone(shared);
         let spawned = std::thread::Builder::new()
             .name("chock-rows".to_owned())
             .spawn(move || {
+                let sessions = hub.store.state().sessions();
+                let mut changes = Changes::watch(&sessions, seen.keys());
                 let mut ticks = 0u32;
                 loop {
                     std::thread::sleep(TICK);
@@ -80,10 +87,25 @@ impl RowHub {
                         }
                     }
                     ticks += 1;
-                    if ticks.is_multiple_of(LOCKS_EVERY) {
+                    let locks_read = ticks.is_multiple_of(LOCKS_EVERY);
+                    if locks_read {
                         locks = Snapshot::read().ok();
                     }
-                    scan(&hub, &mut seen, locks.as_ref(), Some(&tx));
+                    let touched = match changes.as_mut() {
+                        Some(changes) => match changes.touched(&sessions) {
+                            _ if ticks.is_multiple_of(FULL_EVERY) => Touched::All,
+                            touched => touched,
+                        },
+                        None => Touched::All,
+                    };
+                    scan(
+                        &hub,
+                        &mut seen,
+                        locks.as_ref(),
+                        locks_read,
+                        Some(&tx),
+                        touched,
+                    );
                 }
             });
         if let Err(err) = spawned {
@@ -94,42 +116,93 @@ impl RowHub {
     }
 }
 
-/// Looks at every log once; sends the row of each whose stamp changed
-/// (with `tx`), and remembers the stamps.
+/// Looks at the logs `touched` names (every one with `Touched::All`), and
+/// at every log's owner when `locks` was read again this tick and at every
+/// daemon child's ending; sends the row of each whose stamp changed (with
+/// `tx`), and remembers the stamps.
 fn scan(
     shared: &Shared,
     seen: &mut HashMap<SessionId, Stamp>,
     locks: Option<&Snapshot>,
+    locks_read: bool,
     tx: Option<&Sender>,
+    touched: Touched,
 ) {
-    // The stats relative to the sessions directory, as a listing's: a
-    // tick with ten thousand sessions is ten thousand short path walks.
-    let statted = chock_log::stat_sessions(shared.store.state());
     let children = shared.children.snapshot();
-    let mut now = HashMap::with_capacity(seen.len());
-    for (id, stamp) in statted.logs() {
-        let owned = locks.is_some_and(|locks| stamp.owned(locks));
-        let child_ended = children
+    let ended = |id: &SessionId| {
+        children
             .get(id.as_str())
-            .is_some_and(|child| child.ended.borrow().is_some());
-        let stamp = (stamp, owned, child_ended);
-        let changed = seen.get(id) != Some(&stamp);
-        if changed && let Some(tx) = tx {
-            let path = shared.store.log_path(id);
-            match crate::verbs::row(shared, id, &path) {
-                Ok(row) => {
-                    let _ = tx.send(Arc::new(RowChange {
-                        project: row.row.project.clone(),
-                        started_at: row.started_at(),
-                        row: row.json(),
-                    }));
+            .is_some_and(|child| child.ended.borrow().is_some())
+    };
+    let owned = |stamp: &LogStamp| locks.is_some_and(|locks| stamp.owned(locks));
+    let send = |id: &SessionId| {
+        let Some(tx) = tx else { return };
+        let path = shared.store.log_path(id);
+        match crate::verbs::row(shared, id, &path) {
+            Ok(row) => {
+                let _ = tx.send(Arc::new(RowChange {
+                    project: row.row.project.clone(),
+                    started_at: row.started_at(),
+                    row: row.json(),
+                }));
+            }
+            Err(err) => warn_unfolded(id, &err),
+        }
+    };
+    let touched = match touched {
+        Touched::Some(touched) => touched,
+        Touched::All => {
+            // The stats relative to the sessions directory, as a
+            // listing's: ten thousand sessions are ten thousand short
+            // path walks.
+            let statted = chock_log::stat_sessions(shared.store.state());
+            let mut now = HashMap::with_capacity(seen.len());
+            for (id, stamp) in statted.logs() {
+                let stamp = (stamp, owned(&stamp), ended(id));
+                if seen.get(id) != Some(&stamp) {
+                    send(id);
                 }
-                Err(err) => warn_unfolded(id, &err),
+                now.insert(id.clone(), stamp);
+            }
+            *seen = now;
+            return;
+        }
+    };
+    for id in touched {
+        match LogStamp::of_log(&shared.store.log_path(&id)) {
+            Ok(stamp) => {
+                let stamp = (stamp, owned(&stamp), ended(&id));
+                if seen.get(&id) != Some(&stamp) {
+                    send(&id);
+                    seen.insert(id, stamp);
+                }
+            }
+            Err(_) => {
+                seen.remove(&id);
             }
         }
-        now.insert(id.clone(), stamp);
     }
-    *seen = now;
+    // What changes without a write to the log: its owner, by the reading
+    // of /proc/locks, and the daemon's child for it.
+    let mut moved = Vec::new();
+    if locks_read {
+        for (id, stamp) in seen.iter() {
+            if owned(&stamp.0) != stamp.1 {
+                moved.push(id.clone());
+            }
+        }
+    }
+    for id in children.keys().filter_map(|id| SessionId::parse(id).ok()) {
+        if seen.get(&id).is_some_and(|stamp| stamp.2 != ended(&id)) {
+            moved.push(id);
+        }
+    }
+    for id in moved {
+        if let Some(stamp) = seen.get_mut(&id) {
+            *stamp = (stamp.0, owned(&stamp.0), ended(&id));
+            send(&id);
+        }
+    }
 }
 
 fn warn_unfolded(id: &SessionId, err: &crate::verbs::VerbError) {

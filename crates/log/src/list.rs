@@ -130,6 +130,11 @@ impl LogStamp {
     pub fn owned(&self, locks: &Snapshot) -> bool {
         locks.holds(self.dev, self.key.ino())
     }
+
+    /// The stamp of the log at `path`, as a listing takes it.
+    pub fn of_log(path: &Path) -> std::io::Result<LogStamp> {
+        Ok(LogStamp::of(&rustix::fs::stat(path)?))
+    }
 }
 
 /// `/proc/locks`, read once, the first time a listing needs it, or read

@@ -162,3 +162,36 @@ async fn a_rows_feed_sees_a_daemon_child_crash() {
     assert_eq!(field(&row, "reason"), "crashed");
     assert_eq!(field(&row, "child")["ended"], "signal 9");
 }
+
+/// Between the watcher's looks at every log (five seconds apart, the first
+/// at its first tick) a feed's changes come from inotify: a write to a
+/// log, a session that appears and its ending, each within a second.
+#[tokio::test(flavor = "multi_thread")]
+async fn between_full_looks_a_rows_feed_sees_writes_and_new_sessions_at_once() {
+    let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
+    let mut first = h.live_log(S1);
+    let mut feed = h.client().rows(None).await.unwrap();
+    // Past the first tick, which looks at every log.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    first.append("title.set", r#""title":"Later""#);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let row = tokio::time::timeout_at(deadline.into(), feed.next_row())
+            .await
+            .expect("the retitled row within a second")
+            .unwrap()
+            .unwrap();
+        if field(&row, "id") == S1 && field(&row, "title") == "Later" {
+            break;
+        }
+    }
+    let mut second = h.live_log(S2);
+    second.say("hello");
+    next_row_where(&mut feed, S2, "running", Duration::from_secs(1))
+        .await
+        .unwrap();
+    second.end();
+    next_row_where(&mut feed, S2, "ended", Duration::from_secs(1))
+        .await
+        .unwrap();
+}
