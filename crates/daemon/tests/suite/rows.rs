@@ -20,13 +20,27 @@ async fn next_row_where(
     status: &str,
     limit: Duration,
 ) -> Result<RowLine, String> {
+    next_row_that(feed, limit, &format!("{status} row of {session}"), |row| {
+        field(row, "id") == session && field(row, "status") == status
+    })
+    .await
+}
+
+/// The next row of `feed` that `wanted` accepts, within `limit`; `what`
+/// names it in the error.
+async fn next_row_that(
+    feed: &mut RowFeed,
+    limit: Duration,
+    what: &str,
+    wanted: impl Fn(&RowLine) -> bool,
+) -> Result<RowLine, String> {
     let deadline = Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, feed.next_row()).await {
-            Err(_) => return Err(format!("no {status} row of {session} within {limit:?}")),
+            Err(_) => return Err(format!("no {what} within {limit:?}")),
             Ok(Ok(Some(row))) => {
-                if field(&row, "id") == session && field(&row, "status") == status {
+                if wanted(&row) {
                     return Ok(row);
                 }
             }
@@ -113,17 +127,14 @@ async fn a_rows_feed_sees_an_owner_vanish_without_an_ending() {
     let mut feed = h.client().rows(None).await.unwrap();
     assert_eq!(field(&feed.initial()[0], "owned"), true);
     drop(log);
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let row = tokio::time::timeout_at(deadline.into(), feed.next_row())
-            .await
-            .expect("a row saying nobody holds the log")
-            .unwrap()
-            .unwrap();
-        if field(&row, "owned") == false {
-            break;
-        }
-    }
+    next_row_that(
+        &mut feed,
+        Duration::from_secs(3),
+        "row saying nobody holds the log",
+        |row| field(row, "owned") == false,
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -174,17 +185,11 @@ async fn between_full_looks_a_rows_feed_sees_writes_and_new_sessions_at_once() {
     // Past the first tick, which looks at every log.
     tokio::time::sleep(Duration::from_millis(400)).await;
     first.append("title.set", r#""title":"Later""#);
-    let deadline = Instant::now() + Duration::from_secs(1);
-    loop {
-        let row = tokio::time::timeout_at(deadline.into(), feed.next_row())
-            .await
-            .expect("the retitled row within a second")
-            .unwrap()
-            .unwrap();
-        if field(&row, "id") == S1 && field(&row, "title") == "Later" {
-            break;
-        }
-    }
+    next_row_that(&mut feed, Duration::from_secs(1), "retitled row", |row| {
+        field(row, "id") == S1 && field(row, "title") == "Later"
+    })
+    .await
+    .unwrap();
     let mut second = h.live_log(S2);
     second.say("hello");
     next_row_where(&mut feed, S2, "running", Duration::from_secs(1))
