@@ -450,10 +450,7 @@ pub fn preview(text: &str) -> String {
 /// [`parse_for_fold`], with the text of messages and results dropped too:
 /// a result's output and a message's text are not even read.
 fn parse_for_row(line: &[u8]) -> serde_json::Result<Event> {
-    let mut event = parse_for_fold(line, &|type_name, _| match type_name {
-        "tool.result" | "subagent.end" => Reading::Envelope,
-        _ => Reading::Cost,
-    })?;
+    let mut event = parse_for_fold(line, &|type_name, _| without_conversation(type_name))?;
     match &mut event.body {
         // What the row keeps of a message is its preview's length.
         EventBody::UserMessage(m) => m.text = preview(&m.text),
@@ -499,6 +496,16 @@ fn parse_for_fold(
     Ok(event)
 }
 
+/// What the fold reads of an event whose part of the conversation is
+/// dropped: nothing of a result or a subagent's answer, a model message's
+/// cost, and the rest whole.
+fn without_conversation(type_name: &str) -> Reading {
+    match type_name {
+        "tool.result" | "subagent.end" => Reading::Envelope,
+        _ => Reading::Cost,
+    }
+}
+
 /// The event types whose bodies the fold never reads.
 fn ignored_by_fold(type_name: &str) -> bool {
     matches!(
@@ -520,10 +527,7 @@ fn ignored_by_fold(type_name: &str) -> bool {
 fn fold_file(file: &File, len: u64, split: Split) -> std::io::Result<FoldedLog> {
     if let Some(cut) = Cut::last_in(file, len)? {
         let reading = |type_name: &str, id: Option<EventId>| match id {
-            Some(id) if cut.covers(id) => match type_name {
-                "tool.result" | "subagent.end" => Reading::Envelope,
-                _ => Reading::Cost,
-            },
+            Some(id) if cut.covers(id) => without_conversation(type_name),
             _ => Reading::Whole,
         };
         let parse = |line: &[u8]| parse_for_fold(line, &reading);

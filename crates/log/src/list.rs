@@ -92,11 +92,6 @@ impl Listed {
         self.stamp.owned(locks)
     }
 
-    /// What the listing looked at of the log.
-    pub fn stamp(&self) -> LogStamp {
-        self.stamp
-    }
-
     /// The row with `owned` filled in from `locks`, one reading of
     /// `/proc/locks` for the whole listing, and [`SessionRow::settled`].
     pub fn into_row(self, locks: &mut LazyLocks) -> SessionRow {
@@ -229,12 +224,12 @@ impl Statted {
     }
 }
 
-/// The second half of [`list_sessions`]: the summary of every log
-/// [`stat_sessions`] statted, from the index where its key still matches
-/// and folded where not; the skipped entries are the stats' and the
-/// summaries'.
-pub fn list_statted(state: &StateDir, project: Option<&Path>, statted: Statted) -> ListedSessions {
-    summarise(state, project, statted.0, Index::load(state))
+/// The second half of [`list_sessions`], for every project: the summary
+/// of every log [`stat_sessions`] statted, from the index where its key
+/// still matches and folded where not; the skipped entries are the stats'
+/// and the summaries'.
+pub fn list_statted(state: &StateDir, statted: Statted) -> ListedSessions {
+    summarise(state, None, statted.0, Index::load(state))
 }
 
 /// Every session's id with its log's `stat`, newest first, and what was

@@ -139,7 +139,7 @@ fn listing(shared: &Shared, project: Option<&Path>) -> Vec<u8> {
         return rows_text(&memory, ids.into_iter(), listing, project);
     }
     let ids: Vec<SessionId> = statted.logs().map(|(id, _)| id.clone()).collect();
-    let listed = chock_log::list_statted(state, None, statted);
+    let listed = chock_log::list_statted(state, statted);
     warn_skipped(&listed.skipped);
     let mut fresh = HashMap::with_capacity(ids.len());
     // The listed sessions are the statted ones in order, less the skipped.

@@ -50,6 +50,20 @@ async fn next_row_that(
     }
 }
 
+/// Session S2 starts, says something and ends: its running row, then its
+/// ended one (returned), each within a second on `feed`.
+async fn a_second_session_comes_and_ends(h: &TestDaemon, feed: &mut RowFeed) -> RowLine {
+    let mut second = h.live_log(S2);
+    second.say("hello");
+    next_row_where(feed, S2, "running", Duration::from_secs(1))
+        .await
+        .unwrap();
+    second.end();
+    next_row_where(feed, S2, "ended", Duration::from_secs(1))
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn all_lists_every_project_newest_first() {
     let h = TestDaemon::boot(StandIn::EndsOnRelease).await;
@@ -85,15 +99,7 @@ async fn a_rows_feed_sees_a_second_session_start_and_end_within_a_second() {
     let mut feed = h.client().rows(Some(&h.project())).await.unwrap();
     assert_eq!(feed.initial().len(), 1);
     assert_eq!(field(&feed.initial()[0], "id"), S1);
-    let mut second = h.live_log(S2);
-    second.say("hello");
-    next_row_where(&mut feed, S2, "running", Duration::from_secs(1))
-        .await
-        .unwrap();
-    second.end();
-    let ended = next_row_where(&mut feed, S2, "ended", Duration::from_secs(1))
-        .await
-        .unwrap();
+    let ended = a_second_session_comes_and_ends(&h, &mut feed).await;
     assert_eq!(field(&ended, "reason"), "done");
 }
 
@@ -190,13 +196,5 @@ async fn between_full_looks_a_rows_feed_sees_writes_and_new_sessions_at_once() {
     })
     .await
     .unwrap();
-    let mut second = h.live_log(S2);
-    second.say("hello");
-    next_row_where(&mut feed, S2, "running", Duration::from_secs(1))
-        .await
-        .unwrap();
-    second.end();
-    next_row_where(&mut feed, S2, "ended", Duration::from_secs(1))
-        .await
-        .unwrap();
+    a_second_session_comes_and_ends(&h, &mut feed).await;
 }

@@ -9,6 +9,12 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::blocks::Split;
 
+/// The whole log as one block, parsed on the calling thread.
+const ONE_BLOCK: Split = Split {
+    block: 1 << 30,
+    workers: 1,
+};
+
 const SESSION: &str = include_str!("../../tests/fixtures/session-v1.jsonl");
 
 /// The session fixture with damage spread through it: an invalid line early
@@ -71,13 +77,7 @@ fn expected(folds: &[String]) -> SessionState {
 #[test]
 fn every_split_folds_and_reports_what_one_forward_read_does() {
     let (log, folds) = damaged_log();
-    let sequential = fold_with(
-        &log,
-        Split {
-            block: 1 << 30,
-            workers: 1,
-        },
-    );
+    let sequential = fold_with(&log, ONE_BLOCK);
     assert_eq!(sequential.state, expected(&folds));
     let lines: Vec<(u64, &str)> = sequential
         .problems
@@ -143,13 +143,7 @@ fn skipped_bodies_are_scanned_not_read() {
         r#"{"type":"handover","id":6,"at":"2026-11-29T19:00:05.000Z","to_pid":9}"#,
     ];
     let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let folded = fold_with(
-        &log,
-        Split {
-            block: 1 << 30,
-            workers: 1,
-        },
-    );
+    let folded = fold_with(&log, ONE_BLOCK);
     let problems: Vec<u64> = folded
         .problems
         .iter()
@@ -221,10 +215,7 @@ fn cut_of(log: &str) -> Option<Cut> {
 fn folds_as_a_full_parse(log: &str, folds: &[String]) {
     let want = expected(folds);
     for split in [
-        Split {
-            block: 1 << 30,
-            workers: 1,
-        },
+        ONE_BLOCK,
         Split {
             block: 333,
             workers: 3,
@@ -261,14 +252,7 @@ fn a_compaction_lets_the_fold_skip_what_it_drops_and_fold_the_same() {
         })
     );
     folds_as_a_full_parse(&log, &lines);
-    let state = fold_with(
-        &log,
-        Split {
-            block: 1 << 30,
-            workers: 1,
-        },
-    )
-    .state;
+    let state = fold_with(&log, ONE_BLOCK).state;
     assert_eq!(state.model_calls.len(), 23);
     // After the summary: the messages from 31 on, with their text.
     assert_eq!(state.conversation[0].event_id(), EventId(42));
@@ -296,13 +280,7 @@ fn a_last_compaction_out_of_order_is_folded_again_in_full() {
         })
     );
     folds_as_a_full_parse(&log, &folds);
-    let folded = fold_with(
-        &log,
-        Split {
-            block: 1 << 30,
-            workers: 1,
-        },
-    );
+    let folded = fold_with(&log, ONE_BLOCK);
     assert!(matches!(
         folded.problems[..],
         [ReadProblem::OutOfOrder { line: 22, .. }]
